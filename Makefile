@@ -1,0 +1,36 @@
+# kcbench — see README.md.
+GO      ?= go
+BIN     := bin/kcbench
+# Integration tests start real Keycloak and PostgreSQL processes; one stack
+# per package, so run packages one at a time on small machines.
+ITEST_FLAGS ?= -tags integration -p 1 -count=1 -timeout 40m
+
+.PHONY: build run test unit-test integration-test vet bench fuzz clean
+
+build:
+	$(GO) build -o $(BIN) ./cmd/kcbench
+
+# The main job: build, start a local Keycloak + PostgreSQL, measure, report, stop.
+run: build
+	$(BIN) quickstart
+
+vet:
+	$(GO) vet ./...
+	$(GO) vet -tags integration ./...
+
+unit-test:
+	$(GO) test -race -count=1 ./...
+
+integration-test:
+	$(GO) test $(ITEST_FLAGS) ./...
+
+test: vet unit-test integration-test
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+fuzz:
+	$(GO) test -run '^$$' -fuzz FuzzParseStat -fuzztime 20s ./internal/stack/
+
+clean:
+	rm -rf bin

@@ -1,0 +1,203 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"runtime/debug"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// Exit codes, the one documented list (also in the README and --help).
+const (
+	exitOK          = 0 // success
+	exitError       = 1 // the command failed
+	exitUsage       = 2 // bad flags or arguments
+	exitThresholds  = 3 // an SLO or threshold failed (results still written)
+	exitInterrupted = 4 // SIGINT/SIGTERM
+)
+
+// env is what a command may touch of the process: its output streams and
+// environment. Only main reads os.* directly.
+type env struct {
+	stdout, stderr io.Writer
+	getenv         func(string) string
+}
+
+// logf writes a timestamped progress line to stderr.
+func (e *env) logf(format string, args ...any) {
+	fmt.Fprintf(e.stderr, "%s  %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, args...))
+}
+
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, e *env, args []string) error
+}
+
+func commands() []command {
+	return []command{
+		{"quickstart", "the main job: start a local stack, measure it, print a summary, stop it", cmdQuickstart},
+		{"up", "start the local stack (PostgreSQL + Keycloak) and leave it running", cmdUp},
+		{"status", "show the local stack (or an external --target): versions, URLs, pids, RSS, readiness", cmdStatus},
+		{"restart", "restart Keycloak of the local stack and print the boot time", cmdRestart},
+		{"boot", "measure Keycloak boot time and RSS at ready over N restarts", cmdBoot},
+		{"logs", "print (or follow) the Keycloak or PostgreSQL log of the local stack", cmdLogs},
+		{"down", "stop everything the local stack started and remove it", cmdDown},
+		{"version", "print kcbench's version", cmdVersion},
+	}
+}
+
+// usageError marks errors that deserve exit code 2.
+type usageError struct{ err error }
+
+func (u usageError) Error() string { return u.err.Error() }
+func (u usageError) Unwrap() error { return u.err }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+	e := &env{stdout: stdout, stderr: stderr, getenv: getenv}
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		printUsage(stdout)
+		if len(args) == 0 {
+			return exitUsage
+		}
+		return exitOK
+	}
+	for _, c := range commands() {
+		if c.name != args[0] {
+			continue
+		}
+		err := c.run(ctx, e, args[1:])
+		return exitCode(ctx, e, err)
+	}
+	fmt.Fprintf(stderr, "kcbench: unknown command %q\n\n", args[0])
+	printUsage(stderr)
+	return exitUsage
+}
+
+func exitCode(ctx context.Context, e *env, err error) int {
+	if err == nil {
+		return exitOK
+	}
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
+		fmt.Fprintln(e.stderr, "kcbench: interrupted")
+		return exitInterrupted
+	}
+	fmt.Fprintf(e.stderr, "kcbench: %v\n", err)
+	var ue usageError
+	if errors.As(err, &ue) {
+		return exitUsage
+	}
+	return exitError
+}
+
+func printUsage(w io.Writer) {
+	fmt.Fprintf(w, `kcbench measures, compares and sizes Keycloak.
+
+Usage: kcbench <command> [flags]
+
+Commands:
+`)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, c := range commands() {
+		fmt.Fprintf(tw, "  %s\t%s\n", c.name, c.summary)
+	}
+	tw.Flush()
+	fmt.Fprintf(w, `
+Run 'kcbench <command> -h' for a command's flags.
+
+Exit codes: 0 ok, 1 error, 2 usage, 3 threshold/SLO failed, 4 interrupted.
+`)
+}
+
+// newFlags returns a FlagSet whose usage prints the command's summary.
+func newFlags(e *env, name, synopsis string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(e.stderr, "Usage: kcbench %s\n\nFlags:\n", synopsis)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// parse parses flags and rejects positional arguments beyond maxArgs.
+func parse(fs *flag.FlagSet, args []string, maxArgs int) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return usageError{err}
+	}
+	if fs.NArg() > maxArgs {
+		return usagef("%s: unexpected arguments: %s", fs.Name(), strings.Join(fs.Args()[maxArgs:], " "))
+	}
+	return nil
+}
+
+// listFlag is a repeatable string flag.
+type listFlag []string
+
+func (l *listFlag) String() string     { return strings.Join(*l, ",") }
+func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
+
+// mapFlag is a repeatable name=int flag (also name=int,name=int).
+type mapFlag map[string]int
+
+func (m mapFlag) String() string {
+	var parts []string
+	for k, v := range m {
+		parts = append(parts, fmt.Sprintf("%s=%d", k, v))
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, ",")
+}
+
+func (m mapFlag) Set(v string) error {
+	for _, part := range strings.Split(v, ",") {
+		k, val, ok := strings.Cut(part, "=")
+		if !ok || k == "" {
+			return fmt.Errorf("%q: want NAME=NUMBER", part)
+		}
+		var n int
+		if _, err := fmt.Sscan(val, &n); err != nil {
+			return fmt.Errorf("%q: %v", part, err)
+		}
+		m[k] = n
+	}
+	return nil
+}
+
+func cmdVersion(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "version", "version")
+	if err := parse(fs, args, 0); err != nil {
+		return err
+	}
+	fmt.Fprintln(e.stdout, "kcbench", version())
+	return nil
+}
+
+// version is the module version, or the VCS revision of a dev build.
+func version() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	v := bi.Main.Version
+	for _, s := range bi.Settings {
+		if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+			v += " (" + s.Value[:12] + ")"
+		}
+	}
+	return v
+}

@@ -1,0 +1,76 @@
+// Package fileutil holds the few file helpers every stage shares: atomic
+// writes (temp file + rename, so readers never see half a file) and secret
+// files (mode 0600).
+package fileutil
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// WriteAtomic writes data to path through a temporary file in the same
+// directory, fsyncs it and renames it over path. On any error path is left
+// untouched and the temporary file is removed.
+func WriteAtomic(path string, data []byte, perm os.FileMode) (err error) {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	tmp := f.Name()
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(tmp)
+		}
+	}()
+	if err = f.Chmod(perm); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if _, err = f.Write(data); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err = f.Sync(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err = f.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err = os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+// WriteJSON marshals v with indentation and writes it atomically.
+func WriteJSON(path string, v any, perm os.FileMode) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", path, err)
+	}
+	return WriteAtomic(path, append(b, '\n'), perm)
+}
+
+// WriteSecret writes a secret value atomically with mode 0600.
+func WriteSecret(path, secret string) error {
+	return WriteAtomic(path, []byte(secret+"\n"), 0o600)
+}
+
+// ReadSecret reads a secret file written by WriteSecret (or by hand) and
+// trims one trailing newline. It refuses empty files.
+func ReadSecret(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("read secret: %w", err)
+	}
+	s := string(b)
+	for len(s) > 0 && (s[len(s)-1] == '\n' || s[len(s)-1] == '\r') {
+		s = s[:len(s)-1]
+	}
+	if s == "" {
+		return "", fmt.Errorf("read secret: %s is empty", path)
+	}
+	return s, nil
+}

@@ -1,0 +1,83 @@
+package kc
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+)
+
+// Ready asks the management interface's /health/ready once. It returns
+// (true, nil) on 200, (false, nil) on any other HTTP answer (Keycloak answers
+// 503 while it initializes) and (false, err) when nothing answers.
+func Ready(ctx context.Context, hc *http.Client, managementURL string) (bool, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, trimURL(managementURL)+"/health/ready", nil)
+	if err != nil {
+		return false, err
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return false, err
+	}
+	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusOK, nil
+}
+
+// Info is what Check learns about a Target.
+type Info struct {
+	Version     string `json:"version"`
+	JavaVersion string `json:"java_version"`
+	Realms      int    `json:"realms"`
+	// ManagementReady is nil when the management URL is unknown or
+	// unreachable.
+	ManagementReady *bool  `json:"management_ready,omitempty"`
+	ManagementError string `json:"management_error,omitempty"`
+}
+
+// Check verifies that a Target answers and that its admin credentials work,
+// and reads its version. The errors say which of the two failed.
+func Check(ctx context.Context, t Target, hc *http.Client) (*Info, error) {
+	if err := t.Validate(); err != nil {
+		return nil, fmt.Errorf("target: %w", err)
+	}
+	if hc == nil {
+		hc = &http.Client{Timeout: 30 * time.Second}
+	}
+	c := New(t.BaseURL, hc)
+	// Reachability first, so that "unreachable" and "wrong password" read
+	// differently.
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+"/realms/master/.well-known/openid-configuration", nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("target %s is unreachable: %w", t.BaseURL, err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("target %s does not look like Keycloak: GET /realms/master/.well-known/openid-configuration answered HTTP %d", t.BaseURL, resp.StatusCode)
+	}
+	adm := NewAdmin(c, t.Admin)
+	si, err := adm.ServerInfo(ctx)
+	if err != nil {
+		return nil, err
+	}
+	realms, err := adm.Realms(ctx)
+	if err != nil {
+		return nil, err
+	}
+	info := &Info{Version: si.SystemInfo.Version, JavaVersion: si.SystemInfo.JavaVersion, Realms: len(realms)}
+	if t.ManagementURL != "" {
+		ready, err := Ready(ctx, hc, t.ManagementURL)
+		if err != nil {
+			info.ManagementError = err.Error()
+		} else {
+			info.ManagementReady = &ready
+		}
+	}
+	return info, nil
+}

@@ -1,0 +1,99 @@
+package kc
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+)
+
+// Secret is a string that never prints itself: fmt, %v, %s, slog and JSON all
+// see "[redacted]". Call Reveal where the value is really needed.
+type Secret string
+
+// Reveal returns the secret value.
+func (s Secret) Reveal() string { return string(s) }
+
+// String implements fmt.Stringer.
+func (s Secret) String() string {
+	if s == "" {
+		return ""
+	}
+	return "[redacted]"
+}
+
+// GoString implements fmt.GoStringer so %#v hides it too.
+func (s Secret) GoString() string { return s.String() }
+
+// MarshalText implements encoding.TextMarshaler (JSON, YAML).
+func (s Secret) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// Credentials authenticate against the master realm's admin API. With a
+// ClientID and ClientSecret the client-credentials grant is used (a
+// long-lived bootstrap admin client); otherwise the password grant on the
+// public admin-cli client with Username and Password.
+type Credentials struct {
+	Username     string `json:"username,omitempty"`
+	Password     Secret `json:"-"`
+	ClientID     string `json:"client_id,omitempty"`
+	ClientSecret Secret `json:"-"`
+}
+
+// Target is the Keycloak under test as every later stage sees it.
+type Target struct {
+	// BaseURL is the public HTTP URL, e.g. http://127.0.0.1:8080.
+	BaseURL string `json:"base_url"`
+	// ManagementURL serves /health and /metrics, e.g. http://127.0.0.1:9000.
+	// Empty when unknown (an external Keycloak whose management port is
+	// not reachable).
+	ManagementURL string `json:"management_url,omitempty"`
+	// Admin authenticates admin REST calls.
+	Admin Credentials `json:"admin"`
+	// PID is the Keycloak JVM's pid when kcbench started it on this
+	// machine, 0 otherwise. Observers read /proc/PID for CPU and RSS.
+	PID int `json:"pid,omitempty"`
+}
+
+// Local reports whether the server runs on this machine under kcbench.
+func (t Target) Local() bool { return t.PID > 0 }
+
+// Validate checks the URLs and that some admin credentials are present.
+func (t Target) Validate() error {
+	var errs []error
+	if err := checkHTTPURL("base URL", t.BaseURL); err != nil {
+		errs = append(errs, err)
+	}
+	if t.ManagementURL != "" {
+		if err := checkHTTPURL("management URL", t.ManagementURL); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	a := t.Admin
+	if a.ClientID == "" && a.Username == "" {
+		errs = append(errs, errors.New("admin credentials: need a username (and password) or a client id (and secret)"))
+	}
+	if a.Username != "" && a.ClientID == "" && a.Password == "" {
+		errs = append(errs, errors.New("admin credentials: the password is empty"))
+	}
+	if a.ClientID != "" && a.ClientSecret == "" {
+		errs = append(errs, errors.New("admin credentials: the client secret is empty"))
+	}
+	return errors.Join(errs...)
+}
+
+func checkHTTPURL(what, raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return fmt.Errorf("%s %q: %w", what, raw, err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return fmt.Errorf("%s %q: scheme must be http or https", what, raw)
+	}
+	if u.Host == "" {
+		return fmt.Errorf("%s %q: no host", what, raw)
+	}
+	return nil
+}
+
+// trimURL drops trailing slashes so paths can be appended.
+func trimURL(s string) string { return strings.TrimRight(s, "/") }

@@ -1,0 +1,360 @@
+package stack
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/kcbench/kcbench/internal/kc"
+)
+
+// KeycloakOptions configure the Keycloak server of a stack.
+type KeycloakOptions struct {
+	Version string `json:"version"`
+	// JavaHome pins the JDK; empty means discover one.
+	JavaHome string `json:"java_home,omitempty"`
+	// Heap sets -Xms and -Xmx (e.g. "1g"); empty keeps Keycloak's default.
+	Heap string `json:"heap,omitempty"`
+	// HTTPThreads is --http-pool-max-threads (0 = Keycloak's default).
+	HTTPThreads int `json:"http_threads,omitempty"`
+	// DBPoolSize is --db-pool-max-size (0 = Keycloak's default, 100).
+	DBPoolSize int `json:"db_pool_size,omitempty"`
+	// CacheSizes maps an embedded cache (realms, users, authorization,
+	// keys, crl, sessions, client-sessions, offline-sessions,
+	// offline-client-sessions) to its --cache-embedded-<name>-max-count.
+	CacheSizes map[string]int `json:"cache_sizes,omitempty"`
+	// BuildOptions are extra `kc.sh build` options (build-time, e.g.
+	// --features=...); each distinct set gets its own cached build.
+	BuildOptions []string `json:"build_options,omitempty"`
+	// ExtraOptions are extra `kc.sh start` options, passed through as is.
+	ExtraOptions []string `json:"extra_options,omitempty"`
+	// HTTPPort and ManagementPort; 0 picks a free port.
+	HTTPPort       int `json:"http_port,omitempty"`
+	ManagementPort int `json:"management_port,omitempty"`
+	// ReadyTimeout bounds each wait for /health/ready (default 5 min).
+	ReadyTimeout time.Duration `json:"ready_timeout,omitempty"`
+}
+
+// DefaultReadyTimeout bounds a boot.
+const DefaultReadyTimeout = 5 * time.Minute
+
+// cacheNames are the embedded caches whose size is settable.
+var cacheNames = []string{"realms", "users", "authorization", "keys", "crl", "sessions", "client-sessions", "offline-sessions", "offline-client-sessions"}
+
+// Validate checks the options without touching anything.
+func (o KeycloakOptions) Validate() error {
+	var errs []error
+	if _, err := ParseVersion(o.Version); err != nil {
+		errs = append(errs, err)
+	}
+	if o.Heap != "" && !validHeap(o.Heap) {
+		errs = append(errs, fmt.Errorf("heap %q: want a JVM size such as 512m or 2g", o.Heap))
+	}
+	if o.HTTPThreads < 0 {
+		errs = append(errs, errors.New("http threads must be >= 0"))
+	}
+	if o.DBPoolSize < 0 {
+		errs = append(errs, errors.New("db pool size must be >= 0"))
+	}
+	for name, n := range o.CacheSizes {
+		if !contains(cacheNames, name) {
+			errs = append(errs, fmt.Errorf("cache %q: unknown (known: %s)", name, strings.Join(cacheNames, ", ")))
+		}
+		if n <= 0 {
+			errs = append(errs, fmt.Errorf("cache %q: size must be > 0", name))
+		}
+	}
+	for _, p := range []int{o.HTTPPort, o.ManagementPort} {
+		if p < 0 || p > 65535 {
+			errs = append(errs, fmt.Errorf("port %d out of range", p))
+		}
+	}
+	for _, opt := range append(slicesClone(o.BuildOptions), o.ExtraOptions...) {
+		if !strings.HasPrefix(opt, "--") {
+			errs = append(errs, fmt.Errorf("keycloak option %q: must start with --", opt))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func validHeap(s string) bool {
+	if len(s) < 2 {
+		return false
+	}
+	unit := strings.ToLower(s[len(s)-1:])
+	if unit != "m" && unit != "g" && unit != "k" {
+		return false
+	}
+	n, err := strconv.Atoi(s[:len(s)-1])
+	return err == nil && n > 0
+}
+
+func contains(xs []string, s string) bool {
+	for _, x := range xs {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func slicesClone(s []string) []string { return append([]string(nil), s...) }
+
+// KeycloakError is a Keycloak that refused to build or start. Message is
+// Keycloak's own explanation when it printed one.
+type KeycloakError struct {
+	Op      string // "kc.sh build", "kc.sh start", "readiness"
+	Reason  string // exit code, signal, or timeout
+	Message string
+	LogTail string
+	LogPath string
+}
+
+func (e *KeycloakError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s failed (%s)", e.Op, e.Reason)
+	if e.Message != "" {
+		fmt.Fprintf(&b, ": %s", e.Message)
+	}
+	if e.LogTail != "" {
+		where := "log"
+		if e.LogPath != "" {
+			where = e.LogPath
+		}
+		fmt.Fprintf(&b, "\nlast lines of %s:\n%s", where, indent(e.LogTail))
+	}
+	return b.String()
+}
+
+func indent(s string) string {
+	return "  " + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n  ")
+}
+
+// keycloakMessage extracts Keycloak's error explanation from its output:
+// the "ERROR: ..." lines kc.sh prints for rejected options, else the last
+// ERROR log line.
+func keycloakMessage(out string) string {
+	var msgs []string
+	lastLogErr := ""
+	for _, l := range strings.Split(out, "\n") {
+		t := strings.TrimSpace(l)
+		switch {
+		case strings.HasPrefix(t, "ERROR: "):
+			msgs = append(msgs, strings.TrimPrefix(t, "ERROR: "))
+		case strings.Contains(t, " ERROR ["):
+			lastLogErr = t
+		}
+	}
+	if len(msgs) > 0 {
+		if len(msgs) > 4 {
+			msgs = msgs[:4]
+		}
+		return strings.Join(msgs, "; ")
+	}
+	return lastLogErr
+}
+
+// keycloakEnv is the environment of kc.sh: a clean one (the caller's KC_*
+// and JAVA_OPTS* must not leak into a benchmark), plus extra.
+func keycloakEnv(java JDK, extra map[string]string) []string {
+	env := []string{
+		"PATH=" + filepath.Join(java.Home, "bin") + ":/usr/local/bin:/usr/bin:/bin",
+		"JAVA_HOME=" + java.Home,
+		"LANG=C.UTF-8",
+	}
+	if h, err := os.UserHomeDir(); err == nil {
+		env = append(env, "HOME="+h)
+	}
+	keys := make([]string, 0, len(extra))
+	for k := range extra {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		env = append(env, k+"="+extra[k])
+	}
+	return env
+}
+
+// startArgs are the non-secret `kc.sh start` arguments.
+func (o KeycloakOptions) startArgs(db dbConn, httpPort, mgmtPort int) []string {
+	args := []string{
+		"start", "--optimized",
+		"--db-url=" + db.URL,
+		"--db-username=" + db.User,
+		"--http-enabled=true",
+		"--http-host=127.0.0.1",
+		"--http-port=" + strconv.Itoa(httpPort),
+		"--http-management-port=" + strconv.Itoa(mgmtPort),
+		"--hostname-strict=false",
+		"--cache=local",
+		"--log-level=info,org.keycloak.events:error",
+	}
+	if o.HTTPThreads > 0 {
+		args = append(args, "--http-pool-max-threads="+strconv.Itoa(o.HTTPThreads))
+	}
+	if o.DBPoolSize > 0 {
+		args = append(args, "--db-pool-max-size="+strconv.Itoa(o.DBPoolSize))
+	}
+	names := make([]string, 0, len(o.CacheSizes))
+	for n := range o.CacheSizes {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		args = append(args, fmt.Sprintf("--cache-embedded-%s-max-count=%d", n, o.CacheSizes[n]))
+	}
+	return append(args, o.ExtraOptions...)
+}
+
+// node is one running Keycloak (kc.sh and its JVM).
+type node struct {
+	Script    Proc      `json:"script"`
+	JVM       Proc      `json:"jvm"`
+	StartedAt time.Time `json:"started_at"`
+	ReadyAt   time.Time `json:"ready_at,omitzero"`
+
+	cmd    *exec.Cmd
+	exited chan struct{} // closed when cmd has been waited for
+	err    error         // cmd.Wait's result, valid after exited
+}
+
+// launchKeycloak starts kc.sh in its own process group, its output appended
+// to logPath. Foreground nodes die with kcbench (parent-death SIGTERM,
+// which kc.sh forwards to the JVM); detached ones get their own session.
+func launchKeycloak(home string, java JDK, args []string, env map[string]string, logPath string, detached bool) (*node, int64, error) {
+	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer logFile.Close()
+	fmt.Fprintf(logFile, "==== kcbench: kc.sh %s (%s)\n", strings.Join(args, " "), time.Now().Format(time.RFC3339))
+	off, _ := logFile.Seek(0, io.SeekEnd)
+	cmd := exec.Command(filepath.Join(home, "bin", "kc.sh"), args...)
+	cmd.Dir = home
+	cmd.Env = keycloakEnv(java, env)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	cmd.SysProcAttr = procAttr(detached, syscall.SIGTERM)
+	n := &node{cmd: cmd, exited: make(chan struct{})}
+	n.StartedAt = time.Now()
+	if err := cmd.Start(); err != nil {
+		return nil, 0, fmt.Errorf("start kc.sh: %w", err)
+	}
+	go func() { n.err = cmd.Wait(); close(n.exited) }()
+	p, err := identify(cmd.Process.Pid)
+	if err != nil {
+		// It exited at once; the wait reports why.
+		p = Proc{PID: cmd.Process.Pid, PGID: cmd.Process.Pid}
+	}
+	n.Script = p
+	return n, off, nil
+}
+
+// procAttr gives a child its own process group; foreground children also get
+// a parent-death signal.
+func procAttr(detached bool, deathSig syscall.Signal) *syscall.SysProcAttr {
+	if detached {
+		return &syscall.SysProcAttr{Setsid: true}
+	}
+	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: deathSig}
+}
+
+// findJVM waits for kc.sh's java child.
+func (n *node) findJVM(ctx context.Context) error {
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		for _, c := range children(n.Script.PID) {
+			if comm(c) == "java" {
+				p, err := identify(c)
+				if err == nil {
+					n.JVM = p
+					return nil
+				}
+			}
+		}
+		select {
+		case <-n.exited:
+			return errExited
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			return errors.New("kc.sh started no java process within 30 s")
+		}
+	}
+}
+
+var errExited = errors.New("kc.sh exited")
+
+// readyPoll is how often /health/ready is asked; it bounds the error of a
+// boot time measurement. Every DOWN answer writes one INFO line in
+// Keycloak's log, which for the few seconds between the ports opening and
+// readiness is a price worth paying.
+const readyPoll = 100 * time.Millisecond
+
+// waitReady polls /health/ready until 200, the process exits, ctx ends or
+// timeout passes.
+func (n *node) waitReady(ctx context.Context, mgmtURL string, timeout time.Duration) error {
+	hc := &http.Client{Timeout: 2 * time.Second}
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	tick := time.NewTicker(readyPoll)
+	defer tick.Stop()
+	for {
+		ok, _ := kc.Ready(ctx, hc, mgmtURL)
+		if ok {
+			n.ReadyAt = time.Now()
+			return nil
+		}
+		select {
+		case <-n.exited:
+			return errExited
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-deadline.C:
+			return fmt.Errorf("not ready after %s", timeout)
+		case <-tick.C:
+		}
+	}
+}
+
+// stop ends the node: SIGTERM to kc.sh's group (kc.sh forwards it to the
+// JVM), SIGKILL after grace.
+func (n node) stop(grace time.Duration) error {
+	err := n.Script.Kill(syscall.SIGTERM, grace)
+	if err == nil && n.JVM.PID > 0 && n.JVM.Alive() {
+		err = n.JVM.Kill(syscall.SIGKILL, 0)
+	}
+	if n.cmd != nil {
+		select {
+		case <-n.exited:
+		case <-time.After(5 * time.Second):
+		}
+	}
+	return err
+}
+
+// readFrom returns a file's content from offset off.
+func readFrom(path string, off int64) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	if _, err := f.Seek(off, io.SeekStart); err != nil {
+		return ""
+	}
+	b, _ := io.ReadAll(io.LimitReader(f, 4<<20))
+	return string(b)
+}
