@@ -38,13 +38,17 @@ func supportedJavaMajors(kcVersion string) []int {
 var javaPreference = []int{21, 17, 25}
 
 // jdkSearchDirs are the folders whose subfolders are system JDKs.
-var jdkSearchDirs = []string{"/usr/lib/jvm", "/usr/java", "/opt/java", "/opt"}
+var jdkSearchDirs = []string{"/usr/lib/jvm", "/usr/java", "/opt/java"}
 
 // FindJDK picks the JDK to run kcVersion with. explicit (from --java-home) is
 // used if given and must be supported; otherwise JAVA_HOME (envJavaHome) wins
 // when supported, then the system's JDKs in preference order. The error names
 // every JDK found and what the version needs.
 func FindJDK(kcVersion, explicit, envJavaHome string) (JDK, error) {
+	return findJDK(kcVersion, explicit, envJavaHome, jdkSearchDirs, true)
+}
+
+func findJDK(kcVersion, explicit, envJavaHome string, searchDirs []string, usePath bool) (JDK, error) {
 	want := supportedJavaMajors(kcVersion)
 	wantStr := joinInts(want)
 	if explicit != "" {
@@ -75,7 +79,7 @@ func FindJDK(kcVersion, explicit, envJavaHome string) (JDK, error) {
 			return found[0], nil
 		}
 	}
-	for _, d := range jdkSearchDirs {
+	for _, d := range searchDirs {
 		ents, err := os.ReadDir(d)
 		if err != nil {
 			continue
@@ -84,7 +88,7 @@ func FindJDK(kcVersion, explicit, envJavaHome string) (JDK, error) {
 			add(filepath.Join(d, e.Name()))
 		}
 	}
-	if p, err := exec.LookPath("java"); err == nil {
+	if p, err := exec.LookPath("java"); usePath && err == nil {
 		if real, err := filepath.EvalSymlinks(p); err == nil {
 			add(filepath.Dir(filepath.Dir(real)))
 		}
@@ -101,7 +105,7 @@ func FindJDK(kcVersion, explicit, envJavaHome string) (JDK, error) {
 	}
 	if len(found) == 0 {
 		return JDK{}, fmt.Errorf("no JDK found (looked at JAVA_HOME, %s and java on PATH); Keycloak %s needs Java %s: install one (e.g. apt-get install openjdk-17-jdk-headless) or pass --java-home",
-			strings.Join(jdkSearchDirs, ", "), kcVersion, wantStr)
+			strings.Join(searchDirs, ", "), kcVersion, wantStr)
 	}
 	var names []string
 	for _, j := range found {

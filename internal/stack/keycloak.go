@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -141,27 +142,53 @@ func indent(s string) string {
 }
 
 // keycloakMessage extracts Keycloak's error explanation from its output:
-// the "ERROR: ..." lines kc.sh prints for rejected options, else the last
-// ERROR log line.
+// the "ERROR: ..." lines kc.sh prints for rejected options, else its plain
+// (non-log) complaints such as "Unknown option: '--x'", else the last ERROR
+// log line.
 func keycloakMessage(out string) string {
-	var msgs []string
+	var errLines, plain []string
 	lastLogErr := ""
 	for _, l := range strings.Split(out, "\n") {
 		t := strings.TrimSpace(l)
 		switch {
+		case t == "":
 		case strings.HasPrefix(t, "ERROR: "):
-			msgs = append(msgs, strings.TrimPrefix(t, "ERROR: "))
-		case strings.Contains(t, " ERROR ["):
-			lastLogErr = t
+			errLines = append(errLines, strings.TrimPrefix(t, "ERROR: "))
+		case logLineRe.MatchString(t):
+			if strings.Contains(t, " ERROR [") {
+				lastLogErr = t
+			}
+		case isBoilerplate(t):
+		default:
+			plain = append(plain, t)
 		}
 	}
-	if len(msgs) > 0 {
-		if len(msgs) > 4 {
-			msgs = msgs[:4]
+	pick := func(xs []string) string {
+		if len(xs) > 4 {
+			xs = xs[:4]
 		}
-		return strings.Join(msgs, "; ")
+		return strings.Join(xs, "; ")
+	}
+	switch {
+	case len(errLines) > 0:
+		return pick(errLines)
+	case len(plain) > 0:
+		return pick(plain)
 	}
 	return lastLogErr
+}
+
+// logLineRe matches Keycloak's log lines ("2026-11-23 07:27:26,455 INFO ...").
+var logLineRe = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}`)
+
+// isBoilerplate tells kc.sh's informational lines from complaints.
+func isBoilerplate(line string) bool {
+	for _, p := range []string{"====", "Try 'kc.sh", "Updating the configuration", "Possible solutions", "Using JAVA_", "JAVA_OPTS", "Changes detected", "Next time you run", "For more details", "Server configuration updated", "Appending additional Java", "WARNING: ", "at ", "\tat "} {
+		if strings.HasPrefix(line, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // keycloakEnv is the environment of kc.sh: a clean one (the caller's KC_*
