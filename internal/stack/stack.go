@@ -418,6 +418,22 @@ func (s *Stack) SetLogf(f func(string, ...any)) {
 // Running reports whether any process of the stack is alive.
 func (s *Stack) Running() bool { return len(s.Pids()) > 0 }
 
+// Procs lists the identities of the stack's server processes as recorded
+// (kc.sh, the JVM, the postmaster), alive or not.
+func (s *Stack) Procs() []Proc {
+	var ps []Proc
+	if n := s.st.Node; n != nil {
+		ps = append(ps, n.Script)
+		if n.JVM.PID > 0 {
+			ps = append(ps, n.JVM)
+		}
+	}
+	if s.st.PG != nil && s.st.PG.Proc.PID > 0 {
+		ps = append(ps, s.st.PG.Proc)
+	}
+	return ps
+}
+
 // Pids lists the stack's live processes (Keycloak's and PostgreSQL's
 // process groups).
 func (s *Stack) Pids() []int {

@@ -1,0 +1,83 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// runCLI runs kcbench in-process with its own state and cache folders.
+func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	dir := t.TempDir()
+	env := map[string]string{"XDG_STATE_HOME": filepath.Join(dir, "state"), "XDG_CACHE_HOME": filepath.Join(dir, "cache")}
+	code = run(context.Background(), args, &out, &errb, func(k string) string { return env[k] })
+	return code, out.String(), errb.String()
+}
+
+func TestUsageErrors(t *testing.T) {
+	pw := filepath.Join(t.TempDir(), "pw")
+	os.WriteFile(pw, []byte("x\n"), 0o600)
+	cases := []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"no command", nil, exitUsage, "Usage"},
+		{"unknown command", []string{"frobnicate"}, exitUsage, `unknown command "frobnicate"`},
+		{"help", []string{"--help"}, exitOK, ""},
+		{"command help", []string{"up", "-h"}, exitOK, "-kc-version"},
+		{"unknown flag", []string{"up", "--no-such-flag"}, exitUsage, "no-such-flag"},
+		{"stray argument", []string{"down", "extra"}, exitUsage, "unexpected arguments"},
+		{"not 26.x", []string{"up", "--kc-version", "25.0.6"}, exitUsage, "26.x"},
+		{"malformed version", []string{"up", "--kc-version", "latest"}, exitUsage, "MAJOR.MINOR.PATCH"},
+		{"bad heap", []string{"up", "--heap", "lots"}, exitUsage, "heap"},
+		{"bad cache", []string{"up", "--cache-size", "nope=3"}, exitUsage, `cache "nope"`},
+		{"bad cache syntax", []string{"up", "--cache-size", "realms"}, exitUsage, "NAME=NUMBER"},
+		{"bad kc option", []string{"up", "--kc-opt", "log-level=debug"}, exitUsage, "must start with --"},
+		{"db url without password", []string{"up", "--db-url", "jdbc:postgresql://h/db", "--db-user", "u"}, exitUsage, "--db-password-file"},
+		{"bad db url", []string{"up", "--db-url", "mysql://h/db", "--db-user", "u", "--db-password-file", pw}, exitUsage, "db url"},
+		{"repeat zero", []string{"boot", "--repeat", "0"}, exitUsage, "--repeat"},
+		{"target without credentials", []string{"status", "--target", "http://127.0.0.1:1"}, exitUsage, "--admin-password-file"},
+		{"target bad url", []string{"status", "--target", "ftp://x", "--admin-password-file", pw}, exitUsage, "scheme"},
+		{"down with nothing up", []string{"down"}, exitError, "no stack is up"},
+		{"status with nothing up", []string{"status"}, exitError, "no stack is up"},
+		{"restart with nothing up", []string{"restart"}, exitError, "no stack is up"},
+		{"logs with nothing up", []string{"logs"}, exitError, "no stack is up"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			code, out, errs := runCLI(t, c.args...)
+			if code != c.code {
+				t.Errorf("exit %d, want %d\nstdout: %s\nstderr: %s", code, c.code, out, errs)
+			}
+			if !strings.Contains(out+errs, c.want) {
+				t.Errorf("output lacks %q\nstdout: %s\nstderr: %s", c.want, out, errs)
+			}
+		})
+	}
+}
+
+func TestUnreachableTarget(t *testing.T) {
+	pw := filepath.Join(t.TempDir(), "pw")
+	os.WriteFile(pw, []byte("secret-password\n"), 0o600)
+	code, out, errs := runCLI(t, "status", "--target", "http://127.0.0.1:1", "--admin-password-file", pw)
+	if code != exitError || !strings.Contains(errs, "unreachable") {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, out, errs)
+	}
+	if strings.Contains(out+errs, "secret-password") {
+		t.Fatal("the password was printed")
+	}
+}
+
+func TestVersion(t *testing.T) {
+	code, out, _ := runCLI(t, "version")
+	if code != 0 || !strings.HasPrefix(out, "kcbench ") {
+		t.Fatalf("%d %q", code, out)
+	}
+}
