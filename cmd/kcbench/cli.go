@@ -49,6 +49,7 @@ func commands() []command {
 		{"boot", "measure Keycloak boot time and RSS at ready over N restarts", cmdBoot},
 		{"logs", "print (or follow) the Keycloak or PostgreSQL log of the local stack", cmdLogs},
 		{"down", "stop everything the local stack started and remove it", cmdDown},
+		{"size", "size Keycloak pods, database and caches for a target load (sizing guide rules or measured CPU-ms)", cmdSize},
 		{"version", "print kcbench's version", cmdVersion},
 	}
 }
