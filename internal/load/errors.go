@@ -1,0 +1,116 @@
+package load
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"syscall"
+)
+
+// Error classes reported in OpStats.ErrorClasses. HTTP status errors are
+// reported as "http_<code>", e.g. "http_401".
+const (
+	ClassTimeout     = "timeout"      // a deadline passed: context, socket or client timeout
+	ClassConnRefused = "conn_refused" // the target refused the connection
+	ClassConnReset   = "conn_reset"   // the target reset or broke the connection
+	ClassCheck       = "check"        // a scenario check failed (CheckError)
+	ClassOther       = "other"        // anything else
+)
+
+// StatusError reports an unexpected HTTP status. Classify counts it as
+// "http_<Code>".
+//
+// Classify recognises any error in the chain that has a method
+// HTTPStatus() int, so an HTTP client's own error type can be classified
+// without importing this package.
+type StatusError struct {
+	Code int
+}
+
+func (e StatusError) Error() string {
+	return "unexpected HTTP status " + strconv.Itoa(e.Code) + " " + http.StatusText(e.Code)
+}
+
+// HTTPStatus returns e.Code.
+func (e StatusError) HTTPStatus() int { return e.Code }
+
+// CheckError reports that a scenario check failed, for instance a response
+// that lacked an expected token. Classify counts it as ClassCheck.
+type CheckError struct {
+	Check string // what was checked, e.g. "access_token present"
+}
+
+func (e CheckError) Error() string { return "check failed: " + e.Check }
+
+func (CheckError) failedCheck() {}
+
+// class is the compact error classification stored with each sample:
+// classNone for success, small values for the named classes, and
+// classHTTP+code for HTTP statuses.
+type class uint16
+
+const (
+	classNone class = iota
+	classOther
+	classTimeout
+	classConnRefused
+	classConnReset
+	classCheck
+	classHTTP class = 1000 // + status code 0..999
+)
+
+func (c class) String() string {
+	switch {
+	case c == classNone:
+		return ""
+	case c == classTimeout:
+		return ClassTimeout
+	case c == classConnRefused:
+		return ClassConnRefused
+	case c == classConnReset:
+		return ClassConnReset
+	case c == classCheck:
+		return ClassCheck
+	case c >= classHTTP:
+		return "http_" + strconv.Itoa(int(c-classHTTP))
+	default:
+		return ClassOther
+	}
+}
+
+// Classify returns the error class of err: "" for nil, "http_<code>" for an
+// error with an HTTP status, or one of the Class constants.
+func Classify(err error) string { return classify(err).String() }
+
+func classify(err error) class {
+	if err == nil {
+		return classNone
+	}
+	var hs interface{ HTTPStatus() int }
+	if errors.As(err, &hs) {
+		if code := hs.HTTPStatus(); code >= 0 && code < 1000 {
+			return classHTTP + class(code)
+		}
+		return classOther
+	}
+	var ce interface{ failedCheck() }
+	if errors.As(err, &ce) {
+		return classCheck
+	}
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return classConnRefused
+	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE):
+		return classConnReset
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, os.ErrDeadlineExceeded):
+		return classTimeout
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return classTimeout
+	}
+	return classOther
+}

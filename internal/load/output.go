@@ -1,0 +1,310 @@
+package load
+
+import (
+	"bufio"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// WriteSummary writes a human-readable end-of-test summary of s to w, in
+// the spirit of k6's: the run, then per operation count, rate, errors by
+// class and the latency distribution, then the thresholds, if checked.
+func WriteSummary(w io.Writer, s Stats) error {
+	ew := &errWriter{w: w}
+	p := ew.printf
+
+	p("scenario:     %s\n", s.Scenario)
+	switch s.Model {
+	case ModelOpen:
+		p("executor:     %s (open model: latency from each iteration's intended start)\n", s.Executor)
+	default:
+		p("executor:     %s (%s model: latency from the actual send)\n", s.Executor, s.Model)
+	}
+	p("duration:     %s measured", fmtSeconds(s.Duration))
+	if s.Warmup > 0 {
+		p(" after %s warm-up", fmtSeconds(s.Warmup))
+	}
+	p(", %s elapsed", fmtSeconds(s.Elapsed))
+	if s.Aborted {
+		p(" (aborted)")
+	}
+	p("\n")
+	p("vus:          %d peak\n", s.VUs)
+	var rate float64
+	if it, ok := s.Op(IterationOp); ok {
+		rate = it.Rate
+	}
+	p("iterations:   %d (%.2f/s), ", s.Iterations, rate)
+	if s.Model == ModelOpen {
+		p("%d dropped, ", s.Dropped)
+	}
+	p("%d interrupted\n", s.Interrupted)
+
+	title := "latency"
+	if s.Model == ModelOpen {
+		title = "latency (intended start → end)"
+	}
+	writeOpTable(ew, title, s.Ops, func(o OpStats) Dist { return o.Latency }, true)
+	if s.Model == ModelOpen {
+		writeOpTable(ew, "service time (send → end)", s.Ops, func(o OpStats) Dist { return o.Service }, false)
+	}
+
+	if len(s.Thresholds) > 0 {
+		p("\nthresholds\n")
+		for _, r := range s.Thresholds {
+			p("  %s\n", r)
+		}
+	}
+	return ew.err
+}
+
+func writeOpTable(ew *errWriter, title string, ops []OpStats, d func(OpStats) Dist, counts bool) {
+	ew.printf("\n%s\n", title)
+	head := []string{"op"}
+	if counts {
+		head = append(head, "count", "rate/s", "errors")
+	}
+	rows := [][]string{append(head, "min", "avg", "p50", "p90", "p95", "p99", "max")}
+	for _, o := range ops {
+		row := []string{o.Name}
+		if counts {
+			row = append(row, strconv.FormatInt(o.Count, 10), fmt.Sprintf("%.2f", o.Rate),
+				fmt.Sprintf("%d (%.2f%%)", o.Errors, 100*o.ErrorRate()))
+		}
+		x := d(o)
+		for _, v := range []time.Duration{x.Min, x.Mean, x.P50, x.P90, x.P95, x.P99, x.Max} {
+			row = append(row, fmtLatency(v))
+		}
+		rows = append(rows, row)
+		if counts {
+			for _, c := range slices.Sorted(maps.Keys(o.ErrorClasses)) {
+				rows = append(rows, []string{"  " + c, "", "", strconv.FormatInt(o.ErrorClasses[c], 10)})
+			}
+			if o.OutOfRange > 0 {
+				rows = append(rows, []string{"  >60s", strconv.FormatInt(o.OutOfRange, 10)}) // recorded as 60s
+			}
+		}
+	}
+	writeTable(ew, rows)
+}
+
+// writeTable writes rows as columns separated by two spaces, the first
+// column aligned left and the others right.
+func writeTable(w io.Writer, rows [][]string) {
+	var width []int
+	for _, r := range rows {
+		for i, c := range r {
+			if i == len(width) {
+				width = append(width, 0)
+			}
+			width[i] = max(width[i], utf8.RuneCountInString(c))
+		}
+	}
+	var b strings.Builder
+	for _, r := range rows {
+		b.Reset()
+		for i, c := range r {
+			pad := strings.Repeat(" ", width[i]-utf8.RuneCountInString(c))
+			if i == 0 {
+				b.WriteString(c + pad)
+			} else {
+				b.WriteString("  " + pad + c)
+			}
+		}
+		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
+	}
+}
+
+func fmtLatency(d time.Duration) string {
+	if d < time.Second {
+		return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', 2, 64) + "ms"
+	}
+	return strconv.FormatFloat(d.Seconds(), 'f', 2, 64) + "s"
+}
+
+func fmtSeconds(d time.Duration) string { return d.Round(time.Millisecond).String() }
+
+// errWriter keeps the first write error, so that a sequence of writes can
+// be checked once.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(b []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	n, err := e.w.Write(b)
+	e.err = err
+	return n, err
+}
+
+func (e *errWriter) printf(format string, args ...any) { fmt.Fprintf(e, format, args...) }
+
+// WriteJSON writes s as indented JSON (see Stats.MarshalJSON).
+func WriteJSON(w io.Writer, s Stats) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(s)
+}
+
+// WriteTimelineCSV writes rows as CSV, one line per row and operation, with
+// phase "warmup" or "measure".
+func WriteTimelineCSV(w io.Writer, rows []TimelineRow) error {
+	cw := csv.NewWriter(w)
+	header := []string{
+		"start_s", "end_s", "phase", "vus", "active_vus", "dropped",
+		"op", "count", "errors", "rate_per_s", "p50_ms", "p95_ms", "p99_ms", "max_ms",
+	}
+	if err := cw.Write(header); err != nil {
+		return err
+	}
+	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+	for _, r := range rows {
+		phase := "measure"
+		if r.Warmup {
+			phase = "warmup"
+		}
+		length := (r.End - r.Start).Seconds()
+		for _, o := range r.Ops {
+			var rate float64
+			if length > 0 {
+				rate = float64(o.Count) / length
+			}
+			rec := []string{
+				f(r.Start.Seconds()), f(r.End.Seconds()), phase,
+				strconv.Itoa(r.VUs), strconv.Itoa(r.ActiveVUs), strconv.FormatInt(r.Dropped, 10),
+				o.Op, strconv.FormatInt(o.Count, 10), strconv.FormatInt(o.Errors, 10),
+				strconv.FormatFloat(rate, 'f', 3, 64),
+				f(ms(o.P50)), f(ms(o.P95)), f(ms(o.P99)), f(ms(o.Max)),
+			}
+			if err := cw.Write(rec); err != nil {
+				return err
+			}
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// Series selects one of an operation's two histogram series.
+type Series int
+
+const (
+	SeriesLatency Series = iota // from the intended start (open model) or the send (closed)
+	SeriesService               // from the send
+)
+
+func (s Series) String() string {
+	if s == SeriesService {
+		return "service"
+	}
+	return "latency"
+}
+
+// ErrUnknownOp is returned by Recorder.WriteHlog for an operation that was
+// never recorded.
+var ErrUnknownOp = errors.New("load: unknown operation")
+
+// WriteHlog writes the measured intervals of operation op's series as an HDR
+// histogram interval log (.hlog), readable by HdrHistogram's tools and
+// hdrhistogram-go's HistogramLogReader. Values are in microseconds;
+// timestamps are relative to the start of the run, which the log's
+// StartTime and BaseTime lines give. Call it after the run.
+func (r *Recorder) WriteHlog(w io.Writer, op string, series Series) error {
+	r.mergeMu.Lock()
+	defer r.mergeMu.Unlock()
+	var a *opAgg
+	for _, o := range r.ops {
+		if o.name == op {
+			a = o
+		}
+	}
+	if a == nil {
+		return fmt.Errorf("%w %q", ErrUnknownOp, op)
+	}
+	bw := bufio.NewWriter(w)
+	lw := hdr.NewHistogramLogWriter(bw)
+	base := r.start.UnixMilli()
+	lw.SetBaseTime(base)
+	ew := errors.Join(
+		lw.OutputLogFormatVersion(),
+		lw.OutputComment(fmt.Sprintf("[kcbench op=%s series=%s unit=us]", op, series)),
+		lw.OutputStartTime(base),
+		lw.OutputBaseTime(base),
+		lw.OutputLegend(),
+	)
+	if ew != nil {
+		return ew
+	}
+	for _, iv := range a.hlog {
+		enc := iv.latency
+		if series == SeriesService {
+			enc = iv.service
+		}
+		h, err := hdr.Decode(enc)
+		if err != nil {
+			return fmt.Errorf("load: decoding interval of %q: %w", op, err)
+		}
+		h.SetStartTimeMs(iv.startMs)
+		h.SetEndTimeMs(iv.endMs)
+		if err := lw.OutputIntervalHistogram(h); err != nil {
+			return err
+		}
+	}
+	return bw.Flush()
+}
+
+// Ops returns the names of the operations recorded, IterationOp first.
+func (r *Recorder) Ops() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.opNames...)
+}
+
+// WriteFile writes a file atomically: write renders into a temporary file
+// in the same directory, which is synced and renamed to path only if write
+// and every file operation succeed. Readers never see a partial file.
+func WriteFile(path string, write func(io.Writer) error) (err error) {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	bw := bufio.NewWriter(f)
+	if err := write(bw); err != nil {
+		return err
+	}
+	if err := bw.Flush(); err != nil {
+		return err
+	}
+	if err := f.Chmod(0o644); err != nil {
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
+}

@@ -1,0 +1,201 @@
+package load
+
+import (
+	"encoding/json"
+	"math"
+	"time"
+)
+
+// Model says how load was offered.
+type Model string
+
+const (
+	// ModelClosed: a fixed population of VUs loops; a slow target slows the
+	// load down, and latency is measured from the actual send.
+	ModelClosed Model = "closed"
+	// ModelOpen: arrivals follow a schedule whatever the target does;
+	// latency is measured from each arrival's intended start.
+	ModelOpen Model = "open"
+)
+
+// Stats is the result of one run.
+//
+// Durations and rates cover the measured window: from the end of the
+// warm-up to the end of the regular duration. Iterations that started in it
+// and finished during the graceful stop count; iterations cut off by the
+// graceful stop or by cancellation are counted as Interrupted only.
+type Stats struct {
+	Scenario    string
+	Executor    string // e.g. "constant-arrival-rate"
+	Model       Model
+	Start       time.Time
+	Duration    time.Duration // measured window
+	Warmup      time.Duration // discarded before the measured window
+	Elapsed     time.Duration // wall time of the whole run, warm-up and graceful stop included
+	Aborted     bool          // the run was cancelled before its end
+	VUs         int           // peak number of VUs allocated
+	Iterations  int64         // iterations finished in the measured window, failed ones included
+	Dropped     int64         // open model: arrivals that found no free VU
+	Interrupted int64         // iterations cut off by the graceful stop or cancellation
+	Ops         []OpStats     // IterationOp first, then the scenario's operations by name
+	Thresholds  []ThresholdResult
+	Timeline    []TimelineRow // one row per interval, warm-up included; not in JSON (see WriteTimelineCSV)
+}
+
+// Op returns the stats of operation name, and whether there are any.
+func (s Stats) Op(name string) (OpStats, bool) {
+	for _, o := range s.Ops {
+		if o.Name == name {
+			return o, true
+		}
+	}
+	return OpStats{}, false
+}
+
+// OpStats summarises one operation over the measured window.
+type OpStats struct {
+	Name         string
+	Count        int64            // finished operations, failed ones included
+	OK           int64            // operations without error
+	Errors       int64            // failed operations
+	ErrorClasses map[string]int64 // failed operations by class (see Classify)
+	OutOfRange   int64            // latencies above the histogram's 60 s, recorded as 60 s
+	Rate         float64          // Count per second of the measured window
+	Latency      Dist             // open model: from the intended start; closed: equal to Service
+	Service      Dist             // from the actual send to the end
+}
+
+// ErrorRate returns Errors/Count, or 0 without operations.
+func (o OpStats) ErrorRate() float64 {
+	if o.Count == 0 {
+		return 0
+	}
+	return float64(o.Errors) / float64(o.Count)
+}
+
+// Dist summarises a latency distribution, at microsecond resolution.
+type Dist struct {
+	Min, Mean, P50, P90, P95, P99, P999, Max time.Duration
+}
+
+// TimelineRow is one interval of the run.
+type TimelineRow struct {
+	Start, End time.Duration // offsets from the start of the run
+	Warmup     bool          // the row belongs to the warm-up
+	VUs        int           // VUs allocated at the end of the row
+	ActiveVUs  int           // VUs in an iteration at the end of the row
+	Dropped    int64         // arrivals dropped during the row
+	Ops        []OpInterval  // one per operation, IterationOp first, then by name
+}
+
+// OpInterval is one operation's share of a TimelineRow; percentiles are of
+// latency.
+type OpInterval struct {
+	Op                 string
+	Count, Errors      int64
+	P50, P95, P99, Max time.Duration
+}
+
+// JSON encoding: durations as floating-point milliseconds (distributions)
+// or seconds (run lengths), with explicit units in the names.
+
+type distJSON struct {
+	Min  float64 `json:"min_ms"`
+	Mean float64 `json:"mean_ms"`
+	P50  float64 `json:"p50_ms"`
+	P90  float64 `json:"p90_ms"`
+	P95  float64 `json:"p95_ms"`
+	P99  float64 `json:"p99_ms"`
+	P999 float64 `json:"p99_9_ms"`
+	Max  float64 `json:"max_ms"`
+}
+
+// MarshalJSON writes the distribution in milliseconds.
+func (d Dist) MarshalJSON() ([]byte, error) {
+	return json.Marshal(distJSON{ms(d.Min), ms(d.Mean), ms(d.P50), ms(d.P90), ms(d.P95), ms(d.P99), ms(d.P999), ms(d.Max)})
+}
+
+// UnmarshalJSON reads what MarshalJSON wrote.
+func (d *Dist) UnmarshalJSON(b []byte) error {
+	var j distJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	*d = Dist{fromMs(j.Min), fromMs(j.Mean), fromMs(j.P50), fromMs(j.P90), fromMs(j.P95), fromMs(j.P99), fromMs(j.P999), fromMs(j.Max)}
+	return nil
+}
+
+type opStatsJSON struct {
+	Name         string           `json:"name"`
+	Count        int64            `json:"count"`
+	OK           int64            `json:"ok"`
+	Errors       int64            `json:"errors"`
+	ErrorClasses map[string]int64 `json:"error_classes,omitempty"`
+	OutOfRange   int64            `json:"out_of_range"`
+	Rate         float64          `json:"rate_per_s"`
+	Latency      Dist             `json:"latency"`
+	Service      Dist             `json:"service"`
+}
+
+// MarshalJSON writes o with snake_case names.
+func (o OpStats) MarshalJSON() ([]byte, error) { return json.Marshal(opStatsJSON(o)) }
+
+// UnmarshalJSON reads what MarshalJSON wrote.
+func (o *OpStats) UnmarshalJSON(b []byte) error {
+	var j opStatsJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	*o = OpStats(j)
+	return nil
+}
+
+type statsJSON struct {
+	Scenario    string            `json:"scenario"`
+	Executor    string            `json:"executor"`
+	Model       Model             `json:"model"`
+	Start       time.Time         `json:"start"`
+	Duration    float64           `json:"duration_s"`
+	Warmup      float64           `json:"warmup_s"`
+	Elapsed     float64           `json:"elapsed_s"`
+	Aborted     bool              `json:"aborted"`
+	VUs         int               `json:"vus"`
+	Iterations  int64             `json:"iterations"`
+	Dropped     int64             `json:"dropped_iterations"`
+	Interrupted int64             `json:"interrupted_iterations"`
+	Ops         []OpStats         `json:"ops"`
+	Thresholds  []ThresholdResult `json:"thresholds,omitempty"`
+}
+
+// MarshalJSON writes s without its timeline, run lengths in seconds.
+func (s Stats) MarshalJSON() ([]byte, error) {
+	return json.Marshal(statsJSON{
+		Scenario: s.Scenario, Executor: s.Executor, Model: s.Model, Start: s.Start,
+		Duration: s.Duration.Seconds(), Warmup: s.Warmup.Seconds(), Elapsed: s.Elapsed.Seconds(),
+		Aborted: s.Aborted, VUs: s.VUs, Iterations: s.Iterations, Dropped: s.Dropped,
+		Interrupted: s.Interrupted, Ops: s.Ops, Thresholds: s.Thresholds,
+	})
+}
+
+// UnmarshalJSON reads what MarshalJSON wrote.
+func (s *Stats) UnmarshalJSON(b []byte) error {
+	var j statsJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	*s = Stats{
+		Scenario: j.Scenario, Executor: j.Executor, Model: j.Model, Start: j.Start,
+		Duration: fromSeconds(j.Duration), Warmup: fromSeconds(j.Warmup), Elapsed: fromSeconds(j.Elapsed),
+		Aborted: j.Aborted, VUs: j.VUs, Iterations: j.Iterations, Dropped: j.Dropped,
+		Interrupted: j.Interrupted, Ops: j.Ops, Thresholds: j.Thresholds,
+	}
+	return nil
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+func fromMs(f float64) time.Duration {
+	return time.Duration(math.Round(f*1000)) * time.Microsecond
+}
+
+func fromSeconds(f float64) time.Duration { return time.Duration(math.Round(f * 1e9)) }
