@@ -48,6 +48,8 @@ func commands() []command {
 		{"restart", "restart Keycloak of the local stack and print the boot time", cmdRestart},
 		{"boot", "measure Keycloak boot time and RSS at ready over N restarts", cmdBoot},
 		{"logs", "print (or follow) the Keycloak or PostgreSQL log of the local stack", cmdLogs},
+		{"seed", "seed tenants (realms or organizations) into the local stack or a --target; grows and resumes", cmdSeed},
+		{"dataset", "dataset verify (count through the admin API vs the manifest), export (realm files), show", cmdDataset},
 		{"down", "stop everything the local stack started and remove it", cmdDown},
 		{"size", "size Keycloak pods, database and caches for a target load (sizing guide rules or measured CPU-ms)", cmdSize},
 		{"version", "print kcbench's version", cmdVersion},

@@ -173,30 +173,41 @@ func (a *Admin) Token(ctx context.Context) (string, error) {
 	return a.token, nil
 }
 
-// Do sends an authenticated admin request. body may be nil; out may be nil.
+// Do sends an authenticated admin request and decodes a JSON answer into
+// out. body may be nil; out may be nil.
 func (a *Admin) Do(ctx context.Context, method, path string, body, out any) error {
-	tok, err := a.Token(ctx)
-	if err != nil {
-		return err
-	}
+	return a.send(ctx, method, path, body, func(resp *http.Response) error {
+		if out == nil {
+			return nil
+		}
+		if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+			return fmt.Errorf("%s %s: decode: %w", method, path, err)
+		}
+		return nil
+	})
+}
+
+// newJSONRequest builds a request with a JSON body (a string body is sent
+// as a JSON string, which is what e.g. the organization members endpoint
+// takes).
+func newJSONRequest(ctx context.Context, method, url string, body any) (*http.Request, error) {
 	var rd io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
 		if err != nil {
-			return fmt.Errorf("%s %s: encode: %w", method, path, err)
+			return nil, fmt.Errorf("%s %s: encode: %w", method, url, err)
 		}
 		rd = bytes.NewReader(b)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, a.c.base+path, rd)
+	req, err := http.NewRequestWithContext(ctx, method, url, rd)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	req.Header.Set("Authorization", "Bearer "+tok)
 	req.Header.Set("Accept", "application/json")
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	return a.c.do(req, method+" "+path, out)
+	return req, nil
 }
 
 // ServerInfo is the part of GET /admin/serverinfo kcbench uses.

@@ -1,0 +1,164 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"text/tabwriter"
+
+	"github.com/kcbench/kcbench/internal/dataset"
+	"github.com/kcbench/kcbench/internal/kc"
+)
+
+func cmdDataset(ctx context.Context, e *env, args []string) error {
+	if len(args) == 0 {
+		return usagef("dataset: want a subcommand: verify, export, show")
+	}
+	switch args[0] {
+	case "verify":
+		return cmdDatasetVerify(ctx, e, args[1:])
+	case "export":
+		return cmdDatasetExport(ctx, e, args[1:])
+	case "show":
+		return cmdDatasetShow(ctx, e, args[1:])
+	case "-h", "--help", "help":
+		fmt.Fprintln(e.stderr, "Usage: kcbench dataset verify|export|show [flags]")
+		return nil
+	}
+	return usagef("dataset: unknown subcommand %q (want verify, export or show)", args[0])
+}
+
+func cmdDatasetVerify(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "dataset verify", "dataset verify [--manifest F] [flags]")
+	var w where
+	w.register(fs)
+	var t targetFlags
+	t.register(fs)
+	manifest := fs.String("manifest", "", "dataset manifest (default: dataset.json in the local stack's folder)")
+	asJSON := fs.Bool("json", false, "print JSON")
+	if err := parse(fs, args, 0); err != nil {
+		return err
+	}
+	tg, mpath, _, err := datasetTarget(e, &t, &w, *manifest)
+	if err != nil {
+		return err
+	}
+	m, err := dataset.ReadManifest(mpath)
+	if err != nil {
+		return err
+	}
+	adm := kc.NewAdmin(kc.New(tg.BaseURL, seedHTTPClient()), tg.Admin)
+	v, err := dataset.Verify(ctx, adm, m)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		if err := writeJSON(e.stdout, map[string]any{"manifest": mpath, "ok": v.OK(), "expected": v.Expected, "actual": v.Actual}); err != nil {
+			return err
+		}
+	} else {
+		printCounts(e, v)
+	}
+	if !v.OK() {
+		return errors.New("the target does not hold what the manifest says")
+	}
+	return nil
+}
+
+func printCounts(e *env, v dataset.Verification) {
+	var exp, act map[string]int
+	b, _ := json.Marshal(v.Expected)
+	json.Unmarshal(b, &exp)
+	b, _ = json.Marshal(v.Actual)
+	json.Unmarshal(b, &act)
+	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "entity\tmanifest\ttarget\t\t")
+	for _, k := range []string{"realms", "organizations", "clients", "client_roles", "realm_roles", "groups", "users", "group_memberships", "org_memberships"} {
+		mark := "ok"
+		if exp[k] != act[k] {
+			mark = "MISMATCH"
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t\n", k, exp[k], act[k], mark)
+	}
+	tw.Flush()
+}
+
+func cmdDatasetExport(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "dataset export", "dataset export --dir D [--manifest F | dataset flags]")
+	var w where
+	w.register(fs)
+	var sf specFlags
+	sf.register(fs)
+	dir := fs.String("dir", "", "folder to write realm JSON files into (required)")
+	manifest := fs.String("manifest", "", "export the dataset of this manifest (default: the local stack's, else the dataset flags)")
+	if err := parse(fs, args, 0); err != nil {
+		return err
+	}
+	if *dir == "" {
+		return usagef("dataset export: --dir is required")
+	}
+	spec, err := exportSpec(e, &w, &sf, *manifest)
+	if err != nil {
+		return err
+	}
+	files, err := dataset.Export(spec, *dir)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "wrote %d realm files (%s mode, %d tenants) to %s\n", len(files), spec.Mode, spec.Tenants, *dir)
+	return nil
+}
+
+// exportSpec takes the dataset from --manifest, else the dataset flags if
+// any was set, else the local stack's manifest.
+func exportSpec(e *env, w *where, sf *specFlags, manifest string) (dataset.Spec, error) {
+	if manifest == "" && sf.tenants == 0 && sf.preset == "" {
+		if s, err := w.attach(e); err == nil {
+			manifest = s.State().Dir + "/dataset.json"
+		}
+	}
+	if manifest != "" {
+		m, err := dataset.ReadManifest(manifest)
+		if err != nil {
+			return dataset.Spec{}, err
+		}
+		return m.Spec, nil
+	}
+	return sf.spec()
+}
+
+func cmdDatasetShow(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "dataset show", "dataset show [--manifest F]")
+	var w where
+	w.register(fs)
+	manifest := fs.String("manifest", "", "dataset manifest (default: the local stack's)")
+	if err := parse(fs, args, 0); err != nil {
+		return err
+	}
+	mpath := *manifest
+	if mpath == "" {
+		s, err := w.attach(e)
+		if err != nil {
+			return err
+		}
+		mpath = s.State().Dir + "/dataset.json"
+	}
+	m, err := dataset.ReadManifest(mpath)
+	if err != nil {
+		return err
+	}
+	s := m.Spec
+	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "manifest\t%s\n", mpath)
+	fmt.Fprintf(tw, "target\t%s\n", m.Target)
+	fmt.Fprintf(tw, "mode\t%s\n", s.Mode)
+	fmt.Fprintf(tw, "tenants\t%d\n", s.Tenants)
+	fmt.Fprintf(tw, "per tenant\t%d users, %d clients, %d realm roles, %d client roles per client, %d groups\n", s.Content.Users, s.Content.Clients, s.Content.RealmRoles, s.Content.ClientRolesPerClient, s.Content.Groups)
+	fmt.Fprintf(tw, "password policy\t%s\n", s.Policy)
+	fmt.Fprintf(tw, "fingerprint\t%s\n", m.Fingerprint)
+	for _, ev := range m.Seeds {
+		fmt.Fprintf(tw, "seed\t%s %s: %d→%d tenants, +%d (%d redone) in %.1f s, server CPU %.1f s\n", ev.At.Format("2006-01-02 15:04:05"), ev.Strategy, ev.From, ev.To, ev.Added, ev.Redone, ev.Seconds, ev.ServerCPUSec)
+	}
+	return tw.Flush()
+}

@@ -1,0 +1,158 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/kcbench/kcbench/internal/dataset"
+	"github.com/kcbench/kcbench/internal/kc"
+	"github.com/kcbench/kcbench/internal/progress"
+	"github.com/kcbench/kcbench/internal/stack"
+)
+
+// specFlags describe a dataset.
+type specFlags struct {
+	mode, preset, policy, prefix  string
+	tenants                       int
+	users, clients, roles, groups int
+	clientRoles                   int
+	seed                          int64
+}
+
+func (f *specFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.mode, "mode", "realms", "tenant mode: realms (a realm per tenant) or orgs (organizations in one realm)")
+	fs.IntVar(&f.tenants, "tenants", 0, "number of tenants (default 1, or the preset's)")
+	fs.StringVar(&f.preset, "preset", "", "dataset preset: small (1 realm, 100 users, 10 clients), baseline (5 realms, 5,000 users, 500 clients), large (10 realms, 100,000 users, 10,000 clients)")
+	fs.IntVar(&f.users, "users", 0, "users per tenant (default 10, or the preset's)")
+	fs.IntVar(&f.clients, "clients", 0, "clients per tenant, >= 2: one public web client, the rest confidential backends (default 2)")
+	fs.IntVar(&f.roles, "roles", 0, "realm roles per tenant (default 5)")
+	fs.IntVar(&f.groups, "groups", 0, "groups per tenant (default 2)")
+	fs.IntVar(&f.clientRoles, "client-roles", -1, "roles per client (default 2)")
+	fs.StringVar(&f.policy, "password-policy", "default", "password hashing: default (argon2), argon2, pbkdf2-sha512:27500, pbkdf2-sha256:1, …")
+	fs.StringVar(&f.prefix, "prefix", "kcb", "prefix of every realm the dataset creates")
+	fs.Int64Var(&f.seed, "seed", 1, "seed deriving passwords and client secrets")
+}
+
+func (f *specFlags) spec() (dataset.Spec, error) {
+	var errs []error
+	mode, err := dataset.ParseMode(f.mode)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	pol, err := dataset.ParsePolicy(f.policy)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	s := dataset.Spec{Mode: mode, Tenants: 1, Content: dataset.DefaultContent, Policy: pol, Prefix: f.prefix, Seed: f.seed}
+	if f.preset != "" {
+		p, err := dataset.LookupPreset(f.preset)
+		if err != nil {
+			errs = append(errs, err)
+		} else {
+			s.Tenants, s.Content = p.Tenants, p.Content
+		}
+	}
+	set := func(dst *int, v, unset int) {
+		if v != unset {
+			*dst = v
+		}
+	}
+	set(&s.Tenants, f.tenants, 0)
+	set(&s.Content.Users, f.users, 0)
+	set(&s.Content.Clients, f.clients, 0)
+	set(&s.Content.RealmRoles, f.roles, 0)
+	set(&s.Content.Groups, f.groups, 0)
+	set(&s.Content.ClientRolesPerClient, f.clientRoles, -1)
+	if f.tenants < 0 || f.users < 0 || f.clients < 0 || f.roles < 0 || f.groups < 0 {
+		errs = append(errs, errors.New("counts must be positive"))
+	}
+	if len(errs) == 0 {
+		if err := s.Validate(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return s, usageError{err}
+	}
+	return s, nil
+}
+
+// datasetTarget resolves the Target, the manifest path and (local stack) a
+// server CPU reader.
+func datasetTarget(e *env, t *targetFlags, w *where, manifest string) (kc.Target, string, func() (time.Duration, error), error) {
+	tg, s, err := resolveTarget(e, t, w)
+	if err != nil {
+		return tg, "", nil, err
+	}
+	var cpu func() (time.Duration, error)
+	if s != nil {
+		if manifest == "" {
+			manifest = filepath.Join(s.State().Dir, "dataset.json")
+		}
+		pid := tg.PID
+		if pid > 0 {
+			cpu = func() (time.Duration, error) { return stack.CPUTime(pid) }
+		}
+	}
+	if manifest == "" {
+		return tg, "", nil, usagef("an external --target needs --manifest FILE (where the dataset manifest is kept)")
+	}
+	return tg, manifest, cpu, nil
+}
+
+func cmdSeed(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "seed", "seed [--mode realms|orgs] [--tenants N] [--preset P] [flags]")
+	var w where
+	w.register(fs)
+	var t targetFlags
+	t.register(fs)
+	var sf specFlags
+	sf.register(fs)
+	strategy := fs.String("strategy", "fast", "fast (one representation per realm or batch, passwords hashed once) or rest (one admin call per entity)")
+	conc := fs.Int("concurrency", 0, "requests in parallel (default: 4 for fast, 50 for rest)")
+	manifest := fs.String("manifest", "", "dataset manifest file (default: dataset.json in the local stack's folder)")
+	if err := parse(fs, args, 0); err != nil {
+		return err
+	}
+	spec, err := sf.spec()
+	if err != nil {
+		return err
+	}
+	strat, err := dataset.ParseStrategy(*strategy)
+	if err != nil {
+		return usageError{err}
+	}
+	if *conc < 0 {
+		return usagef("--concurrency must be >= 0")
+	}
+	tg, mpath, cpu, err := datasetTarget(e, &t, &w, *manifest)
+	if err != nil {
+		return err
+	}
+	adm := kc.NewAdmin(kc.New(tg.BaseURL, seedHTTPClient()), tg.Admin)
+	if _, err := adm.Token(ctx); err != nil {
+		return err
+	}
+	bar := progress.New(e.stderr, "tenants")
+	res, err := dataset.Seed(ctx, adm, spec, dataset.SeedOptions{
+		Strategy: strat, Concurrency: *conc, Progress: bar.Update, Logf: e.logf,
+		ManifestPath: mpath, Target: tg.BaseURL, ServerCPU: cpu,
+	})
+	if res != nil {
+		cpuNote := "server CPU unknown (external target)"
+		if cpu != nil {
+			cpuNote = fmt.Sprintf("server CPU %.1f s", res.ServerCPU.Seconds())
+		}
+		fmt.Fprintf(e.stdout, "%s mode: %d tenants complete (%d were there, %d added, %d redone) in %.1f s, %.2f tenants/s, %s; strategy %s\nmanifest: %s\n",
+			spec.Mode, res.Tenants, res.Existing, res.Added, res.Redone, res.Duration.Seconds(), res.TenantsPerSecond(), cpuNote, res.Strategy, mpath)
+	}
+	return err
+}
+
+// seedHTTPClient allows the long requests of seeding (a realm with
+// thousands of users inline).
+func seedHTTPClient() *httpClient { return newHTTPClient(30 * time.Minute) }

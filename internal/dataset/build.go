@@ -1,0 +1,186 @@
+package dataset
+
+import (
+	"crypto/sha256"
+	"fmt"
+
+	"github.com/kcbench/kcbench/internal/kc"
+)
+
+// builder makes the representations of a spec's tenants. cred is the one
+// password credential every user gets (pre-hashed once when possible).
+type builder struct {
+	s    Spec
+	cred kc.CredentialRep
+}
+
+func newBuilder(s Spec) builder {
+	salt := sha256.Sum256([]byte(fmt.Sprintf("kcbench-salt|%d", s.Seed)))
+	return builder{s: s, cred: s.Policy.Credential(s.Password(), salt[:16])}
+}
+
+// clients returns tenant i's clients.
+func (b builder) clients(i int) []kc.ClientRep {
+	s := b.s
+	cs := []kc.ClientRep{{
+		ClientID:            s.WebClient(i),
+		Enabled:             kc.Bool(true),
+		PublicClient:        true,
+		StandardFlowEnabled: true,
+		RedirectURIs:        []string{RedirectURI},
+		WebOrigins:          []string{"+"},
+		Attributes:          map[string]string{"pkce.code.challenge.method": "S256", "post.logout.redirect.uris": "+"},
+	}}
+	for k := 1; k < s.Content.Clients; k++ {
+		id := s.BackendClient(i, k)
+		cs = append(cs, kc.ClientRep{
+			ClientID:                  id,
+			Enabled:                   kc.Bool(true),
+			Secret:                    s.ClientSecret(i, id),
+			StandardFlowEnabled:       true,
+			DirectAccessGrantsEnabled: true,
+			ServiceAccountsEnabled:    true,
+			RedirectURIs:              []string{RedirectURI},
+			// Introspection needs the introspecting client in the
+			// token's audience.
+			ProtocolMappers: []kc.ProtocolMapperRep{{
+				Name: "audience-self", Protocol: "openid-connect", ProtocolMapper: "oidc-audience-mapper",
+				Config: map[string]string{"included.client.audience": id, "access.token.claim": "true", "introspection.token.claim": "true"},
+			}},
+		})
+	}
+	return cs
+}
+
+// roles returns tenant i's realm roles and client roles.
+func (b builder) roles(i int) *kc.RolesRep {
+	s := b.s
+	r := &kc.RolesRep{}
+	for k := 1; k <= s.Content.RealmRoles; k++ {
+		r.Realm = append(r.Realm, kc.RoleRep{Name: s.RealmRole(i, k)})
+	}
+	if s.Content.ClientRolesPerClient > 0 {
+		r.Client = map[string][]kc.RoleRep{}
+		for _, c := range b.clients(i) {
+			for k := 1; k <= s.Content.ClientRolesPerClient; k++ {
+				r.Client[c.ClientID] = append(r.Client[c.ClientID], kc.RoleRep{Name: ClientRole(k), ClientRole: true})
+			}
+		}
+	}
+	return r
+}
+
+func (b builder) groups(i int) []kc.GroupRep {
+	var gs []kc.GroupRep
+	for k := 1; k <= b.s.Content.Groups; k++ {
+		n := b.s.Group(i, k)
+		gs = append(gs, kc.GroupRep{Name: n, Path: "/" + n})
+	}
+	return gs
+}
+
+// users returns tenant i's users, each with the dataset password, one group
+// and one realm role. default-roles-<realm> is listed explicitly: an
+// import with explicit realmRoles would otherwise lose it (and with it
+// offline_access).
+func (b builder) users(i int) []kc.UserRep {
+	s := b.s
+	realm := s.RealmOf(i)
+	us := make([]kc.UserRep, 0, s.Content.Users)
+	for j := 1; j <= s.Content.Users; j++ {
+		us = append(us, kc.UserRep{
+			Username:      s.Username(i, j),
+			Enabled:       true,
+			Email:         s.Email(i, j),
+			EmailVerified: true,
+			FirstName:     "User",
+			LastName:      fmt.Sprintf("%s-%05d", TenantID(i), j),
+			Credentials:   []kc.CredentialRep{b.cred},
+			RealmRoles:    []string{s.UserRole(i, j), "default-roles-" + realm},
+			Groups:        []string{"/" + s.UserGroup(i, j)},
+		})
+	}
+	return us
+}
+
+// org returns tenant i's organization (orgs mode); withMembers lists the
+// members by username, for inline realm import.
+func (b builder) org(i int, withMembers, complete bool) kc.OrganizationRep {
+	s := b.s
+	o := kc.OrganizationRep{Name: TenantID(i), Alias: TenantID(i), Enabled: true,
+		Domains:    []kc.OrgDomainRep{{Name: s.Domain(i)}},
+		Attributes: map[string][]string{AttrDataset: {s.Fingerprint()}}}
+	if complete {
+		o.Attributes[AttrComplete] = []string{"true"}
+	}
+	if withMembers {
+		for j := 1; j <= s.Content.Users; j++ {
+			o.Members = append(o.Members, kc.OrgMemberRep{Username: s.Username(i, j)})
+		}
+	}
+	return o
+}
+
+// realmBase is a realm with kcbench's marks and the password policy.
+func (b builder) realmBase(name string, complete bool) kc.RealmRep {
+	attrs := map[string]string{AttrDataset: b.s.Fingerprint()}
+	if complete {
+		attrs[AttrComplete] = "true"
+	} else {
+		attrs[AttrComplete] = "false"
+	}
+	r := kc.RealmRep{Realm: name, Enabled: kc.Bool(true), PasswordPolicy: b.s.Policy.Keycloak(), Attributes: attrs}
+	if b.s.Mode == ModeOrgs {
+		r.OrganizationsEnabled = kc.Bool(true)
+		r.DisplayName = "kcbench organizations"
+	}
+	return r
+}
+
+// tenantRealm is the whole of tenant i in realms mode: one representation,
+// imported by Keycloak in one transaction, so it exists complete or not at
+// all.
+func (b builder) tenantRealm(i int) kc.RealmRep {
+	r := b.realmBase(b.s.RealmOf(i), true)
+	r.DisplayName = "kcbench tenant " + TenantID(i)
+	r.Clients = b.clients(i)
+	r.Roles = b.roles(i)
+	r.Groups = b.groups(i)
+	r.Users = b.users(i)
+	return r
+}
+
+// sharedRealm is the orgs-mode realm with tenants inline.
+func (b builder) sharedRealm(tenants []int) kc.RealmRep {
+	r := b.realmBase(b.s.SharedRealm(), true)
+	r.Roles = &kc.RolesRep{Client: map[string][]kc.RoleRep{}}
+	for _, i := range tenants {
+		r.Clients = append(r.Clients, b.clients(i)...)
+		tr := b.roles(i)
+		r.Roles.Realm = append(r.Roles.Realm, tr.Realm...)
+		for c, rs := range tr.Client {
+			r.Roles.Client[c] = rs
+		}
+		r.Groups = append(r.Groups, b.groups(i)...)
+		r.Users = append(r.Users, b.users(i)...)
+		r.Organizations = append(r.Organizations, b.org(i, true, true))
+	}
+	return r
+}
+
+// tenantPartial is tenant i's clients, roles, groups and users for a
+// partial import into the shared realm.
+func (b builder) tenantPartial(tenants []int) kc.PartialImportRep {
+	p := kc.PartialImportRep{IfResourceExists: "SKIP", Roles: &kc.RolesRep{Client: map[string][]kc.RoleRep{}}}
+	for _, i := range tenants {
+		p.Clients = append(p.Clients, b.clients(i)...)
+		tr := b.roles(i)
+		p.Roles.Realm = append(p.Roles.Realm, tr.Realm...)
+		for c, rs := range tr.Client {
+			p.Roles.Client[c] = rs
+		}
+		p.Groups = append(p.Groups, b.groups(i)...)
+		p.Users = append(p.Users, b.users(i)...)
+	}
+	return p
+}

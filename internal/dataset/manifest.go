@@ -1,0 +1,141 @@
+package dataset
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/kcbench/kcbench/internal/fileutil"
+)
+
+// Manifest records a seeded dataset: what it holds and how its passwords
+// and client secrets are derived, so that the load stage can pick valid
+// users and clients without asking the admin API. It is written only after
+// the tenants it counts exist complete, so it never claims what is not
+// there. It holds benchmark credentials, so it is written with mode 0600.
+type Manifest struct {
+	Schema int `json:"schema"`
+	// Target is the base URL the dataset was seeded into.
+	Target string `json:"target"`
+	Spec   Spec   `json:"spec"`
+	// Fingerprint identifies the dataset (Spec without Tenants).
+	Fingerprint string `json:"fingerprint"`
+	// PasswordRule and SecretRule say in words how credentials are made.
+	PasswordRule string `json:"password_rule"`
+	SecretRule   string `json:"secret_rule"`
+	// Password is every user's password.
+	Password string `json:"password"`
+	// Realms lists the realm of every tenant, in tenant order (one entry,
+	// the shared realm, in orgs mode).
+	Realms  []string    `json:"realms"`
+	Seeds   []SeedEvent `json:"seeds,omitempty"`
+	Updated time.Time   `json:"updated"`
+}
+
+// SeedEvent is one seeding run.
+type SeedEvent struct {
+	At           time.Time `json:"at"`
+	Strategy     string    `json:"strategy"`
+	From         int       `json:"from_tenants"`
+	To           int       `json:"to_tenants"`
+	Added        int       `json:"added"`
+	Redone       int       `json:"redone"`
+	Seconds      float64   `json:"seconds"`
+	ServerCPUSec float64   `json:"server_cpu_s,omitempty"`
+}
+
+const manifestSchema = 1
+
+// NewManifest describes spec seeded into target.
+func NewManifest(spec Spec, target string) *Manifest {
+	m := &Manifest{Schema: manifestSchema, Target: target, Spec: spec, Fingerprint: spec.Fingerprint(),
+		PasswordRule: "every user has the dataset password (field password), derived from the seed",
+		SecretRule:   "confidential client secrets are Spec.ClientSecret(tenant, clientId): sha256 of seed, realm and clientId",
+		Password:     spec.Password(), Updated: time.Now().UTC()}
+	m.setTenants(spec.Tenants)
+	return m
+}
+
+func (m *Manifest) setTenants(n int) {
+	m.Spec.Tenants = n
+	m.Realms = m.Realms[:0]
+	if m.Spec.Mode == ModeOrgs {
+		if n > 0 {
+			m.Realms = append(m.Realms, m.Spec.SharedRealm())
+		}
+		return
+	}
+	for i := 1; i <= n; i++ {
+		m.Realms = append(m.Realms, m.Spec.RealmOf(i))
+	}
+}
+
+// ErrNoManifest means there is no manifest file.
+var ErrNoManifest = errors.New("no dataset manifest")
+
+// ReadManifest reads a manifest file.
+func ReadManifest(path string) (*Manifest, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("%w at %s (seed first: kcbench seed)", ErrNoManifest, path)
+	}
+	if err != nil {
+		return nil, err
+	}
+	var m Manifest
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, fmt.Errorf("manifest %s: %w", path, err)
+	}
+	if m.Schema != manifestSchema {
+		return nil, fmt.Errorf("manifest %s: schema %d, this kcbench reads %d", path, m.Schema, manifestSchema)
+	}
+	if err := m.Spec.Validate(); err != nil {
+		return nil, fmt.Errorf("manifest %s: %w", path, err)
+	}
+	if m.Fingerprint != m.Spec.Fingerprint() {
+		return nil, fmt.Errorf("manifest %s: fingerprint %s does not match its spec", path, m.Fingerprint)
+	}
+	return &m, nil
+}
+
+// Write saves the manifest atomically with mode 0600.
+func (m *Manifest) Write(path string) error {
+	m.Updated = time.Now().UTC()
+	return fileutil.WriteJSON(path, m, 0o600)
+}
+
+// Tenant is what the load stage needs to act as one tenant's users and
+// clients.
+type Tenant struct {
+	Index int
+	ID    string // t00001
+	Realm string
+	// Org is the organization alias in orgs mode, "" in realms mode.
+	Org string
+	// WebClient is the public client (standard flow, PKCE S256).
+	WebClient string
+	// Backend is the first confidential client (password grant, client
+	// credentials, introspection).
+	Backend       string
+	BackendSecret string
+	Users         int
+}
+
+// Tenant returns tenant i (1-based).
+func (m *Manifest) Tenant(i int) Tenant {
+	s := m.Spec
+	t := Tenant{Index: i, ID: TenantID(i), Realm: s.RealmOf(i), WebClient: s.WebClient(i), Backend: s.BackendClient(i, 1), Users: s.Content.Users}
+	t.BackendSecret = s.ClientSecret(i, t.Backend)
+	if s.Mode == ModeOrgs {
+		t.Org = TenantID(i)
+	}
+	return t
+}
+
+// Username is user j (1-based) of tenant i.
+func (m *Manifest) Username(i, j int) string { return m.Spec.Username(i, j) }
+
+// Tenants is the number of complete tenants.
+func (m *Manifest) Tenants() int { return m.Spec.Tenants }

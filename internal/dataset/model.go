@@ -1,0 +1,241 @@
+package dataset
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Mode is how tenants map onto Keycloak.
+type Mode string
+
+// Modes.
+const (
+	// ModeRealms gives each tenant its own realm.
+	ModeRealms Mode = "realms"
+	// ModeOrgs puts all tenants in one shared realm with organizations
+	// enabled; each tenant is an organization whose users are members,
+	// and its clients, roles and groups carry the tenant's prefix.
+	ModeOrgs Mode = "orgs"
+)
+
+// ParseMode accepts "realms" and "orgs".
+func ParseMode(s string) (Mode, error) {
+	switch Mode(s) {
+	case ModeRealms, ModeOrgs:
+		return Mode(s), nil
+	}
+	return "", fmt.Errorf("mode %q: want realms or orgs", s)
+}
+
+// Content is what each tenant holds.
+type Content struct {
+	// Clients per tenant: the first is the public "web" client (standard
+	// flow, PKCE S256); the others are confidential "backend" clients
+	// (service account, direct access grants).
+	Clients              int `json:"clients"`
+	RealmRoles           int `json:"realm_roles"`
+	ClientRolesPerClient int `json:"client_roles_per_client"`
+	Groups               int `json:"groups"`
+	Users                int `json:"users"`
+}
+
+// DefaultContent is a tenant's content unless told otherwise.
+var DefaultContent = Content{Clients: 2, RealmRoles: 5, ClientRolesPerClient: 2, Groups: 2, Users: 10}
+
+// Validate checks the counts.
+func (c Content) Validate() error {
+	var errs []error
+	if c.Clients < 2 {
+		errs = append(errs, fmt.Errorf("clients per tenant = %d: need at least 2 (web and backend)", c.Clients))
+	}
+	if c.RealmRoles < 1 {
+		errs = append(errs, fmt.Errorf("realm roles per tenant = %d: need at least 1", c.RealmRoles))
+	}
+	if c.ClientRolesPerClient < 0 {
+		errs = append(errs, fmt.Errorf("client roles per client = %d: must be >= 0", c.ClientRolesPerClient))
+	}
+	if c.Groups < 1 {
+		errs = append(errs, fmt.Errorf("groups per tenant = %d: need at least 1", c.Groups))
+	}
+	if c.Users < 1 {
+		errs = append(errs, fmt.Errorf("users per tenant = %d: need at least 1", c.Users))
+	}
+	const maxUsers = 10_000_000
+	if c.Users > maxUsers || c.Clients > 1_000_000 {
+		errs = append(errs, errors.New("content too large"))
+	}
+	return errors.Join(errs...)
+}
+
+// Preset is a named dataset shape for sizing runs.
+type Preset struct {
+	Name    string
+	Tenants int
+	Content Content
+}
+
+// Presets, by name. small: 1 realm, 100 users, 10 clients; baseline: 5
+// realms, 5,000 users, 500 clients; large: 10 realms, 100,000 users, 10,000
+// clients.
+func Presets() []Preset {
+	with := func(users, clients int) Content {
+		c := DefaultContent
+		c.Users, c.Clients = users, clients
+		return c
+	}
+	return []Preset{
+		{"small", 1, with(100, 10)},
+		{"baseline", 5, with(1000, 100)},
+		{"large", 10, with(10000, 1000)},
+	}
+}
+
+// LookupPreset finds a preset by name.
+func LookupPreset(name string) (Preset, error) {
+	var names []string
+	for _, p := range Presets() {
+		if p.Name == name {
+			return p, nil
+		}
+		names = append(names, p.Name)
+	}
+	return Preset{}, fmt.Errorf("preset %q: unknown (known: %s)", name, strings.Join(names, ", "))
+}
+
+// Spec says what a dataset is. Two seeds with the same Spec (Tenants
+// aside) produce the same dataset; Tenants may grow.
+type Spec struct {
+	Mode    Mode    `json:"mode"`
+	Tenants int     `json:"tenants"`
+	Content Content `json:"content"`
+	// Policy is the realms' password policy.
+	Policy Policy `json:"password_policy"`
+	// Prefix starts every realm name (default "kcb").
+	Prefix string `json:"prefix"`
+	// Seed derives passwords and client secrets.
+	Seed int64 `json:"seed"`
+}
+
+// MaxTenants bounds a dataset (tenant ids have five digits).
+const MaxTenants = 99_999
+
+// Validate checks a spec.
+func (s Spec) Validate() error {
+	var errs []error
+	if _, err := ParseMode(string(s.Mode)); err != nil {
+		errs = append(errs, err)
+	}
+	if s.Tenants < 1 || s.Tenants > MaxTenants {
+		errs = append(errs, fmt.Errorf("tenants = %d: must be between 1 and %d", s.Tenants, MaxTenants))
+	}
+	if err := s.Content.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := s.Policy.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if s.Prefix == "" || strings.ContainsAny(s.Prefix, " /\\?#%") {
+		errs = append(errs, fmt.Errorf("prefix %q: must be non-empty, without spaces or URL characters", s.Prefix))
+	}
+	return errors.Join(errs...)
+}
+
+// SameDataset reports whether two specs describe the same dataset (they may
+// differ in tenant count only).
+func (s Spec) SameDataset(o Spec) bool {
+	return s.Mode == o.Mode && s.Content == o.Content && s.Policy == o.Policy && s.Prefix == o.Prefix && s.Seed == o.Seed
+}
+
+// Fingerprint identifies the dataset (not its size); it is stored on the
+// realms kcbench creates.
+func (s Spec) Fingerprint() string {
+	h := sha256.Sum256([]byte(fmt.Sprintf("%s|%+v|%s|%s|%d", s.Mode, s.Content, s.Policy, s.Prefix, s.Seed)))
+	return hex.EncodeToString(h[:8])
+}
+
+// Naming. Tenant numbers are 1-based.
+
+// TenantID is the tenant's short name, e.g. "t00042".
+func TenantID(i int) string { return fmt.Sprintf("t%05d", i) }
+
+// RealmOf is the realm holding tenant i.
+func (s Spec) RealmOf(i int) string {
+	if s.Mode == ModeOrgs {
+		return s.SharedRealm()
+	}
+	return s.Prefix + "-" + TenantID(i)
+}
+
+// SharedRealm is the orgs-mode realm.
+func (s Spec) SharedRealm() string { return s.Prefix + "-orgs" }
+
+// name prefixes an entity name with the tenant in orgs mode.
+func (s Spec) name(i int, n string) string {
+	if s.Mode == ModeOrgs {
+		return TenantID(i) + "-" + n
+	}
+	return n
+}
+
+// WebClient is tenant i's public client.
+func (s Spec) WebClient(i int) string { return s.name(i, "web") }
+
+// BackendClient is tenant i's k-th confidential client (k from 1).
+func (s Spec) BackendClient(i, k int) string {
+	if k <= 1 {
+		return s.name(i, "backend")
+	}
+	return s.name(i, fmt.Sprintf("backend-%d", k))
+}
+
+// RealmRole is tenant i's k-th realm role (k from 1).
+func (s Spec) RealmRole(i, k int) string { return s.name(i, fmt.Sprintf("role-%d", k)) }
+
+// ClientRole is the k-th role of a client (k from 1).
+func ClientRole(k int) string { return fmt.Sprintf("crole-%d", k) }
+
+// Group is tenant i's k-th group (k from 1).
+func (s Spec) Group(i, k int) string { return s.name(i, fmt.Sprintf("group-%d", k)) }
+
+// Username is tenant i's j-th user (j from 1).
+func (s Spec) Username(i, j int) string { return s.name(i, fmt.Sprintf("user-%05d", j)) }
+
+// Domain is tenant i's email (and organization) domain.
+func (s Spec) Domain(i int) string { return TenantID(i) + ".example.com" }
+
+// Email is user j's address.
+func (s Spec) Email(i, j int) string { return fmt.Sprintf("user-%05d@%s", j, s.Domain(i)) }
+
+// UserGroup and UserRole pick a user's group and role, round robin.
+func (s Spec) UserGroup(i, j int) string { return s.Group(i, (j-1)%s.Content.Groups+1) }
+
+// UserRole is user j's realm role.
+func (s Spec) UserRole(i, j int) string { return s.RealmRole(i, (j-1)%s.Content.RealmRoles+1) }
+
+// Password is the password every user of the dataset has. One password
+// for all users lets the fast strategy hash it once; the cost of a login
+// is the same whatever the password.
+func (s Spec) Password() string { return "Kcb-" + derive(s.Seed, "password")[:16] }
+
+// ClientSecret is a confidential client's secret.
+func (s Spec) ClientSecret(i int, clientID string) string {
+	return derive(s.Seed, "client-secret|"+s.RealmOf(i)+"|"+clientID)[:32]
+}
+
+func derive(seed int64, what string) string {
+	h := sha256.Sum256([]byte(fmt.Sprintf("kcbench|%d|%s", seed, what)))
+	return hex.EncodeToString(h[:])
+}
+
+// RedirectURI is where the web client may redirect (nothing listens there:
+// the login-form scenario reads the code from the Location header).
+const RedirectURI = "http://127.0.0.1:9/callback"
+
+// Attribute keys kcbench stores on what it creates.
+const (
+	AttrDataset  = "kcbench.dataset"
+	AttrComplete = "kcbench.complete"
+)

@@ -1,0 +1,438 @@
+package dataset
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/kcbench/kcbench/internal/kc"
+)
+
+// Strategy is how tenants are written into Keycloak.
+type Strategy string
+
+// Strategies.
+const (
+	// Fast writes a tenant with as few calls as possible: in realms mode
+	// one realm representation with everything inline (one transaction);
+	// in orgs mode the shared realm with every tenant inline when it is
+	// new, else a partial import per batch of tenants plus one call per
+	// organization and member. Passwords are hashed once by kcbench with
+	// the realm's policy, so Keycloak does not hash during seeding.
+	Fast Strategy = "fast"
+	// Rest makes one admin REST call per entity with plain passwords, 50
+	// in parallel: a stand-in for the usual admin-client seeder.
+	Rest Strategy = "rest"
+)
+
+// ParseStrategy accepts "fast" and "rest".
+func ParseStrategy(s string) (Strategy, error) {
+	switch Strategy(s) {
+	case Fast, Rest:
+		return Strategy(s), nil
+	}
+	return "", fmt.Errorf("strategy %q: want fast or rest", s)
+}
+
+// DefaultConcurrency per strategy: rest keeps 50 requests in flight, as
+// the usual seeders do; fast requests are each heavy on the server, and a
+// few in parallel saturate it.
+func DefaultConcurrency(s Strategy) int {
+	if s == Rest {
+		return 50
+	}
+	return 4
+}
+
+// SeedOptions tune Seed.
+type SeedOptions struct {
+	Strategy    Strategy
+	Concurrency int
+	// Progress is called with tenants done (complete) out of total.
+	Progress func(done, total int)
+	Logf     func(format string, args ...any)
+	// ManifestPath is where the manifest is read and written ("" for
+	// none).
+	ManifestPath string
+	// Target is the base URL recorded in the manifest.
+	Target string
+	// ServerCPU, when set, reads the server's CPU time so that the seed's
+	// server cost is recorded (local stacks).
+	ServerCPU func() (time.Duration, error)
+}
+
+// SeedResult says what Seed did.
+type SeedResult struct {
+	Strategy Strategy
+	Tenants  int // complete tenants now
+	Existing int // complete before
+	Added    int // made by this run
+	Redone   int // half-made tenants found and redone
+	Duration time.Duration
+	// ServerCPU is the server CPU time spent (0 when unknown).
+	ServerCPU time.Duration
+	Manifest  *Manifest
+}
+
+// TenantsPerSecond is Added over Duration.
+func (r *SeedResult) TenantsPerSecond() float64 {
+	if r.Duration <= 0 {
+		return 0
+	}
+	return float64(r.Added) / r.Duration.Seconds()
+}
+
+// ErrForeign means the Target holds realms or organizations kcbench would
+// create but that belong to another dataset (or to no kcbench dataset).
+var ErrForeign = errors.New("target holds a different dataset")
+
+// Seed makes the Target hold exactly tenants 1..spec.Tenants of spec,
+// complete. Tenants already there are kept, half-made ones (an interrupted
+// seed) are completed or redone, missing ones are added. The manifest is
+// written at the end, and on interruption with the tenants that are
+// complete.
+func Seed(ctx context.Context, adm *kc.Admin, spec Spec, o SeedOptions) (*SeedResult, error) {
+	if err := spec.Validate(); err != nil {
+		return nil, err
+	}
+	if o.Strategy == "" {
+		o.Strategy = Fast
+	}
+	if _, err := ParseStrategy(string(o.Strategy)); err != nil {
+		return nil, err
+	}
+	if o.Concurrency <= 0 {
+		o.Concurrency = DefaultConcurrency(o.Strategy)
+	}
+	if o.Logf == nil {
+		o.Logf = func(string, ...any) {}
+	}
+	if o.Progress == nil {
+		o.Progress = func(int, int) {}
+	}
+	if o.ManifestPath != "" {
+		if m, err := ReadManifest(o.ManifestPath); err == nil && !m.Spec.SameDataset(spec) {
+			return nil, fmt.Errorf("%w: the manifest %s describes dataset %s (%s, %d tenants, policy %s, prefix %s); reset the target or choose another --prefix",
+				ErrForeign, o.ManifestPath, m.Fingerprint, m.Spec.Mode, m.Spec.Tenants, m.Spec.Policy, m.Spec.Prefix)
+		}
+	}
+	start := time.Now()
+	var cpu0 time.Duration
+	if o.ServerCPU != nil {
+		cpu0, _ = o.ServerCPU()
+	}
+	sd := &seeder{adm: adm, s: spec, b: newBuilder(spec), o: o}
+	res := &SeedResult{Strategy: o.Strategy}
+	todo, redo, err := sd.scan(ctx)
+	if err != nil {
+		return nil, err
+	}
+	res.Existing = spec.Tenants - len(todo)
+	res.Redone = redo
+	o.Logf("seed: %d of %d tenants complete, %d to make (%d half-made), strategy %s, %d in parallel",
+		res.Existing, spec.Tenants, len(todo), redo, o.Strategy, o.Concurrency)
+	sd.done.Store(int64(res.Existing))
+	o.Progress(res.Existing, spec.Tenants)
+	var runErr error
+	if len(todo) > 0 {
+		if o.Strategy == Rest {
+			runErr = sd.rest(ctx, todo)
+		} else {
+			runErr = sd.fast(ctx, todo)
+		}
+	}
+	res.Duration = time.Since(start)
+	if o.ServerCPU != nil {
+		if cpu1, err := o.ServerCPU(); err == nil && cpu1 >= cpu0 {
+			res.ServerCPU = cpu1 - cpu0
+		}
+	}
+	res.Added = int(sd.done.Load()) - res.Existing
+	// The manifest counts only the complete prefix 1..n.
+	n := spec.Tenants
+	if runErr != nil {
+		n = sd.completePrefix(res.Existing, todo)
+	}
+	res.Tenants = n
+	m := NewManifest(spec, o.Target)
+	m.setTenants(n)
+	if o.ManifestPath != "" {
+		if old, err := ReadManifest(o.ManifestPath); err == nil {
+			m.Seeds = old.Seeds
+		}
+		m.Seeds = append(m.Seeds, SeedEvent{At: start.UTC(), Strategy: string(o.Strategy), From: res.Existing, To: n,
+			Added: res.Added, Redone: redo, Seconds: res.Duration.Seconds(), ServerCPUSec: res.ServerCPU.Seconds()})
+		if n > 0 {
+			if err := m.Write(o.ManifestPath); err != nil {
+				return res, errors.Join(runErr, err)
+			}
+		}
+	}
+	res.Manifest = m
+	return res, runErr
+}
+
+type seeder struct {
+	adm  *kc.Admin
+	s    Spec
+	b    builder
+	o    SeedOptions
+	done atomic.Int64
+
+	mu       sync.Mutex
+	finished map[int]bool
+	orgIDs   map[string]string // orgs mode: alias → id
+	complete map[int]bool      // tenants complete before this run
+}
+
+func (sd *seeder) markDone(i int) {
+	sd.mu.Lock()
+	if sd.finished == nil {
+		sd.finished = map[int]bool{}
+	}
+	sd.finished[i] = true
+	sd.mu.Unlock()
+	sd.o.Progress(int(sd.done.Add(1)), sd.s.Tenants)
+}
+
+// completePrefix is the largest n such that tenants 1..n are complete.
+func (sd *seeder) completePrefix(existing int, todo []int) int {
+	sd.mu.Lock()
+	defer sd.mu.Unlock()
+	missing := map[int]bool{}
+	for _, i := range todo {
+		if !sd.finished[i] {
+			missing[i] = true
+		}
+	}
+	n := 0
+	for i := 1; i <= sd.s.Tenants && !missing[i]; i++ {
+		n = i
+	}
+	return n
+}
+
+// scan finds which tenants are missing or half-made. Half-made realms
+// (realms mode) are deleted here so they can be made anew.
+func (sd *seeder) scan(ctx context.Context) (todo []int, redo int, err error) {
+	if sd.s.Mode == ModeOrgs {
+		return sd.scanOrgs(ctx)
+	}
+	realms, err := sd.adm.Realms(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	present := map[string]bool{}
+	for _, r := range realms {
+		present[r.Realm] = true
+	}
+	var check []int
+	for i := 1; i <= sd.s.Tenants; i++ {
+		if present[sd.s.RealmOf(i)] {
+			check = append(check, i)
+		} else {
+			todo = append(todo, i)
+		}
+	}
+	// Present realms: complete, half-made, or not ours.
+	var mu sync.Mutex
+	err = parallel(ctx, len(check), 8, func(ctx context.Context, k int) error {
+		i := check[k]
+		r, err := sd.adm.GetRealm(ctx, sd.s.RealmOf(i))
+		if err != nil {
+			return err
+		}
+		switch {
+		case r.Attributes[AttrDataset] != sd.s.Fingerprint():
+			return fmt.Errorf("%w: realm %s exists but is not part of this dataset (fingerprint %q, want %s); choose another --prefix",
+				ErrForeign, r.Realm, r.Attributes[AttrDataset], sd.s.Fingerprint())
+		case r.Attributes[AttrComplete] == "true":
+			return nil
+		}
+		sd.o.Logf("seed: realm %s is half-made; deleting it to make it anew", r.Realm)
+		if err := sd.adm.DeleteRealm(ctx, r.Realm); err != nil && !errors.Is(err, kc.ErrNotFound) {
+			return err
+		}
+		mu.Lock()
+		todo = append(todo, i)
+		redo++
+		mu.Unlock()
+		return nil
+	})
+	sort.Ints(todo)
+	return todo, redo, err
+}
+
+func (sd *seeder) scanOrgs(ctx context.Context) (todo []int, redo int, err error) {
+	realm := sd.s.SharedRealm()
+	r, err := sd.adm.GetRealm(ctx, realm)
+	if errors.Is(err, kc.ErrNotFound) {
+		for i := 1; i <= sd.s.Tenants; i++ {
+			todo = append(todo, i)
+		}
+		return todo, 0, nil
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	if r.Attributes[AttrDataset] != sd.s.Fingerprint() {
+		return nil, 0, fmt.Errorf("%w: realm %s exists but is not part of this dataset (fingerprint %q, want %s); choose another --prefix",
+			ErrForeign, realm, r.Attributes[AttrDataset], sd.s.Fingerprint())
+	}
+	sd.orgIDs = map[string]string{}
+	complete := map[string]bool{}
+	const page = 500
+	for first := 0; ; first += page {
+		orgs, err := sd.adm.Organizations(ctx, realm, "", first, page)
+		if err != nil {
+			return nil, 0, err
+		}
+		for _, o := range orgs {
+			sd.orgIDs[o.Alias] = o.ID
+			if len(o.Attributes[AttrComplete]) > 0 && o.Attributes[AttrComplete][0] == "true" {
+				complete[o.Alias] = true
+			}
+		}
+		if len(orgs) < page {
+			break
+		}
+	}
+	for i := 1; i <= sd.s.Tenants; i++ {
+		id := TenantID(i)
+		if complete[id] {
+			continue
+		}
+		todo = append(todo, i)
+		if sd.orgIDs[id] != "" {
+			redo++
+		}
+	}
+	return todo, redo, nil
+}
+
+// fast seeds todo the fast way.
+func (sd *seeder) fast(ctx context.Context, todo []int) error {
+	if sd.s.Mode == ModeRealms {
+		return parallel(ctx, len(todo), sd.o.Concurrency, func(ctx context.Context, k int) error {
+			i := todo[k]
+			if err := sd.adm.CreateRealm(ctx, sd.b.tenantRealm(i)); err != nil {
+				return fmt.Errorf("tenant %s: %w", TenantID(i), err)
+			}
+			sd.markDone(i)
+			return nil
+		})
+	}
+	if sd.orgIDs == nil {
+		// No shared realm yet: one representation with every tenant
+		// inline, imported in one transaction.
+		sd.o.Logf("seed: creating realm %s with %d tenants inline", sd.s.SharedRealm(), len(todo))
+		if err := sd.adm.CreateRealm(ctx, sd.b.sharedRealm(todo)); err != nil {
+			return fmt.Errorf("realm %s: %w", sd.s.SharedRealm(), err)
+		}
+		for _, i := range todo {
+			sd.markDone(i)
+		}
+		return nil
+	}
+	// Growth: a partial import per batch, then organizations and members.
+	const batch = 25
+	realm := sd.s.SharedRealm()
+	for lo := 0; lo < len(todo); lo += batch {
+		hi := min(lo+batch, len(todo))
+		part := todo[lo:hi]
+		if _, err := sd.adm.PartialImport(ctx, realm, sd.b.tenantPartial(part)); err != nil {
+			return fmt.Errorf("partial import of tenants %s..%s: %w", TenantID(part[0]), TenantID(part[len(part)-1]), err)
+		}
+		err := parallel(ctx, len(part), sd.o.Concurrency, func(ctx context.Context, k int) error {
+			return sd.completeOrg(ctx, part[k], nil)
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// completeOrg makes tenant i's organization, adds its members and marks it
+// complete. Every step tolerates an earlier, interrupted attempt. userIDs
+// may carry known user ids (username → id).
+func (sd *seeder) completeOrg(ctx context.Context, i int, userIDs map[string]string) error {
+	realm := sd.s.SharedRealm()
+	alias := TenantID(i)
+	sd.mu.Lock()
+	orgID := sd.orgIDs[alias]
+	sd.mu.Unlock()
+	if orgID == "" {
+		id, err := sd.adm.Create(ctx, kc.RealmPath(realm, "organizations"), sd.b.org(i, false, false))
+		if errors.Is(err, kc.ErrConflict) {
+			orgs, ferr := sd.adm.Organizations(ctx, realm, alias, 0, 2)
+			if ferr != nil || len(orgs) == 0 {
+				return fmt.Errorf("organization %s: %w", alias, err)
+			}
+			id, err = orgs[0].ID, nil
+		}
+		if err != nil {
+			return fmt.Errorf("organization %s: %w", alias, err)
+		}
+		orgID = id
+	}
+	for j := 1; j <= sd.s.Content.Users; j++ {
+		name := sd.s.Username(i, j)
+		uid := userIDs[name]
+		if uid == "" {
+			u, err := sd.adm.FindUser(ctx, realm, name)
+			if err != nil {
+				return err
+			}
+			if u == nil {
+				return fmt.Errorf("tenant %s: user %s is missing", alias, name)
+			}
+			uid = u.ID
+		}
+		if err := sd.adm.AddOrganizationMember(ctx, realm, orgID, uid); err != nil && !errors.Is(err, kc.ErrConflict) {
+			return fmt.Errorf("organization %s: add %s: %w", alias, name, err)
+		}
+	}
+	done := sd.b.org(i, false, true)
+	done.ID = orgID
+	if err := sd.adm.Do(ctx, http.MethodPut, kc.RealmPath(realm, "organizations", orgID), done, nil); err != nil {
+		return fmt.Errorf("organization %s: mark complete: %w", alias, err)
+	}
+	sd.markDone(i)
+	return nil
+}
+
+// parallel runs f(0..n-1) with at most c at a time and stops at the first
+// error.
+func parallel(ctx context.Context, n, c int, f func(ctx context.Context, k int) error) error {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	next := atomic.Int64{}
+	var wg sync.WaitGroup
+	for w := 0; w < min(c, n); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				k := int(next.Add(1) - 1)
+				if k >= n || ctx.Err() != nil {
+					return
+				}
+				if err := f(ctx, k); err != nil {
+					cancel(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if err := context.Cause(ctx); err != nil && !errors.Is(err, context.Canceled) {
+		return err
+	}
+	return ctx.Err()
+}

@@ -1,0 +1,246 @@
+package dataset
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+
+	"github.com/kcbench/kcbench/internal/kc"
+)
+
+// Counts are the entities of a dataset.
+type Counts struct {
+	Realms           int `json:"realms"`
+	Organizations    int `json:"organizations"`
+	Clients          int `json:"clients"`
+	ClientRoles      int `json:"client_roles"`
+	RealmRoles       int `json:"realm_roles"`
+	Groups           int `json:"groups"`
+	Users            int `json:"users"`
+	GroupMemberships int `json:"group_memberships"`
+	OrgMemberships   int `json:"org_memberships"`
+}
+
+func (c *Counts) add(o Counts) {
+	c.Realms += o.Realms
+	c.Organizations += o.Organizations
+	c.Clients += o.Clients
+	c.ClientRoles += o.ClientRoles
+	c.RealmRoles += o.RealmRoles
+	c.Groups += o.Groups
+	c.Users += o.Users
+	c.GroupMemberships += o.GroupMemberships
+	c.OrgMemberships += o.OrgMemberships
+}
+
+// Expected is what spec's tenants hold.
+func (s Spec) Expected() Counts {
+	n, c := s.Tenants, s.Content
+	e := Counts{
+		Clients:          n * c.Clients,
+		ClientRoles:      n * c.Clients * c.ClientRolesPerClient,
+		RealmRoles:       n * c.RealmRoles,
+		Groups:           n * c.Groups,
+		Users:            n * c.Users,
+		GroupMemberships: n * c.Users,
+	}
+	if s.Mode == ModeOrgs {
+		e.Realms = 1
+		e.Organizations = n
+		e.OrgMemberships = n * c.Users
+	} else {
+		e.Realms = n
+	}
+	return e
+}
+
+// Verification compares the Target with a manifest.
+type Verification struct {
+	Expected Counts `json:"expected"`
+	Actual   Counts `json:"actual"`
+}
+
+// OK reports whether every count matches.
+func (v Verification) OK() bool { return v.Expected == v.Actual }
+
+// Count counts, through the admin API, the entities of spec's tenants
+// 1..spec.Tenants that exist on the Target (by their names).
+func Count(ctx context.Context, adm *kc.Admin, spec Spec) (Counts, error) {
+	var total Counts
+	var mu sync.Mutex
+	if spec.Mode == ModeOrgs {
+		realm := spec.SharedRealm()
+		if _, err := adm.GetRealm(ctx, realm); err != nil {
+			if isNotFound(err) {
+				return total, nil
+			}
+			return total, err
+		}
+		total.Realms = 1
+		shared, err := countRealm(ctx, adm, realm, func(name string) bool { return tenantOf(name) <= spec.Tenants && tenantOf(name) > 0 })
+		if err != nil {
+			return total, err
+		}
+		total.add(shared)
+		orgs := map[string]string{}
+		for first := 0; ; first += 500 {
+			page, err := adm.Organizations(ctx, realm, "", first, 500)
+			if err != nil {
+				return total, err
+			}
+			for _, o := range page {
+				orgs[o.Alias] = o.ID
+			}
+			if len(page) < 500 {
+				break
+			}
+		}
+		var ids []string
+		for i := 1; i <= spec.Tenants; i++ {
+			if id := orgs[TenantID(i)]; id != "" {
+				ids = append(ids, id)
+			}
+		}
+		total.Organizations = len(ids)
+		err = parallel(ctx, len(ids), 8, func(ctx context.Context, k int) error {
+			n, err := adm.Count(ctx, kc.RealmPath(realm, "organizations", ids[k], "members", "count"))
+			mu.Lock()
+			total.OrgMemberships += n
+			mu.Unlock()
+			return err
+		})
+		return total, err
+	}
+	realms, err := adm.Realms(ctx)
+	if err != nil {
+		return total, err
+	}
+	present := map[string]bool{}
+	for _, r := range realms {
+		present[r.Realm] = true
+	}
+	var todo []string
+	for i := 1; i <= spec.Tenants; i++ {
+		if present[spec.RealmOf(i)] {
+			todo = append(todo, spec.RealmOf(i))
+		}
+	}
+	err = parallel(ctx, len(todo), 8, func(ctx context.Context, k int) error {
+		c, err := countRealm(ctx, adm, todo[k], nil)
+		if err != nil {
+			return err
+		}
+		c.Realms = 1
+		mu.Lock()
+		total.add(c)
+		mu.Unlock()
+		return nil
+	})
+	return total, err
+}
+
+// tenantOf reads the tenant number from an orgs-mode name ("t00042-web"
+// → 42); 0 when the name is not a tenant's.
+func tenantOf(name string) int {
+	var n int
+	if len(name) < 7 || name[0] != 't' || name[6] != '-' {
+		return 0
+	}
+	if _, err := fmt.Sscanf(name[1:6], "%05d", &n); err != nil {
+		return 0
+	}
+	return n
+}
+
+// ours tells the dataset's entities from Keycloak's built-in ones in a
+// realms-mode realm.
+func ours(name string) bool {
+	for _, p := range []string{"web", "backend", "role-", "group-", "user-"} {
+		if strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// countRealm counts one realm's dataset entities; keep (nil: ours) picks
+// them by name.
+func countRealm(ctx context.Context, adm *kc.Admin, realm string, keep func(string) bool) (Counts, error) {
+	if keep == nil {
+		keep = ours
+	}
+	var c Counts
+	clients, err := adm.Clients(ctx, realm, "")
+	if err != nil {
+		return c, err
+	}
+	for _, cl := range clients {
+		if !keep(cl.ClientID) {
+			continue
+		}
+		c.Clients++
+		var rs []kc.RoleRep
+		if err := adm.Do(ctx, http.MethodGet, kc.RealmPath(realm, "clients", cl.ID, "roles"), nil, &rs); err != nil {
+			return c, err
+		}
+		c.ClientRoles += len(rs)
+	}
+	roles, err := adm.RealmRoles(ctx, realm)
+	if err != nil {
+		return c, err
+	}
+	for _, r := range roles {
+		if keep(r.Name) {
+			c.RealmRoles++
+		}
+	}
+	groups, err := adm.Groups(ctx, realm)
+	if err != nil {
+		return c, err
+	}
+	for _, g := range groups {
+		if !keep(g.Name) {
+			continue
+		}
+		c.Groups++
+		for first := 0; ; first += 1000 {
+			var ms []kc.UserRep
+			p := kc.RealmPath(realm, "groups", g.ID, "members") + fmt.Sprintf("?first=%d&max=1000&briefRepresentation=true", first)
+			if err := adm.Do(ctx, http.MethodGet, p, nil, &ms); err != nil {
+				return c, err
+			}
+			c.GroupMemberships += len(ms)
+			if len(ms) < 1000 {
+				break
+			}
+		}
+	}
+	// Users: every user of a realms-mode realm is the dataset's; in the
+	// shared realm count the tenants' usernames page by page.
+	for first := 0; ; first += 1000 {
+		us, err := adm.Users(ctx, realm, first, 1000)
+		if err != nil {
+			return c, err
+		}
+		for _, u := range us {
+			if keep(u.Username) {
+				c.Users++
+			}
+		}
+		if len(us) < 1000 {
+			break
+		}
+	}
+	return c, nil
+}
+
+func isNotFound(err error) bool { return errors.Is(err, kc.ErrNotFound) }
+
+// Verify counts the Target's copy of the manifest's dataset.
+func Verify(ctx context.Context, adm *kc.Admin, m *Manifest) (Verification, error) {
+	act, err := Count(ctx, adm, m.Spec)
+	return Verification{Expected: m.Spec.Expected(), Actual: act}, err
+}

@@ -1,0 +1,217 @@
+package kc
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+
+	"strconv"
+	"strings"
+)
+
+// esc escapes one path segment.
+func esc(s string) string { return url.PathEscape(s) }
+
+// RealmPath is "/admin/realms/{realm}" plus elements, each escaped.
+func RealmPath(realm string, elems ...string) string {
+	p := "/admin/realms/" + esc(realm)
+	for _, e := range elems {
+		p += "/" + esc(e)
+	}
+	return p
+}
+
+// Create POSTs body to path and returns the id from the Location header
+// ("" when there is none).
+func (a *Admin) Create(ctx context.Context, path string, body any) (string, error) {
+	var loc string
+	err := a.send(ctx, http.MethodPost, path, body, func(resp *http.Response) error {
+		loc = resp.Header.Get("Location")
+		return nil
+	})
+	if err != nil {
+		return "", err
+	}
+	if loc == "" {
+		return "", nil
+	}
+	return loc[strings.LastIndexByte(loc, '/')+1:], nil
+}
+
+// Count GETs a .../count endpoint, which answers a bare number.
+func (a *Admin) Count(ctx context.Context, path string) (int, error) {
+	var n int
+	err := a.send(ctx, http.MethodGet, path, nil, func(resp *http.Response) error {
+		b, err := io.ReadAll(io.LimitReader(resp.Body, 64))
+		if err != nil {
+			return err
+		}
+		n, err = strconv.Atoi(strings.TrimSpace(string(b)))
+		if err != nil {
+			return fmt.Errorf("GET %s: not a count: %q", path, b)
+		}
+		return nil
+	})
+	return n, err
+}
+
+// send is Do with access to the raw response.
+func (a *Admin) send(ctx context.Context, method, p string, body any, read func(*http.Response) error) error {
+	tok, err := a.Token(ctx)
+	if err != nil {
+		return err
+	}
+	req, err := newJSONRequest(ctx, method, a.c.base+p, body)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+tok)
+	op := method + " " + p
+	resp, err := a.c.hc.Do(req)
+	if err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	defer func() {
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}()
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		return &APIError{Op: op, Status: resp.StatusCode, Body: strings.TrimSpace(string(b))}
+	}
+	return read(resp)
+}
+
+// CreateRealm creates a realm from a full representation (clients, roles,
+// groups, users and organizations inline). Keycloak imports it in one
+// transaction.
+func (a *Admin) CreateRealm(ctx context.Context, rep any) error {
+	return a.Do(ctx, http.MethodPost, "/admin/realms", rep, nil)
+}
+
+// GetRealm reads a realm.
+func (a *Admin) GetRealm(ctx context.Context, realm string) (*RealmRep, error) {
+	var r RealmRep
+	if err := a.Do(ctx, http.MethodGet, RealmPath(realm), nil, &r); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// UpdateRealm PUTs a (partial) realm representation.
+func (a *Admin) UpdateRealm(ctx context.Context, realm string, rep any) error {
+	return a.Do(ctx, http.MethodPut, RealmPath(realm), rep, nil)
+}
+
+// DeleteRealm deletes a realm.
+func (a *Admin) DeleteRealm(ctx context.Context, realm string) error {
+	return a.Do(ctx, http.MethodDelete, RealmPath(realm), nil, nil)
+}
+
+// PartialImport adds users, clients, groups and roles to a realm.
+func (a *Admin) PartialImport(ctx context.Context, realm string, rep PartialImportRep) (*PartialImportResult, error) {
+	var res PartialImportResult
+	if err := a.Do(ctx, http.MethodPost, RealmPath(realm, "partialImport"), rep, &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+// Organizations lists a realm's organizations, optionally filtered by an
+// exact name.
+func (a *Admin) Organizations(ctx context.Context, realm, exactName string, first, max int) ([]OrganizationRep, error) {
+	q := url.Values{"first": {strconv.Itoa(first)}, "max": {strconv.Itoa(max)}, "briefRepresentation": {"false"}}
+	if exactName != "" {
+		q.Set("search", exactName)
+		q.Set("exact", "true")
+	}
+	var orgs []OrganizationRep
+	if err := a.Do(ctx, http.MethodGet, RealmPath(realm, "organizations")+"?"+q.Encode(), nil, &orgs); err != nil {
+		return nil, err
+	}
+	return orgs, nil
+}
+
+// AddOrganizationMember makes a user a member of an organization.
+func (a *Admin) AddOrganizationMember(ctx context.Context, realm, orgID, userID string) error {
+	return a.Do(ctx, http.MethodPost, RealmPath(realm, "organizations", orgID, "members"), userID, nil)
+}
+
+// OrganizationMembers lists an organization's members.
+func (a *Admin) OrganizationMembers(ctx context.Context, realm, orgID string, first, max int) ([]UserRep, error) {
+	var us []UserRep
+	p := RealmPath(realm, "organizations", orgID, "members") + fmt.Sprintf("?first=%d&max=%d", first, max)
+	if err := a.Do(ctx, http.MethodGet, p, nil, &us); err != nil {
+		return nil, err
+	}
+	return us, nil
+}
+
+// FindUser looks a user up by exact username; nil when absent.
+func (a *Admin) FindUser(ctx context.Context, realm, username string) (*UserRep, error) {
+	var us []UserRep
+	p := RealmPath(realm, "users") + "?exact=true&username=" + url.QueryEscape(username)
+	if err := a.Do(ctx, http.MethodGet, p, nil, &us); err != nil {
+		return nil, err
+	}
+	for i := range us {
+		if us[i].Username == username {
+			return &us[i], nil
+		}
+	}
+	return nil, nil
+}
+
+// Users pages through a realm's users (brief representation).
+func (a *Admin) Users(ctx context.Context, realm string, first, max int) ([]UserRep, error) {
+	var us []UserRep
+	p := RealmPath(realm, "users") + fmt.Sprintf("?first=%d&max=%d&briefRepresentation=true", first, max)
+	if err := a.Do(ctx, http.MethodGet, p, nil, &us); err != nil {
+		return nil, err
+	}
+	return us, nil
+}
+
+// Clients lists a realm's clients, or the one with clientID.
+func (a *Admin) Clients(ctx context.Context, realm, clientID string) ([]ClientRep, error) {
+	p := RealmPath(realm, "clients")
+	if clientID != "" {
+		p += "?clientId=" + url.QueryEscape(clientID)
+	} else {
+		p += "?first=0&max=100000"
+	}
+	var cs []ClientRep
+	if err := a.Do(ctx, http.MethodGet, p, nil, &cs); err != nil {
+		return nil, err
+	}
+	return cs, nil
+}
+
+// RealmRoles lists a realm's roles.
+func (a *Admin) RealmRoles(ctx context.Context, realm string) ([]RoleRep, error) {
+	var rs []RoleRep
+	if err := a.Do(ctx, http.MethodGet, RealmPath(realm, "roles")+"?first=0&max=100000&briefRepresentation=true", nil, &rs); err != nil {
+		return nil, err
+	}
+	return rs, nil
+}
+
+// Groups lists a realm's top-level groups.
+func (a *Admin) Groups(ctx context.Context, realm string) ([]GroupRep, error) {
+	var gs []GroupRep
+	if err := a.Do(ctx, http.MethodGet, RealmPath(realm, "groups")+"?first=0&max=100000&briefRepresentation=true", nil, &gs); err != nil {
+		return nil, err
+	}
+	return gs, nil
+}
+
+// UserCredentials lists a user's credentials (secret data is not returned).
+func (a *Admin) UserCredentials(ctx context.Context, realm, userID string) ([]CredentialRep, error) {
+	var cs []CredentialRep
+	if err := a.Do(ctx, http.MethodGet, RealmPath(realm, "users", userID, "credentials"), nil, &cs); err != nil {
+		return nil, err
+	}
+	return cs, nil
+}

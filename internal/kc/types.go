@@ -1,0 +1,140 @@
+package kc
+
+// Representations: the subset of Keycloak's admin JSON kcbench reads and
+// writes. Unknown fields are ignored when reading; empty ones are omitted
+// when writing, so Keycloak applies its defaults.
+
+// RealmRep is a RealmRepresentation.
+type RealmRep struct {
+	ID                   string            `json:"id,omitempty"`
+	Realm                string            `json:"realm"`
+	Enabled              *bool             `json:"enabled,omitempty"`
+	DisplayName          string            `json:"displayName,omitempty"`
+	PasswordPolicy       string            `json:"passwordPolicy,omitempty"`
+	OrganizationsEnabled *bool             `json:"organizationsEnabled,omitempty"`
+	Attributes           map[string]string `json:"attributes,omitempty"`
+	Roles                *RolesRep         `json:"roles,omitempty"`
+	Groups               []GroupRep        `json:"groups,omitempty"`
+	Clients              []ClientRep       `json:"clients,omitempty"`
+	Users                []UserRep         `json:"users,omitempty"`
+	Organizations        []OrganizationRep `json:"organizations,omitempty"`
+	DefaultRoles         []string          `json:"defaultRoles,omitempty"`
+}
+
+// RolesRep holds realm roles and client roles by clientId.
+type RolesRep struct {
+	Realm  []RoleRep            `json:"realm,omitempty"`
+	Client map[string][]RoleRep `json:"client,omitempty"`
+}
+
+// RoleRep is a RoleRepresentation.
+type RoleRep struct {
+	ID          string `json:"id,omitempty"`
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	ClientRole  bool   `json:"clientRole,omitempty"`
+}
+
+// GroupRep is a GroupRepresentation.
+type GroupRep struct {
+	ID         string   `json:"id,omitempty"`
+	Name       string   `json:"name"`
+	Path       string   `json:"path,omitempty"`
+	RealmRoles []string `json:"realmRoles,omitempty"`
+}
+
+// ClientRep is a ClientRepresentation.
+type ClientRep struct {
+	ID                        string              `json:"id,omitempty"`
+	ClientID                  string              `json:"clientId"`
+	Name                      string              `json:"name,omitempty"`
+	Enabled                   *bool               `json:"enabled,omitempty"`
+	PublicClient              bool                `json:"publicClient"`
+	Secret                    string              `json:"secret,omitempty"`
+	StandardFlowEnabled       bool                `json:"standardFlowEnabled"`
+	DirectAccessGrantsEnabled bool                `json:"directAccessGrantsEnabled"`
+	ServiceAccountsEnabled    bool                `json:"serviceAccountsEnabled"`
+	RedirectURIs              []string            `json:"redirectUris,omitempty"`
+	WebOrigins                []string            `json:"webOrigins,omitempty"`
+	Attributes                map[string]string   `json:"attributes,omitempty"`
+	ProtocolMappers           []ProtocolMapperRep `json:"protocolMappers,omitempty"`
+}
+
+// ProtocolMapperRep is a ProtocolMapperRepresentation.
+type ProtocolMapperRep struct {
+	Name           string            `json:"name"`
+	Protocol       string            `json:"protocol"`
+	ProtocolMapper string            `json:"protocolMapper"`
+	Config         map[string]string `json:"config,omitempty"`
+}
+
+// UserRep is a UserRepresentation.
+type UserRep struct {
+	ID            string              `json:"id,omitempty"`
+	Username      string              `json:"username"`
+	Enabled       bool                `json:"enabled"`
+	Email         string              `json:"email,omitempty"`
+	EmailVerified bool                `json:"emailVerified,omitempty"`
+	FirstName     string              `json:"firstName,omitempty"`
+	LastName      string              `json:"lastName,omitempty"`
+	Credentials   []CredentialRep     `json:"credentials,omitempty"`
+	RealmRoles    []string            `json:"realmRoles,omitempty"`
+	ClientRoles   map[string][]string `json:"clientRoles,omitempty"`
+	Groups        []string            `json:"groups,omitempty"`
+	Attributes    map[string][]string `json:"attributes,omitempty"`
+}
+
+// CredentialRep is a CredentialRepresentation: either a plain Value (the
+// server hashes it) or a pre-hashed SecretData/CredentialData pair (both are
+// JSON documents carried as strings).
+type CredentialRep struct {
+	ID             string `json:"id,omitempty"`
+	Type           string `json:"type"`
+	Value          string `json:"value,omitempty"`
+	Temporary      bool   `json:"temporary"`
+	SecretData     string `json:"secretData,omitempty"`
+	CredentialData string `json:"credentialData,omitempty"`
+	CreatedDate    int64  `json:"createdDate,omitempty"`
+}
+
+// OrganizationRep is an OrganizationRepresentation.
+type OrganizationRep struct {
+	ID         string              `json:"id,omitempty"`
+	Name       string              `json:"name"`
+	Alias      string              `json:"alias,omitempty"`
+	Enabled    bool                `json:"enabled"`
+	Domains    []OrgDomainRep      `json:"domains,omitempty"`
+	Members    []OrgMemberRep      `json:"members,omitempty"`
+	Attributes map[string][]string `json:"attributes,omitempty"`
+}
+
+// OrgDomainRep is an organization's domain.
+type OrgDomainRep struct {
+	Name     string `json:"name"`
+	Verified bool   `json:"verified,omitempty"`
+}
+
+// OrgMemberRep names a member in an inline organization.
+type OrgMemberRep struct {
+	ID       string `json:"id,omitempty"`
+	Username string `json:"username,omitempty"`
+}
+
+// PartialImportRep is the body of POST /admin/realms/{r}/partialImport.
+type PartialImportRep struct {
+	IfResourceExists string      `json:"ifResourceExists"` // SKIP, OVERWRITE, FAIL
+	Users            []UserRep   `json:"users,omitempty"`
+	Clients          []ClientRep `json:"clients,omitempty"`
+	Groups           []GroupRep  `json:"groups,omitempty"`
+	Roles            *RolesRep   `json:"roles,omitempty"`
+}
+
+// PartialImportResult is partialImport's answer.
+type PartialImportResult struct {
+	Added       int `json:"added"`
+	Skipped     int `json:"skipped"`
+	Overwritten int `json:"overwritten"`
+}
+
+// Bool returns a pointer to b, for the optional booleans above.
+func Bool(b bool) *bool { return &b }
