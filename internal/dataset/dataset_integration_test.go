@@ -1,0 +1,299 @@
+//go:build integration
+
+package dataset_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kcbench/kcbench/internal/dataset"
+	"github.com/kcbench/kcbench/internal/kc"
+	"github.com/kcbench/kcbench/internal/stack/stacktest"
+)
+
+var shared stacktest.Shared
+
+func TestMain(m *testing.M) { os.Exit(stacktest.Main(m, &shared)) }
+
+type env struct {
+	t   *testing.T
+	ctx context.Context
+	tg  kc.Target
+	adm *kc.Admin
+	c   *kc.Client
+}
+
+func newEnv(t *testing.T) *env {
+	s := shared.Get(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	t.Cleanup(cancel)
+	tg := s.Target()
+	c := kc.New(tg.BaseURL, nil)
+	return &env{t: t, ctx: ctx, tg: tg, adm: kc.NewAdmin(c, tg.Admin), c: c}
+}
+
+func spec(mode dataset.Mode, prefix string, tenants int) dataset.Spec {
+	return dataset.Spec{Mode: mode, Tenants: tenants, Content: dataset.DefaultContent,
+		Policy: dataset.Policy{Algorithm: "pbkdf2-sha256", Iterations: 1}, Prefix: prefix, Seed: 7}
+}
+
+func (e *env) seed(s dataset.Spec, strat dataset.Strategy, manifest string) *dataset.SeedResult {
+	e.t.Helper()
+	res, err := dataset.Seed(e.ctx, e.adm, s, dataset.SeedOptions{Strategy: strat, ManifestPath: manifest, Target: e.tg.BaseURL})
+	if err != nil {
+		e.t.Fatalf("seed %s %s: %v", s.Mode, strat, err)
+	}
+	return res
+}
+
+func (e *env) verify(manifest string, tenants int) {
+	e.t.Helper()
+	m, err := dataset.ReadManifest(manifest)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if m.Tenants() != tenants {
+		e.t.Fatalf("manifest says %d tenants, want %d", m.Tenants(), tenants)
+	}
+	v, err := dataset.Verify(e.ctx, e.adm, m)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if !v.OK() {
+		e.t.Fatalf("counts differ:\nexpected %+v\nactual   %+v", v.Expected, v.Actual)
+	}
+}
+
+// login does a password grant as user j of tenant i with the manifest's
+// credentials.
+func (e *env) login(m *dataset.Manifest, i, j int) error {
+	t := m.Tenant(i)
+	_, err := e.c.Token(e.ctx, t.Realm, url.Values{
+		"grant_type": {"password"}, "client_id": {t.Backend}, "client_secret": {t.BackendSecret},
+		"username": {m.Username(i, j)}, "password": {m.Password},
+	})
+	return err
+}
+
+func TestSeedBothModesVerifyAndLogin(t *testing.T) {
+	e := newEnv(t)
+	for _, mode := range []dataset.Mode{dataset.ModeRealms, dataset.ModeOrgs} {
+		t.Run(string(mode), func(t *testing.T) {
+			e.t = t
+			mf := filepath.Join(t.TempDir(), "m.json")
+			s := spec(mode, "v"+string(mode[0]), 3)
+			res := e.seed(s, dataset.Fast, mf)
+			if res.Added != 3 || res.Tenants != 3 {
+				t.Fatalf("result %+v", res)
+			}
+			e.verify(mf, 3)
+			m, _ := dataset.ReadManifest(mf)
+			for i := 1; i <= 3; i++ {
+				if err := e.login(m, i, 1+i%m.Spec.Content.Users); err != nil {
+					t.Errorf("tenant %d: login: %v", i, err)
+				}
+			}
+			// The wrong password is refused (Keycloak: 401 invalid_grant).
+			bad := *m
+			bad.Password = "wrong"
+			err := e.login(&bad, 1, 1)
+			var ae *kc.APIError
+			if !errors.As(err, &ae) || ae.Status/100 != 4 || !strings.Contains(ae.Body, "invalid_grant") {
+				t.Errorf("wrong password: %v", err)
+			}
+			if mode == dataset.ModeOrgs {
+				orgs, err := e.adm.Organizations(e.ctx, m.Spec.SharedRealm(), "t00002", 0, 5)
+				if err != nil || len(orgs) != 1 {
+					t.Fatalf("org t00002: %v %v", orgs, err)
+				}
+				members, err := e.adm.OrganizationMembers(e.ctx, m.Spec.SharedRealm(), orgs[0].ID, 0, 100)
+				if err != nil || len(members) != m.Spec.Content.Users {
+					t.Fatalf("members: %d, %v", len(members), err)
+				}
+				for _, u := range members {
+					if !strings.HasPrefix(u.Username, "t00002-") {
+						t.Errorf("member %s is not tenant 2's", u.Username)
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestGrowth(t *testing.T) {
+	e := newEnv(t)
+	for _, mode := range []dataset.Mode{dataset.ModeRealms, dataset.ModeOrgs} {
+		t.Run(string(mode), func(t *testing.T) {
+			e.t = t
+			mf := filepath.Join(t.TempDir(), "m.json")
+			e.seed(spec(mode, "g"+string(mode[0]), 3), dataset.Fast, mf)
+			res := e.seed(spec(mode, "g"+string(mode[0]), 5), dataset.Fast, mf)
+			if res.Existing != 3 || res.Added != 2 {
+				t.Fatalf("growth 3→5: %+v", res)
+			}
+			e.verify(mf, 5)
+			m, _ := dataset.ReadManifest(mf)
+			if err := e.login(m, 5, 3); err != nil {
+				t.Fatalf("login in a grown tenant: %v", err)
+			}
+			// Same arguments again: nothing to do.
+			if res := e.seed(spec(mode, "g"+string(mode[0]), 5), dataset.Fast, mf); res.Added != 0 || res.Existing != 5 {
+				t.Fatalf("reseed: %+v", res)
+			}
+		})
+	}
+}
+
+func TestInterruptedSeedResumes(t *testing.T) {
+	e := newEnv(t)
+	for _, mode := range []dataset.Mode{dataset.ModeRealms, dataset.ModeOrgs} {
+		t.Run(string(mode), func(t *testing.T) {
+			e.t = t
+			mf := filepath.Join(t.TempDir(), "m.json")
+			s := spec(mode, "i"+string(mode[0]), 6)
+			// The rest strategy makes a tenant in many calls: cancel as
+			// soon as one tenant is complete, leaving others half-made.
+			ctx, cancel := context.WithCancel(e.ctx)
+			_, err := dataset.Seed(ctx, e.adm, s, dataset.SeedOptions{Strategy: dataset.Rest, Concurrency: 3, ManifestPath: mf, Target: e.tg.BaseURL,
+				Progress: func(done, total int) {
+					if done >= 1 {
+						cancel()
+					}
+				}})
+			cancel()
+			if !errors.Is(err, context.Canceled) {
+				t.Fatalf("interrupted seed: %v", err)
+			}
+			if m, err := dataset.ReadManifest(mf); err == nil {
+				v, _ := dataset.Verify(e.ctx, e.adm, &dataset.Manifest{Spec: m.Spec})
+				if v.Actual.Users < v.Expected.Users {
+					t.Fatalf("the manifest claims %d tenants that are not all there: %+v", m.Tenants(), v)
+				}
+			}
+			res := e.seed(s, dataset.Rest, mf)
+			if res.Tenants != 6 {
+				t.Fatalf("resumed: %+v", res)
+			}
+			e.verify(mf, 6)
+			t.Logf("resume: %d existing, %d added, %d redone", res.Existing, res.Added, res.Redone)
+		})
+	}
+}
+
+// normalized reads the dataset back through the admin API, without ids and
+// secrets, so that two strategies' output can be compared.
+func (e *env) normalized(s dataset.Spec) []string {
+	e.t.Helper()
+	var out []string
+	realms := map[string]bool{}
+	for i := 1; i <= s.Tenants; i++ {
+		realms[s.RealmOf(i)] = true
+	}
+	strip := func(name string) string { return strings.Replace(name, s.Prefix, "P", 1) }
+	for r := range realms {
+		rr, err := e.adm.GetRealm(e.ctx, r)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		out = append(out, fmt.Sprintf("realm %s policy=%q orgs=%v", strip(r), rr.PasswordPolicy, rr.OrganizationsEnabled != nil && *rr.OrganizationsEnabled))
+		cs, _ := e.adm.Clients(e.ctx, r, "")
+		for _, c := range cs {
+			if strings.Contains(c.ClientID, "web") || strings.Contains(c.ClientID, "backend") {
+				out = append(out, fmt.Sprintf("client %s %s public=%v std=%v dag=%v sa=%v redirect=%v mappers=%d", strip(r), c.ClientID, c.PublicClient, c.StandardFlowEnabled, c.DirectAccessGrantsEnabled, c.ServiceAccountsEnabled, c.RedirectURIs, len(c.ProtocolMappers)))
+			}
+		}
+		rs, _ := e.adm.RealmRoles(e.ctx, r)
+		for _, x := range rs {
+			out = append(out, "role "+strip(r)+" "+strip(x.Name))
+		}
+		gs, _ := e.adm.Groups(e.ctx, r)
+		for _, g := range gs {
+			out = append(out, "group "+strip(r)+" "+g.Name)
+		}
+		us, _ := e.adm.Users(e.ctx, r, 0, 1000)
+		for _, u := range us {
+			var groups []kc.GroupRep
+			e.adm.Do(e.ctx, "GET", kc.RealmPath(r, "users", u.ID, "groups"), nil, &groups)
+			var roles []kc.RoleRep
+			e.adm.Do(e.ctx, "GET", kc.RealmPath(r, "users", u.ID, "role-mappings", "realm"), nil, &roles)
+			var names []string
+			for _, x := range roles {
+				names = append(names, strings.Replace(x.Name, r, "R", 1))
+			}
+			sort.Strings(names)
+			out = append(out, fmt.Sprintf("user %s %s %s %s %s groups=%d roles=%v", strip(r), u.Username, u.Email, u.FirstName, u.LastName, len(groups), names))
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func TestRestAndFastMakeTheSameDataset(t *testing.T) {
+	e := newEnv(t)
+	for _, mode := range []dataset.Mode{dataset.ModeRealms, dataset.ModeOrgs} {
+		t.Run(string(mode), func(t *testing.T) {
+			e.t = t
+			fast := spec(mode, "sf"+string(mode[0]), 2)
+			rest := spec(mode, "sr"+string(mode[0]), 2)
+			e.seed(fast, dataset.Fast, filepath.Join(t.TempDir(), "f.json"))
+			e.seed(rest, dataset.Rest, filepath.Join(t.TempDir(), "r.json"))
+			a, b := e.normalized(fast), e.normalized(rest)
+			if !reflect.DeepEqual(a, b) {
+				t.Errorf("datasets differ:\nfast: %s\nrest: %s", strings.Join(a, "\n      "), strings.Join(b, "\n      "))
+			}
+		})
+	}
+}
+
+func TestPrehashedPasswordsAreNotRehashed(t *testing.T) {
+	e := newEnv(t)
+	for _, pol := range []string{"default", "pbkdf2-sha512:27500", "pbkdf2-sha256:1"} {
+		t.Run(pol, func(t *testing.T) {
+			e.t = t
+			p, _ := dataset.ParsePolicy(pol)
+			s := spec(dataset.ModeRealms, "h"+fmt.Sprint(len(pol)), 1)
+			s.Policy = p
+			s.Content.Users = 2
+			mf := filepath.Join(t.TempDir(), "m.json")
+			e.seed(s, dataset.Fast, mf)
+			m, _ := dataset.ReadManifest(mf)
+			realm := s.RealmOf(1)
+			u, err := e.adm.FindUser(e.ctx, realm, s.Username(1, 1))
+			if err != nil || u == nil {
+				t.Fatal(u, err)
+			}
+			before, err := e.adm.UserCredentials(e.ctx, realm, u.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := e.login(m, 1, 1); err != nil {
+				t.Fatalf("login with a pre-hashed %s password: %v", pol, err)
+			}
+			after, _ := e.adm.UserCredentials(e.ctx, realm, u.ID)
+			if len(before) != 1 || len(after) != 1 || before[0].CredentialData != after[0].CredentialData || before[0].ID != after[0].ID {
+				t.Errorf("credential changed on login (re-hash):\nbefore %+v\nafter  %+v", before, after)
+			}
+		})
+	}
+}
+
+func TestForeignDatasetIsRefused(t *testing.T) {
+	e := newEnv(t)
+	mf := filepath.Join(t.TempDir(), "m.json")
+	e.seed(spec(dataset.ModeRealms, "fx", 1), dataset.Fast, mf)
+	other := spec(dataset.ModeRealms, "fx", 1)
+	other.Seed = 99 // another dataset under the same names
+	_, err := dataset.Seed(e.ctx, e.adm, other, dataset.SeedOptions{ManifestPath: filepath.Join(t.TempDir(), "o.json")})
+	if !errors.Is(err, dataset.ErrForeign) {
+		t.Fatalf("err = %v, want ErrForeign", err)
+	}
+}

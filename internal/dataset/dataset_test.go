@@ -1,0 +1,156 @@
+package dataset
+
+import (
+	"crypto/pbkdf2"
+	"crypto/sha512"
+	"encoding/base64"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestParsePolicy(t *testing.T) {
+	for in, want := range map[string]string{
+		"":                    "",
+		"default":             "",
+		"argon2":              "hashAlgorithm(argon2)",
+		"pbkdf2-sha512:27500": "hashAlgorithm(pbkdf2-sha512) and hashIterations(27500)",
+		"pbkdf2-sha256:1":     "hashAlgorithm(pbkdf2-sha256) and hashIterations(1)",
+	} {
+		p, err := ParsePolicy(in)
+		if err != nil || p.Keycloak() != want {
+			t.Errorf("ParsePolicy(%q) = %+v (%q), %v; want %q", in, p, p.Keycloak(), err, want)
+		}
+		if q, err := ParsePolicy(p.String()); err != nil || q != p {
+			t.Errorf("%q does not round-trip: %+v", in, q)
+		}
+	}
+	for _, bad := range []string{"md5", "pbkdf2-sha512:", "pbkdf2-sha512:0", "pbkdf2-sha512:x", "argon2:-1"} {
+		if _, err := ParsePolicy(bad); err == nil {
+			t.Errorf("ParsePolicy(%q): want error", bad)
+		}
+	}
+}
+
+func TestPrehashedCredential(t *testing.T) {
+	salt := []byte("0123456789abcdef")
+	p := Policy{Algorithm: "pbkdf2-sha512", Iterations: 3}
+	c := p.Credential("secret", salt)
+	if c.Value != "" || c.SecretData == "" {
+		t.Fatalf("not pre-hashed: %+v", c)
+	}
+	var sd struct{ Value, Salt string }
+	if err := json.Unmarshal([]byte(c.SecretData), &sd); err != nil {
+		t.Fatal(err)
+	}
+	want, _ := pbkdf2.Key(sha512.New, "secret", salt, 3, 64)
+	if sd.Value != base64.StdEncoding.EncodeToString(want) || sd.Salt != base64.StdEncoding.EncodeToString(salt) {
+		t.Errorf("secret data %+v", sd)
+	}
+	var cd struct {
+		HashIterations int
+		Algorithm      string
+	}
+	json.Unmarshal([]byte(c.CredentialData), &cd)
+	if cd.HashIterations != 3 || cd.Algorithm != "pbkdf2-sha512" {
+		t.Errorf("credential data %s", c.CredentialData)
+	}
+	// Argon2 with explicit iterations cannot be pre-hashed: plain value.
+	if c := (Policy{Algorithm: "argon2", Iterations: 2}).Credential("x", salt); c.Value != "x" {
+		t.Errorf("argon2:2 should fall back to a plain value: %+v", c)
+	}
+	if c := (Policy{}).Credential("x", salt); !strings.Contains(c.CredentialData, `"memory":["7168"]`) {
+		t.Errorf("default policy: %s", c.CredentialData)
+	}
+}
+
+func TestNamingAndExpected(t *testing.T) {
+	r := Spec{Mode: ModeRealms, Tenants: 3, Content: DefaultContent, Prefix: "kcb", Seed: 1}
+	o := r
+	o.Mode = ModeOrgs
+	if r.RealmOf(2) != "kcb-t00002" || o.RealmOf(2) != "kcb-orgs" {
+		t.Errorf("realms: %s %s", r.RealmOf(2), o.RealmOf(2))
+	}
+	if r.Username(2, 7) != "user-00007" || o.Username(2, 7) != "t00002-user-00007" {
+		t.Errorf("users: %s %s", r.Username(2, 7), o.Username(2, 7))
+	}
+	if tenantOf(o.BackendClient(42, 1)) != 42 || tenantOf("web") != 0 {
+		t.Error("tenantOf")
+	}
+	if r.ClientSecret(1, "backend") == r.ClientSecret(2, "backend") {
+		t.Error("secrets must differ per realm")
+	}
+	if r.Fingerprint() != (Spec{Mode: ModeRealms, Tenants: 99, Content: DefaultContent, Prefix: "kcb", Seed: 1}).Fingerprint() {
+		t.Error("the fingerprint must not depend on the tenant count")
+	}
+	e := o.Expected()
+	if e.Realms != 1 || e.Organizations != 3 || e.Users != 30 || e.OrgMemberships != 30 || e.ClientRoles != 12 {
+		t.Errorf("expected %+v", e)
+	}
+	// A tenant's realm holds every user in one group with one role and
+	// default-roles (for offline_access).
+	b := newBuilder(r)
+	rr := b.tenantRealm(1)
+	if len(rr.Users) != 10 || len(rr.Clients) != 2 || rr.Attributes[AttrComplete] != "true" {
+		t.Fatalf("realm %+v", rr)
+	}
+	u := rr.Users[0]
+	if u.Email == "" || u.FirstName == "" || u.LastName == "" || len(u.Groups) != 1 || u.RealmRoles[1] != "default-roles-kcb-t00001" {
+		t.Errorf("user %+v", u)
+	}
+}
+
+func TestSpecValidate(t *testing.T) {
+	bad := Spec{Mode: "silos", Tenants: 0, Content: Content{Clients: 1}, Prefix: "a b"}
+	err := bad.Validate()
+	if err == nil {
+		t.Fatal("want errors")
+	}
+	for _, want := range []string{"silos", "tenants = 0", "clients per tenant", "prefix"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("%q lacks %q", err, want)
+		}
+	}
+	if _, err := LookupPreset("huge"); err == nil || !strings.Contains(err.Error(), "small") {
+		t.Errorf("preset: %v", err)
+	}
+}
+
+func TestManifestRoundTrip(t *testing.T) {
+	s := Spec{Mode: ModeOrgs, Tenants: 4, Content: DefaultContent, Policy: Policy{Algorithm: "pbkdf2-sha256", Iterations: 1}, Prefix: "kcb", Seed: 3}
+	p := filepath.Join(t.TempDir(), "m.json")
+	m := NewManifest(s, "http://127.0.0.1:1")
+	if err := m.Write(p); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadManifest(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Spec != s || got.Password != s.Password() || len(got.Realms) != 1 {
+		t.Fatalf("round trip: %+v", got)
+	}
+	tn := got.Tenant(2)
+	if tn.Org != "t00002" || tn.Backend != "t00002-backend" || tn.BackendSecret != s.ClientSecret(2, "t00002-backend") {
+		t.Errorf("tenant %+v", tn)
+	}
+	if _, err := ReadManifest(filepath.Join(t.TempDir(), "none.json")); err == nil {
+		t.Error("missing manifest: want error")
+	}
+}
+
+func FuzzParsePolicy(f *testing.F) {
+	for _, s := range []string{"default", "argon2", "pbkdf2-sha512:27500", "x:y:z"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		p, err := ParsePolicy(s)
+		if err != nil {
+			return
+		}
+		if q, err := ParsePolicy(p.String()); err != nil || q != p {
+			t.Fatalf("%q → %+v does not round-trip", s, p)
+		}
+	})
+}
