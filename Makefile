@@ -5,7 +5,7 @@ BIN     := bin/kcbench
 # per package, so run packages one at a time on small machines.
 ITEST_FLAGS ?= -tags integration -p 1 -count=1 -timeout 40m
 
-.PHONY: build run test unit-test integration-test vet bench fuzz clean
+.PHONY: build run test unit-test integration-test vet bench bench-seed fuzz clean
 
 build:
 	$(GO) build -o $(BIN) ./cmd/kcbench
@@ -29,8 +29,14 @@ test: vet unit-test integration-test
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
+# Seed time, fast vs rest, both modes; growth; snapshot restore. Several minutes.
+bench-seed: build
+	scripts/bench-seed.sh $(BENCH_SEED_ARGS)
+
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParseStat -fuzztime 20s ./internal/stack/
+	$(GO) test -run '^$$' -fuzz FuzzParsePolicy -fuzztime 20s ./internal/dataset/
+	$(GO) test -run '^$$' -fuzz FuzzParseThreshold -fuzztime 20s ./internal/load/
 
 clean:
 	rm -rf bin
