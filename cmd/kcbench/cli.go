@@ -51,6 +51,7 @@ func commands() []command {
 		{"seed", "seed tenants (realms or organizations) into the local stack or a --target; grows and resumes", cmdSeed},
 		{"dataset", "dataset verify (count through the admin API vs the manifest), export (realm files), show", cmdDataset},
 		{"down", "stop everything the local stack started and remove it", cmdDown},
+		{"snapshot", "save, restore, list or delete snapshots of the local stack's database", cmdSnapshot},
 		{"size", "size Keycloak pods, database and caches for a target load (sizing guide rules or measured CPU-ms)", cmdSize},
 		{"version", "print kcbench's version", cmdVersion},
 	}
