@@ -1,0 +1,198 @@
+// Package results is the on-disk format of kcbench's results: one folder
+// per point of an experiment, written by internal/experiment and read by
+// internal/report, internal/sizing's calibration and the regression gate.
+// A report can always be rebuilt from these files alone.
+//
+//	results/<experiment>/
+//	  experiment.yaml            the experiment file as run
+//	  <point-id>/
+//	    manifest.json            versions, options, machine, start/end
+//	    summary.json             seed, boot, per-workload stats (written last:
+//	                             its presence marks the point done)
+//	    timeline.csv             per-second rows of every workload and phase
+//	    observe.csv              per-second server samples
+//	    <phase>-<workload>-<op>.hlog   HDR interval logs
+//
+// results imports only load (for its Stats) and the standard library.
+package results
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/kcbench/kcbench/internal/load"
+)
+
+// Schema is the version of these files.
+const Schema = 1
+
+// File names inside a point folder.
+const (
+	ManifestFile = "manifest.json"
+	SummaryFile  = "summary.json"
+	TimelineFile = "timeline.csv"
+	ObserveFile  = "observe.csv"
+)
+
+// Point status.
+const (
+	StatusDone    = "done"
+	StatusAborted = "aborted" // a watchdog limit was crossed
+	StatusFailed  = "failed"  // an error stopped the point
+)
+
+// Machine describes where a point ran.
+type Machine struct {
+	CPUModel string `json:"cpu_model"`
+	Cores    int    `json:"cores"`
+	RAMBytes int64  `json:"ram_bytes"`
+	Kernel   string `json:"kernel"`
+	Hostname string `json:"hostname"`
+}
+
+// Manifest is manifest.json.
+type Manifest struct {
+	Schema     int               `json:"schema"`
+	Kcbench    string            `json:"kcbench"`
+	Experiment string            `json:"experiment"`
+	Point      string            `json:"point"`
+	Params     map[string]string `json:"params"` // mode, tenants, variant, repeat…
+	Keycloak   string            `json:"keycloak_version"`
+	Java       string            `json:"java_version"`
+	Postgres   string            `json:"postgres_version,omitempty"`
+	Options    json.RawMessage   `json:"options,omitempty"` // stack options as run
+	Dataset    json.RawMessage   `json:"dataset,omitempty"` // dataset spec as seeded
+	Target     string            `json:"target"`
+	External   bool              `json:"external,omitempty"`
+	Machine    Machine           `json:"machine"`
+	Seed       int64             `json:"seed"`
+	Start      time.Time         `json:"start"`
+	End        time.Time         `json:"end,omitzero"`
+}
+
+// Seed is how the point's dataset was reached.
+type Seed struct {
+	Tenants   int     `json:"tenants"`
+	Added     int     `json:"added"`
+	Strategy  string  `json:"strategy"`
+	Seconds   float64 `json:"seconds"`
+	ServerCPU float64 `json:"server_cpu_s,omitempty"`
+	// Restored is set when a snapshot brought the dataset.
+	Restored       string  `json:"restored_snapshot,omitempty"`
+	RestoreSeconds float64 `json:"restore_s,omitempty"`
+}
+
+// Boot is the restart measured before the cold phase.
+type Boot struct {
+	Seconds    float64 `json:"seconds"`
+	RSSBytes   int64   `json:"rss_bytes"`
+	CPUSeconds float64 `json:"cpu_s"`
+}
+
+// Workload is one workload run in one phase.
+type Workload struct {
+	Name     string     `json:"name"`
+	Scenario string     `json:"scenario"`
+	Phase    string     `json:"phase"` // cold, warm, or "" when phases are off
+	Stats    load.Stats `json:"stats"`
+	// ServerCPUMsPerOp is server CPU time per successful iteration (the
+	// figure sizing needs); 0 when unknown.
+	ServerCPUMsPerOp float64 `json:"server_cpu_ms_per_op"`
+	ServerCPUSource  string  `json:"server_cpu_source,omitempty"`
+	// Server resource use during the workload.
+	MaxRSSBytes int64   `json:"max_rss_bytes,omitempty"`
+	MeanCPUPct  float64 `json:"mean_cpu_pct,omitempty"`
+}
+
+// Summary is summary.json.
+type Summary struct {
+	Schema    int               `json:"schema"`
+	Point     string            `json:"point"`
+	Params    map[string]string `json:"params"`
+	Status    string            `json:"status"`
+	Reason    string            `json:"reason,omitempty"`
+	Seed      *Seed             `json:"seed,omitempty"`
+	Boot      *Boot             `json:"boot,omitempty"`
+	Workloads []Workload        `json:"workloads"`
+	// Unobserved lists what could not be observed (e.g. an external
+	// target's process CPU).
+	Unobserved []string `json:"unobserved,omitempty"`
+	Seconds    float64  `json:"seconds"`
+}
+
+// Point is one point folder read back.
+type Point struct {
+	Dir      string
+	Manifest Manifest
+	Summary  Summary
+}
+
+// ReadPoint reads a point folder; a folder without summary.json is not
+// done and gives an error wrapping os.ErrNotExist.
+func ReadPoint(dir string) (*Point, error) {
+	p := &Point{Dir: dir}
+	if err := readJSON(filepath.Join(dir, ManifestFile), &p.Manifest); err != nil {
+		return nil, err
+	}
+	if err := readJSON(filepath.Join(dir, SummaryFile), &p.Summary); err != nil {
+		return nil, err
+	}
+	if p.Summary.Schema != Schema {
+		return nil, fmt.Errorf("%s: schema %d, this kcbench reads %d", dir, p.Summary.Schema, Schema)
+	}
+	return p, nil
+}
+
+// ReadExperiment reads every done point of an experiment folder, sorted by
+// point id.
+func ReadExperiment(dir string) ([]*Point, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var ps []*Point
+	for _, e := range ents {
+		if !e.IsDir() {
+			continue
+		}
+		p, err := ReadPoint(filepath.Join(dir, e.Name()))
+		if errors.Is(err, os.ErrNotExist) {
+			continue // not finished
+		}
+		if err != nil {
+			return nil, err
+		}
+		ps = append(ps, p)
+	}
+	if len(ps) == 0 {
+		return nil, fmt.Errorf("%s: no finished points (no */summary.json)", dir)
+	}
+	sort.Slice(ps, func(i, j int) bool { return ps[i].Manifest.Point < ps[j].Manifest.Point })
+	return ps, nil
+}
+
+func readJSON(path string, v any) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
+}
+
+// Workload finds a workload by name and phase.
+func (s *Summary) Workload(name, phase string) *Workload {
+	for i := range s.Workloads {
+		if s.Workloads[i].Name == name && s.Workloads[i].Phase == phase {
+			return &s.Workloads[i]
+		}
+	}
+	return nil
+}
