@@ -115,8 +115,12 @@ func cmdSeed(ctx context.Context, e *env, args []string) error {
 	strategy := fs.String("strategy", "fast", "fast (one representation per realm or batch, passwords hashed once) or rest (one admin call per entity)")
 	conc := fs.Int("concurrency", 0, "requests in parallel (default: 4 for fast, 50 for rest)")
 	manifest := fs.String("manifest", "", "dataset manifest file (default: dataset.json in the local stack's folder)")
+	fromDir := fs.String("from-dir", "", "seed from the realm JSON files in this folder (kcbench dataset export, kc.sh export, admin console exports); "+dataset.FilesPasswordRule)
 	if err := parse(fs, args, 0); err != nil {
 		return err
+	}
+	if *fromDir != "" {
+		return seedFromDir(ctx, e, &w, &t, *fromDir, *manifest, sf.seed, *conc)
 	}
 	spec, err := sf.spec()
 	if err != nil {
@@ -156,3 +160,26 @@ func cmdSeed(ctx context.Context, e *env, args []string) error {
 // seedHTTPClient allows the long requests of seeding (a realm with
 // thousands of users inline).
 func seedHTTPClient() *httpClient { return newHTTPClient(30 * time.Minute) }
+
+func seedFromDir(ctx context.Context, e *env, w *where, t *targetFlags, dir, manifest string, seed int64, conc int) error {
+	files, err := dataset.ReadRealmDir(dir)
+	if err != nil {
+		return usageError{err}
+	}
+	tg, mpath, cpu, err := datasetTarget(e, t, w, manifest)
+	if err != nil {
+		return err
+	}
+	adm := kc.NewAdmin(kc.New(tg.BaseURL, seedHTTPClient()), tg.Admin)
+	if _, err := adm.Token(ctx); err != nil {
+		return err
+	}
+	bar := progress.New(e.stderr, "realms")
+	res, err := dataset.SeedFiles(ctx, adm, files, seed, dataset.SeedOptions{Concurrency: conc, Progress: bar.Update, Logf: e.logf,
+		ManifestPath: mpath, Target: tg.BaseURL, ServerCPU: cpu})
+	if res != nil && err == nil {
+		fmt.Fprintf(e.stdout, "%d realms from %s (%d were there, %d imported) in %.1f s, server CPU %.1f s\nmanifest: %s\n",
+			len(files), dir, res.Existing, res.Added, res.Duration.Seconds(), res.ServerCPU.Seconds(), mpath)
+	}
+	return err
+}

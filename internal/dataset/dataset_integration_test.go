@@ -297,3 +297,31 @@ func TestForeignDatasetIsRefused(t *testing.T) {
 		t.Fatalf("err = %v, want ErrForeign", err)
 	}
 }
+
+func TestExportThenSeedFromFiles(t *testing.T) {
+	e := newEnv(t)
+	dir := t.TempDir()
+	s := spec(dataset.ModeRealms, "px", 2)
+	if _, err := dataset.Export(s, dir); err != nil {
+		t.Fatal(err)
+	}
+	files, err := dataset.ReadRealmDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mf := filepath.Join(t.TempDir(), "m.json")
+	res, err := dataset.SeedFiles(e.ctx, e.adm, files, 5, dataset.SeedOptions{ManifestPath: mf, Target: e.tg.BaseURL})
+	if err != nil || res.Added != 2 {
+		t.Fatalf("seed from files: %+v %v", res, err)
+	}
+	e.verify(mf, 2)
+	m, _ := dataset.ReadManifest(mf)
+	// The password rule: every user has the manifest's password.
+	if err := e.login(m, 2, 4); err != nil {
+		t.Fatalf("login as a user from a realm file: %v", err)
+	}
+	// Again: nothing to import.
+	if res, err := dataset.SeedFiles(e.ctx, e.adm, files, 5, dataset.SeedOptions{ManifestPath: mf}); err != nil || res.Added != 0 || res.Existing != 2 {
+		t.Fatalf("reseed from files: %+v %v", res, err)
+	}
+}

@@ -154,3 +154,64 @@ func FuzzParsePolicy(f *testing.F) {
 		}
 	})
 }
+
+func TestParseRealmErrors(t *testing.T) {
+	cases := map[string]string{
+		`[1,2]`:                                 "top level is a list",
+		`{"users":[]}`:                          `no "realm" field`,
+		`{"realm":3}`:                           `field "realm": a number`,
+		`{"realm":"a/b"}`:                       "not a usable realm name",
+		`{"realm":"r","users":{}}`:              `field "users": a object`,
+		`{"realm":"r","users":[{"email":"x"}]}`: "users[0].username",
+		`{"realm":"r","users":[{"username":"a"},{"username":"a"}]}`: "appears twice",
+		`{"realm":"r","clients":[{"name":"x"}]}`:                    "clients[0].clientId",
+		"{\n\"realm\": \"r\",\n oops}":                              "line 3",
+		`{"realm":"r"} {"realm":"s"}`:                               "more than one",
+	}
+	for in, want := range cases {
+		_, err := ParseRealm([]byte(in))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("ParseRealm(%q) = %v, want an error with %q", in, err, want)
+		}
+	}
+	rf, err := ParseRealm([]byte(`{"realm":"r","users":[{"username":"a"}],"clients":[{"clientId":"c","secret":"**********"},{"clientId":"p","publicClient":true}]}`))
+	if err != nil || rf.Realm != "r" || len(rf.Users) != 1 || len(rf.Clients) != 2 || rf.Clients[0].Secret != "" || !rf.Clients[1].Public {
+		t.Fatalf("%+v %v", rf, err)
+	}
+}
+
+func TestExportReadsBack(t *testing.T) {
+	dir := t.TempDir()
+	s := Spec{Mode: ModeRealms, Tenants: 2, Content: DefaultContent, Prefix: "kcb", Seed: 1, Policy: Policy{Algorithm: "pbkdf2-sha256", Iterations: 1}}
+	if _, err := Export(s, dir); err != nil {
+		t.Fatal(err)
+	}
+	files, err := ReadRealmDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) != 2 || files[0].Realm != "kcb-t00001" || len(files[1].Users) != 10 {
+		t.Fatalf("%d files", len(files))
+	}
+	r := prepareRealm(files[0], filesSpec(files, 1))
+	u := r["users"].([]any)[0].(map[string]any)
+	if creds := u["credentials"].([]any); len(creds) != 1 || creds[0].(map[string]any)["value"] == "" {
+		t.Errorf("credentials not replaced: %v", creds)
+	}
+}
+
+func FuzzParseRealm(f *testing.F) {
+	f.Add([]byte(`{"realm":"r","users":[{"username":"a"}],"clients":[{"clientId":"c"}]}`))
+	f.Add([]byte(`{"realm":"r","groups":[{}],"organizations":[1]}`))
+	f.Add([]byte(`[]`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		rf, err := ParseRealm(b)
+		if err != nil {
+			return
+		}
+		if rf.Realm == "" {
+			t.Fatal("accepted a realm without a name")
+		}
+		prepareRealm(rf, Spec{Seed: 1, Prefix: "x"}) // must not panic
+	})
+}

@@ -29,7 +29,10 @@ type Manifest struct {
 	Password string `json:"password"`
 	// Realms lists the realm of every tenant, in tenant order (one entry,
 	// the shared realm, in orgs mode).
-	Realms  []string    `json:"realms"`
+	Realms []string `json:"realms"`
+	// Files lists the realms of a dataset seeded from realm files (nil
+	// for generated datasets).
+	Files   []FileRealm `json:"files,omitempty"`
 	Seeds   []SeedEvent `json:"seeds,omitempty"`
 	Updated time.Time   `json:"updated"`
 }
@@ -61,6 +64,12 @@ func NewManifest(spec Spec, target string) *Manifest {
 func (m *Manifest) setTenants(n int) {
 	m.Spec.Tenants = n
 	m.Realms = m.Realms[:0]
+	if m.Files != nil {
+		for _, f := range m.Files[:min(n, len(m.Files))] {
+			m.Realms = append(m.Realms, f.Realm)
+		}
+		return
+	}
 	if m.Spec.Mode == ModeOrgs {
 		if n > 0 {
 			m.Realms = append(m.Realms, m.Spec.SharedRealm())
@@ -121,10 +130,15 @@ type Tenant struct {
 	Backend       string
 	BackendSecret string
 	Users         int
+
+	backendHasGrants bool
 }
 
 // Tenant returns tenant i (1-based).
 func (m *Manifest) Tenant(i int) Tenant {
+	if m.Files != nil {
+		return m.fileTenant(i)
+	}
 	s := m.Spec
 	t := Tenant{Index: i, ID: TenantID(i), Realm: s.RealmOf(i), WebClient: s.WebClient(i), Backend: s.BackendClient(i, 1), Users: s.Content.Users}
 	t.BackendSecret = s.ClientSecret(i, t.Backend)
@@ -135,7 +149,31 @@ func (m *Manifest) Tenant(i int) Tenant {
 }
 
 // Username is user j (1-based) of tenant i.
-func (m *Manifest) Username(i, j int) string { return m.Spec.Username(i, j) }
+func (m *Manifest) Username(i, j int) string {
+	if m.Files != nil {
+		return m.Files[i-1].Users[j-1]
+	}
+	return m.Spec.Username(i, j)
+}
+
+// fileTenant picks, in a realm file, the first public standard-flow client
+// as the web client and the first confidential client with direct grants
+// (else any confidential one) as the backend.
+func (m *Manifest) fileTenant(i int) Tenant {
+	f := m.Files[i-1]
+	t := Tenant{Index: i, ID: f.Realm, Realm: f.Realm, Users: len(f.Users)}
+	for _, c := range f.Clients {
+		switch {
+		case c.Public && c.StandardFlow && t.WebClient == "":
+			t.WebClient = c.ClientID
+		case !c.Public && c.DirectGrants && (t.Backend == "" || !t.backendHasGrants):
+			t.Backend, t.BackendSecret, t.backendHasGrants = c.ClientID, c.Secret, true
+		case !c.Public && t.Backend == "":
+			t.Backend, t.BackendSecret = c.ClientID, c.Secret
+		}
+	}
+	return t
+}
 
 // Tenants is the number of complete tenants.
 func (m *Manifest) Tenants() int { return m.Spec.Tenants }

@@ -241,6 +241,59 @@ func isNotFound(err error) bool { return errors.Is(err, kc.ErrNotFound) }
 
 // Verify counts the Target's copy of the manifest's dataset.
 func Verify(ctx context.Context, adm *kc.Admin, m *Manifest) (Verification, error) {
+	if m.Files != nil {
+		return verifyFiles(ctx, adm, m.Files)
+	}
 	act, err := Count(ctx, adm, m.Spec)
 	return Verification{Expected: m.Spec.Expected(), Actual: act}, err
+}
+
+// verifyFiles counts the realms, users and clients of a file dataset.
+func verifyFiles(ctx context.Context, adm *kc.Admin, files []FileRealm) (Verification, error) {
+	var v Verification
+	realms, err := adm.Realms(ctx)
+	if err != nil {
+		return v, err
+	}
+	present := map[string]bool{}
+	for _, r := range realms {
+		present[r.Realm] = true
+	}
+	var mu sync.Mutex
+	for _, f := range files {
+		v.Expected.Realms++
+		v.Expected.Users += len(f.Users)
+		v.Expected.Clients += len(f.Clients)
+	}
+	err = parallel(ctx, len(files), 8, func(ctx context.Context, k int) error {
+		f := files[k]
+		if !present[f.Realm] {
+			return nil
+		}
+		n, err := adm.Count(ctx, kc.RealmPath(f.Realm, "users", "count"))
+		if err != nil {
+			return err
+		}
+		cs, err := adm.Clients(ctx, f.Realm, "")
+		if err != nil {
+			return err
+		}
+		want := map[string]bool{}
+		for _, c := range f.Clients {
+			want[c.ClientID] = true
+		}
+		found := 0
+		for _, c := range cs {
+			if want[c.ClientID] {
+				found++
+			}
+		}
+		mu.Lock()
+		v.Actual.Realms++
+		v.Actual.Users += n
+		v.Actual.Clients += found
+		mu.Unlock()
+		return nil
+	})
+	return v, err
 }
