@@ -52,6 +52,12 @@ func commands() []command {
 		{"dataset", "dataset verify (count through the admin API vs the manifest), export (realm files), show", cmdDataset},
 		{"down", "stop everything the local stack started and remove it", cmdDown},
 		{"snapshot", "save, restore, list or delete snapshots of the local stack's database", cmdSnapshot},
+		{"load", "run a workload (scenario × executor) against the stack; summary, thresholds, server CPU per operation", cmdLoad},
+		{"scenarios", "list the workloads kcbench load can run", cmdScenarios},
+		{"loadgen-bench", "measure kcbench's own CPU per request against wrk and k6 (JWKS of the local stack)", cmdLoadgenBench},
+		{"report", "rebuild report.html, report.md and charts from a results folder's files", cmdReport},
+		{"compare", "compare two results folders per scenario; deltas within the spread of repeats are noise", cmdCompare},
+		{"experiment", "run (or plan) an experiment file: a matrix of points, each seeded, booted, loaded cold and warm, observed; resumable", cmdExperiment},
 		{"size", "size Keycloak pods, database and caches for a target load (sizing guide rules or measured CPU-ms)", cmdSize},
 		{"version", "print kcbench's version", cmdVersion},
 	}
@@ -98,6 +104,10 @@ func exitCode(ctx context.Context, e *env, err error) int {
 		return exitInterrupted
 	}
 	fmt.Fprintf(e.stderr, "kcbench: %v\n", err)
+	var xc interface{ ExitCode() int }
+	if errors.As(err, &xc) {
+		return xc.ExitCode()
+	}
 	var ue usageError
 	if errors.As(err, &ue) {
 		return exitUsage

@@ -1,0 +1,160 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/kcbench/kcbench/experiments"
+	"github.com/kcbench/kcbench/internal/experiment"
+	"github.com/kcbench/kcbench/internal/load"
+	"github.com/kcbench/kcbench/internal/progress"
+	"github.com/kcbench/kcbench/internal/report"
+	"github.com/kcbench/kcbench/internal/stack"
+)
+
+// loadExperiment reads an experiment file, or a shipped one by name
+// (quickstart, multitenancy, hashing, versions).
+func loadExperiment(arg string) (*experiment.File, error) {
+	if _, err := os.Stat(arg); err == nil {
+		f, err := experiment.Load(arg)
+		if err != nil {
+			return nil, usageError{err}
+		}
+		return f, nil
+	}
+	name := strings.TrimSuffix(arg, ".yaml") + ".yaml"
+	b, err := fs.ReadFile(experiments.FS, name)
+	if err != nil {
+		var names []string
+		ents, _ := fs.ReadDir(experiments.FS, ".")
+		for _, e := range ents {
+			if strings.HasSuffix(e.Name(), ".yaml") {
+				names = append(names, strings.TrimSuffix(e.Name(), ".yaml"))
+			}
+		}
+		return nil, usagef("%s: no such file, and not a shipped experiment (%s)", arg, strings.Join(names, ", "))
+	}
+	f, err := experiment.Parse(b)
+	if err != nil {
+		return nil, usageError{fmt.Errorf("%s (shipped): %w", name, err)}
+	}
+	return f, nil
+}
+
+func cmdExperiment(ctx context.Context, e *env, args []string) error {
+	if len(args) == 0 || (args[0] != "run" && args[0] != "plan") {
+		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
+			fmt.Fprintln(e.stderr, "Usage: kcbench experiment run|plan FILE|NAME [flags]")
+			return nil
+		}
+		return usagef("experiment: want run or plan, then an experiment file or a shipped name (quickstart, multitenancy, hashing, versions)")
+	}
+	sub := args[0]
+	fs := newFlags(e, "experiment "+sub, "experiment "+sub+" FILE|NAME [flags]")
+	var w where
+	w.register(fs)
+	resultsDir := fs.String("results", "results", "results folder; the experiment writes results/<name>/<point>/")
+	scale := fs.Float64("scale", 1, "multiply every phase duration (e.g. 0.1 for a quick look)")
+	dry := fs.Bool("dry-run", false, "print the plan and its estimated duration, run nothing")
+	noReport := fs.Bool("no-report", false, "do not build the report at the end")
+	// Accept the file before or after the flags.
+	var file string
+	rest := args[1:]
+	if len(rest) > 0 && !strings.HasPrefix(rest[0], "-") {
+		file, rest = rest[0], rest[1:]
+	}
+	if err := parse(fs, rest, 1); err != nil {
+		return err
+	}
+	if file == "" && fs.NArg() == 1 {
+		file = fs.Arg(0)
+	}
+	if file == "" {
+		return usagef("experiment %s: which experiment? (a file, or quickstart, multitenancy, hashing, versions)", sub)
+	}
+	if *scale <= 0 {
+		return usagef("--scale must be > 0")
+	}
+	f, err := loadExperiment(file)
+	if err != nil {
+		return err
+	}
+	pts, err := experiment.Plan(f)
+	if err != nil {
+		return usageError{err}
+	}
+	if sub == "plan" || *dry {
+		return experiment.WritePlan(e.stdout, f, pts)
+	}
+	d, err := w.dirs(e)
+	if err != nil {
+		return err
+	}
+	dir := filepath.Join(*resultsDir, f.Name)
+	out, err := runExperiment(ctx, e, f, dir, d, w.name, *scale)
+	if err != nil && !errors.Is(err, context.Canceled) {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "experiment %s: %d done, %d skipped, %d aborted, %d failed; results in %s\n",
+		f.Name, len(out.Done), len(out.Skipped), len(out.Aborted), len(out.Failed), dir)
+	if err != nil {
+		return err
+	}
+	if !*noReport {
+		if path, rerr := buildReport(ctx, dir); rerr != nil {
+			e.logf("report: %v", rerr)
+		} else {
+			fmt.Fprintf(e.stdout, "report: %s\n", path)
+		}
+	}
+	if len(out.Failed) > 0 {
+		return fmt.Errorf("%d points failed: %s", len(out.Failed), strings.Join(out.Failed, ", "))
+	}
+	return nil
+}
+
+func runExperiment(ctx context.Context, e *env, f *experiment.File, dir string, d stack.Dirs, name string, scale float64) (experiment.Outcome, error) {
+	stackName := name
+	if stackName == "" || stackName == "default" {
+		stackName = "exp-" + f.Name
+	}
+	tty := progress.IsTerminal(e.stderr)
+	var last time.Time
+	r := &experiment.Runner{File: f, Dir: dir, Dirs: d, StackName: stackName, Scale: scale, Logf: e.logf,
+		Progress: func(point, wl string, p load.Progress) {
+			if time.Since(last) < 5*time.Second && !tty {
+				return
+			}
+			last = time.Now()
+			line := fmt.Sprintf("  %s %s: %s  %d iterations (%.1f/s)  errors %d", point, wl, p.Elapsed.Round(time.Second), p.Iterations, p.Rate, p.Errors)
+			if tty {
+				fmt.Fprintf(e.stderr, "\r%s\x1b[K", line)
+			} else {
+				fmt.Fprintln(e.stderr, line)
+			}
+		}}
+	start := time.Now()
+	out, err := r.Run(ctx)
+	if tty {
+		fmt.Fprintln(e.stderr)
+	}
+	e.logf("experiment %s finished in %s", f.Name, time.Since(start).Round(time.Second))
+	return out, err
+}
+
+func buildReport(ctx context.Context, dir string) (string, error) {
+	m, err := report.Build(ctx, dir)
+	if err != nil {
+		return "", err
+	}
+	if err := m.Write(dir); err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, "report.html"), nil
+}

@@ -1,0 +1,435 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/kcbench/kcbench/internal/dataset"
+	"github.com/kcbench/kcbench/internal/kc"
+	"github.com/kcbench/kcbench/internal/load"
+	"github.com/kcbench/kcbench/internal/progress"
+	"github.com/kcbench/kcbench/internal/scenario"
+)
+
+// loadFile is a load run as flags or a YAML file (--file) describe it:
+// the workload (scenario.Config; YAML keys are the flag names with
+// underscores) and where results go. Flags given beside --file override
+// the file (thresholds add to its list).
+type loadFile struct {
+	scenario.Config `yaml:",inline"`
+	Out             string `yaml:"out"`
+	Manifest        string `yaml:"manifest"`
+	Procs           int    `yaml:"procs"`
+}
+
+// defaultProcs: one core keeps the generator's CPU per request lowest (no
+// hand-offs between threads) and still makes tens of thousands of requests
+// per second, far more than a Keycloak sharing the box serves.
+const defaultProcs = 1
+
+func defaultLoadFile() loadFile {
+	f := loadFile{Procs: defaultProcs}
+	f.ApplyDefaults()
+	return f
+}
+
+// register binds the flags to f, with f's current values as defaults, so
+// that registering over a decoded file lets flags override it.
+func (f *loadFile) register(fs *flag.FlagSet) {
+	c := &f.Config
+	fs.StringVar(&c.Scenario, "scenario", c.Scenario, "`NAME` of the workload (see kcbench scenarios)")
+	fs.StringVar(&c.Executor, "executor", c.Executor, "`NAME`: constant-vus, ramping-vus, per-vu-iterations (closed model); constant-arrival-rate, ramping-arrival-rate (open model)")
+	fs.IntVar(&c.VUs, "vus", c.VUs, "`N` virtual users (closed model), or VUs allocated up front (open model)")
+	fs.IntVar(&c.MaxVUs, "max-vus", c.MaxVUs, "`N`: open model, allocate VUs up to N when none is free, then drop arrivals (0: --vus)")
+	fs.IntVar(&c.StartVUs, "start-vus", c.StartVUs, "`N` VUs at the start of ramping-vus")
+	fs.Float64Var(&c.Rate, "rate", c.Rate, "`R` iterations per second (constant-arrival-rate)")
+	fs.Float64Var(&c.StartRate, "start-rate", c.StartRate, "`R` iterations per second at the start of ramping-arrival-rate")
+	fs.IntVar(&c.Iterations, "iterations", c.Iterations, "`N` iterations per VU (per-vu-iterations)")
+	fs.DurationVar(&c.Duration, "duration", c.Duration, "measured time, after the warm-up (per-vu-iterations: the longest it may take)")
+	fs.DurationVar(&c.Warmup, "warmup", c.Warmup, "warm-up whose numbers are discarded: before --duration, or the first part of --stages")
+	fs.DurationVar(&c.GracefulStop, "graceful-stop", c.GracefulStop, "how long iterations running at the end may finish")
+	fs.Var(&c.Stages, "stages", "ramping stages `DUR:TARGET,…`, e.g. '10s:50,30s:50' (target VUs or iterations/s)")
+	fs.Var((*listFlag)(&c.Thresholds), "threshold", "pass/fail `EXPR`, repeatable: [op:]p95<500ms, errors<1%, rate>100 (exit 3 when one fails)")
+	fs.DurationVar(&c.Timeout, "timeout", c.Timeout, "HTTP request timeout")
+	fs.DurationVar(&c.CPUBaseline, "cpu-baseline", c.CPUBaseline, "measure the server's idle CPU this long before the run and report CPU per operation net of it too (for low rates)")
+	fs.Float64Var(&c.TenantSkew, "tenant-skew", c.TenantSkew, "zipf exponent `S` of the tenant choice (0: uniform; 1: tenant k gets 1/k of tenant 1's traffic)")
+	fs.Uint64Var(&c.Seed, "seed", c.Seed, "`N`: seed of the VUs' random choices")
+	fs.Var((*mixFlag)(&c.Mix), "mix", "weights of the mix scenario `NAME=W,…` (default "+scenario.MixString(scenario.DefaultMix())+")")
+	fs.IntVar(&c.SessionsPerVU, "sessions-per-vu", c.SessionsPerVU, fmt.Sprintf("`N` sessions each refresh VU keeps (0: %d)", scenario.DefaultSessionsPerVU))
+	fs.IntVar(&c.RefreshesPerSession, "refreshes-per-session", c.RefreshesPerSession, "`N` refreshes before a session is replaced by a new login (0: no limit)")
+	fs.DurationVar(&c.JourneyThink, "journey-think", c.JourneyThink, fmt.Sprintf("user-journey: mean think time before a login (0: %v)", scenario.DefaultThink))
+	fs.DurationVar(&c.JourneyUserinfo, "journey-userinfo-every", c.JourneyUserinfo, fmt.Sprintf("user-journey: userinfo interval (0: %v)", scenario.DefaultUserinfoEvery))
+	fs.DurationVar(&c.JourneyLifetime, "journey-token-lifetime", c.JourneyLifetime, "user-journey: plan refreshes and sessions with this token lifetime when shorter than the tokens' (0: the tokens')")
+	fs.StringVar(&c.Realm, "realm", c.Realm, "without a manifest: the realm")
+	fs.StringVar(&c.ClientID, "client-id", c.ClientID, "without a manifest: the client for grants and the login form")
+	fs.StringVar(&c.ClientSecret, "client-secret", c.ClientSecret, "without a manifest: the client's secret (none for a public client)")
+	fs.StringVar(&c.Username, "username", c.Username, "without a manifest: the user")
+	fs.StringVar(&c.Password, "password", c.Password, "without a manifest: the user's password")
+	fs.StringVar(&c.RedirectURI, "redirect-uri", c.RedirectURI, "without a manifest: the login form's redirect URI (default "+dataset.RedirectURI+")")
+	fs.StringVar(&f.Out, "out", f.Out, "`DIR` for summary.json, timeline.csv and one HDR log per operation (<op>.hlog)")
+	fs.StringVar(&f.Manifest, "manifest", f.Manifest, "dataset manifest `FILE` (default: the local stack's dataset.json)")
+	fs.IntVar(&f.Procs, "procs", f.Procs, "`N` CPU cores the load generator may use (GOMAXPROCS; 0: all)")
+}
+
+// validate reports every problem at once.
+func (f *loadFile) validate() error {
+	errs := []error{f.Config.Validate()}
+	if f.Procs < 0 {
+		errs = append(errs, fmt.Errorf("procs: %d: must not be negative", f.Procs))
+	}
+	if f.Realm != "" && f.Manifest != "" {
+		errs = append(errs, errors.New("realm and manifest exclude each other"))
+	}
+	return errors.Join(errs...)
+}
+
+// mixFlag reads mix weights.
+type mixFlag map[string]int
+
+func (m *mixFlag) String() string {
+	if m == nil {
+		return ""
+	}
+	return scenario.MixString(*m)
+}
+
+func (m *mixFlag) Set(v string) error {
+	w, err := scenario.ParseMix(v)
+	if err != nil {
+		return err
+	}
+	*m = w
+	return nil
+}
+
+// readLoadFile decodes a YAML run file strictly (unknown keys are errors)
+// over the defaults.
+func readLoadFile(path string) (loadFile, error) {
+	f := loadFile{Procs: defaultProcs}
+	r, err := os.Open(path)
+	if err != nil {
+		return f, err
+	}
+	defer r.Close()
+	dec := yaml.NewDecoder(r)
+	dec.KnownFields(true)
+	if err := dec.Decode(&f); err != nil {
+		if errors.Is(err, io.EOF) {
+			return f, fmt.Errorf("%s is empty", path)
+		}
+		return f, fmt.Errorf("%s: %w", path, err)
+	}
+	f.ApplyDefaults()
+	return f, nil
+}
+
+const loadSynopsis = `load --scenario NAME [--executor E] [--vus N | --rate R | --stages …] [--duration D] [--warmup D] [flags]
+       kcbench load --file run.yaml [flags]
+
+Runs a workload against the local stack (or --target) with users and clients
+from the seeded dataset (--manifest, default the stack's dataset.json), or
+from --realm --client-id --username --password. Prints a summary on stdout,
+progress on stderr, and with --out writes summary.json, timeline.csv and
+<op>.hlog files. Server CPU per successful iteration is measured from
+/proc for the local stack, or from --management-url's /metrics.
+Exit code 3 when a --threshold fails (after the results are written).`
+
+func cmdLoad(ctx context.Context, e *env, args []string) error {
+	cfg := defaultLoadFile()
+	var file string
+	var w where
+	var tf targetFlags
+	var quiet bool
+	newFS := func(f *loadFile) *flag.FlagSet {
+		fs := newFlags(e, "load", loadSynopsis)
+		f.register(fs)
+		fs.StringVar(&file, "file", file, "YAML `FILE` with the run's settings (keys: the flag names with _ for -)")
+		fs.BoolVar(&quiet, "quiet", quiet, "no progress line on stderr")
+		w.register(fs)
+		tf.register(fs)
+		return fs
+	}
+	if err := parse(newFS(&cfg), args, 0); err != nil {
+		return err
+	}
+	if file != "" {
+		fc, err := readLoadFile(file)
+		if err != nil {
+			return usageError{err}
+		}
+		cfg = fc
+		if err := parse(newFS(&cfg), args, 0); err != nil { // flags override the file
+			return err
+		}
+	}
+	if err := cfg.validate(); err != nil {
+		return usageError{err}
+	}
+	tg, manifestPath, err := loadTarget(e, &cfg, &tf, &w)
+	if err != nil {
+		return err
+	}
+	in := scenario.RunInput{Target: tg, Config: cfg.Config}
+	desc := "realm " + cfg.Realm
+	if cfg.Realm == "" {
+		m, err := dataset.ReadManifest(manifestPath)
+		if err != nil {
+			return err
+		}
+		in.Manifest = m
+		desc = fmt.Sprintf("dataset %s: %d tenants (%s mode), %s", manifestPath, m.Tenants(), m.Spec.Mode, skewDesc(cfg.TenantSkew))
+	}
+	// Check the scenario against the users and clients before starting.
+	if _, err := scenario.ByName(cfg.Scenario, probeEnv(tg, in.Manifest, cfg.Config)); err != nil {
+		return usageError{err}
+	}
+	if cfg.Out != "" {
+		if err := os.MkdirAll(cfg.Out, 0o755); err != nil {
+			return err
+		}
+	}
+	if cfg.Procs > 0 {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(cfg.Procs))
+	}
+	prog := newLoadProgress(e.stderr, quiet)
+	in.Progress = prog.update
+
+	e.logf("load: %s, against %s; %s", cfg.Describe(), tg.BaseURL, desc)
+	start := time.Now()
+	res, runErr := scenario.Run(ctx, in)
+	prog.done()
+	if res == nil {
+		return runErr // nothing ran (e.g. a VU could not log in)
+	}
+	e.logf("load: done in %s", time.Since(start).Round(time.Millisecond))
+	if err := load.WriteSummary(e.stdout, res.Stats); err != nil {
+		return err
+	}
+	fmt.Fprintln(e.stdout)
+	if err := res.CPU.Write(e.stdout); err != nil {
+		return err
+	}
+	if cfg.Out != "" {
+		if err := writeLoadOutputs(cfg.Out, res); err != nil {
+			return err
+		}
+		e.logf("load: results in %s", cfg.Out)
+	}
+	if runErr != nil {
+		return runErr
+	}
+	if res.ThresholdErr != nil {
+		return codedError{code: exitThresholds, err: res.ThresholdErr}
+	}
+	return nil
+}
+
+// probeEnv is an Env with the run's users and clients, to check a scenario
+// before anything is sent.
+func probeEnv(tg kc.Target, m *dataset.Manifest, c scenario.Config) scenario.Env {
+	env := scenario.Env{Client: kc.New(tg.BaseURL, nil), Mix: c.Mix}
+	if tg.Admin.ClientID != "" || tg.Admin.Username != "" {
+		env.Admin = kc.NewAdmin(env.Client, tg.Admin)
+	}
+	if c.Realm != "" {
+		env.Pool, _ = scenario.NewSinglePool(scenario.Single{Realm: c.Realm, ClientID: c.ClientID, Username: c.Username})
+	} else if m != nil {
+		env.Pool, _ = scenario.NewManifestPool(m, c.TenantSkew)
+	}
+	return env
+}
+
+// codedError gives an error its own exit code (cli.go exitCode reads it).
+type codedError struct {
+	code int
+	err  error
+}
+
+func (x codedError) Error() string { return x.err.Error() }
+func (x codedError) Unwrap() error { return x.err }
+func (x codedError) ExitCode() int { return x.code }
+
+func skewDesc(s float64) string {
+	if s == 0 {
+		return "tenants picked uniformly"
+	}
+	return fmt.Sprintf("tenants picked with zipf skew %g", s)
+}
+
+// loadTarget resolves the Keycloak and the default manifest path. An
+// external --target needs admin credentials only for admin-api.
+func loadTarget(e *env, c *loadFile, tf *targetFlags, w *where) (kc.Target, string, error) {
+	if tf.set() {
+		var tg kc.Target
+		if tf.passwordFile == "" && tf.clientID == "" {
+			tg = kc.Target{BaseURL: tf.url, ManagementURL: tf.mgmtURL}
+			for _, u := range []string{tg.BaseURL, tg.ManagementURL} {
+				if err := checkURL(u); u != "" && err != nil {
+					return tg, "", usageError{err}
+				}
+			}
+		} else {
+			var err error
+			if tg, err = tf.target(); err != nil {
+				return tg, "", err
+			}
+		}
+		if c.Realm == "" && c.Manifest == "" {
+			return tg, "", usagef("with --target, give --manifest or --realm")
+		}
+		return tg, c.Manifest, nil
+	}
+	s, err := w.attach(e)
+	if err != nil {
+		return kc.Target{}, "", err
+	}
+	m := c.Manifest
+	if m == "" {
+		m = filepath.Join(s.State().Dir, "dataset.json")
+	}
+	return s.Target(), m, nil
+}
+
+// writeLoadOutputs writes the HDR logs, the timeline and, last, the
+// summary (with the server CPU), so that a summary.json means a complete
+// result.
+func writeLoadOutputs(dir string, res *scenario.RunResult) error {
+	s, rec := res.Stats, res.Recorder
+	for _, op := range rec.Ops() {
+		if err := load.WriteFile(filepath.Join(dir, op+".hlog"), func(w io.Writer) error {
+			return rec.WriteHlog(w, op, load.SeriesLatency)
+		}); err != nil && !errors.Is(err, load.ErrUnknownOp) {
+			return err
+		}
+		if s.Model == load.ModelOpen {
+			if err := load.WriteFile(filepath.Join(dir, op+".service.hlog"), func(w io.Writer) error {
+				return rec.WriteHlog(w, op, load.SeriesService)
+			}); err != nil && !errors.Is(err, load.ErrUnknownOp) {
+				return err
+			}
+		}
+	}
+	if err := load.WriteFile(filepath.Join(dir, "timeline.csv"), func(w io.Writer) error {
+		return load.WriteTimelineCSV(w, s.Timeline)
+	}); err != nil {
+		return err
+	}
+	return load.WriteFile(filepath.Join(dir, "summary.json"), func(w io.Writer) error {
+		return writeSummaryJSON(w, s, res.CPU)
+	})
+}
+
+// writeSummaryJSON writes the engine's summary with a server_cpu field
+// added at the end, so that load.Stats still reads it and sizing finds the
+// CPU-ms.
+func writeSummaryJSON(w io.Writer, s load.Stats, srv scenario.ServerCPU) error {
+	var buf bytes.Buffer
+	if err := load.WriteJSON(&buf, s); err != nil {
+		return err
+	}
+	extra, err := json.MarshalIndent(srv, "  ", "  ")
+	if err != nil {
+		return err
+	}
+	b := bytes.TrimRight(buf.Bytes(), "\n")
+	if len(b) < 2 || b[len(b)-1] != '}' {
+		return errors.New("summary: unexpected JSON from the engine")
+	}
+	b = bytes.TrimRight(b[:len(b)-1], "\n ")
+	if _, err := w.Write(b); err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(w, ",\n  \"server_cpu\": %s\n}\n", extra)
+	return err
+}
+
+// loadProgress draws the run's progress on stderr: one line redrawn in place
+// about once a second on a terminal, else a line every few seconds.
+type loadProgress struct {
+	w     io.Writer
+	tty   bool
+	quiet bool
+	every time.Duration
+
+	mu   sync.Mutex
+	last time.Duration
+	drew bool
+}
+
+const progressEvery = 5 * time.Second
+
+func newLoadProgress(w io.Writer, quiet bool) *loadProgress {
+	return &loadProgress{w: w, tty: progress.IsTerminal(w), quiet: quiet, every: progressEvery}
+}
+
+func (p *loadProgress) update(pr load.Progress) {
+	if p.quiet {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.tty && pr.Elapsed-p.last < p.every && p.drew {
+		return
+	}
+	p.last, p.drew = pr.Elapsed, true
+	phase := ""
+	if pr.Warmup {
+		phase = " warm-up"
+	}
+	line := fmt.Sprintf("%6s%s  vus %d/%d  iterations %d (%.1f/s)  errors %d",
+		pr.Elapsed.Round(time.Second), phase, pr.ActiveVUs, pr.VUs, pr.Iterations, pr.Rate, pr.Errors)
+	if pr.Dropped > 0 {
+		line += fmt.Sprintf("  dropped %d", pr.Dropped)
+	}
+	if p.tty {
+		fmt.Fprintf(p.w, "\r%s\x1b[K", line)
+	} else {
+		fmt.Fprintln(p.w, line)
+	}
+}
+
+func (p *loadProgress) done() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.tty && p.drew && !p.quiet {
+		fmt.Fprintln(p.w)
+	}
+}
+
+func cmdScenarios(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "scenarios", "scenarios")
+	if err := parse(fs, args, 0); err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
+	for _, i := range scenario.List() {
+		fmt.Fprintf(tw, "%s\t%s\n", i.Name, i.Description)
+	}
+	return tw.Flush()
+}
+
+// checkURL accepts absolute http and https URLs.
+func checkURL(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return err
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("%q: want an http:// or https:// URL", raw)
+	}
+	return nil
+}

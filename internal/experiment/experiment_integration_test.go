@@ -1,0 +1,172 @@
+//go:build integration
+
+package experiment_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kcbench/kcbench/internal/experiment"
+	"github.com/kcbench/kcbench/internal/report"
+	"github.com/kcbench/kcbench/internal/results"
+	"github.com/kcbench/kcbench/internal/stack/stacktest"
+)
+
+// tiny: two tenant counts of one mode on one stack (the second grows the
+// first's dataset), one short warm phase.
+const tiny = `
+name: tiny
+dataset:
+  modes: [realms]
+  tenants: [1, 2]
+  password_policy: pbkdf2-sha256:1
+  snapshots: false
+phases: [warm]
+warmup: 1s
+workloads:
+  - name: token
+    scenario: client-credentials
+    vus: 2
+    duration: 3s
+  - name: jwks
+    scenario: jwks
+    vus: 2
+    duration: 2s
+`
+
+func runner(t *testing.T, yml, dir string) (*experiment.Runner, *logs) {
+	if testing.Short() {
+		t.Skip("integration test")
+	}
+	f, err := experiment.Parse([]byte(yml))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, cleanup, err := stacktest.Dirs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cleanup)
+	l := &logs{t: t}
+	return &experiment.Runner{File: f, Dir: dir, Dirs: d, StackName: "exp", Logf: l.logf}, l
+}
+
+type logs struct {
+	t       *testing.T
+	mu      sync.Mutex
+	lines   []string
+	onPoint func(line string)
+}
+
+func (l *logs) logf(format string, args ...any) {
+	line := strings.TrimSpace(fmtSprintf(format, args...))
+	l.mu.Lock()
+	l.lines = append(l.lines, line)
+	f := l.onPoint
+	l.mu.Unlock()
+	l.t.Log(line)
+	if f != nil {
+		f(line)
+	}
+}
+
+func TestTinyExperimentFilesReportResume(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "tiny")
+	r, l := runner(t, tiny, dir)
+	// Interrupt when the second point starts: the first is done, the
+	// second must rerun.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	l.onPoint = func(line string) {
+		if strings.HasPrefix(line, "point 2/2") {
+			go func() { time.Sleep(2 * time.Second); cancel() }()
+		}
+	}
+	out, err := r.Run(ctx)
+	if err == nil {
+		t.Fatalf("interrupted run: %+v, want an error", out)
+	}
+	if len(out.Done) != 1 {
+		t.Fatalf("first run: %+v", out)
+	}
+	p1 := filepath.Join(dir, "default-realms-n00001-r1")
+	for _, f := range []string{"manifest.json", "summary.json", "timeline.csv", "observe.csv", "warm-token-client_credentials.hlog", "warm-jwks-jwks.hlog"} {
+		if st, err := os.Stat(filepath.Join(p1, f)); err != nil || st.Size() == 0 {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "default-realms-n00002-r1", "summary.json")); err == nil {
+		t.Fatal("the interrupted point has a summary")
+	}
+	// Resume: only the missing point runs.
+	r2, _ := runner(t, tiny, dir)
+	out, err = r2.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Skipped) != 1 || len(out.Done) != 1 || out.Done[0] != "default-realms-n00002-r1" {
+		t.Fatalf("resume: %+v", out)
+	}
+	pts, err := results.ReadExperiment(dir)
+	if err != nil || len(pts) != 2 {
+		t.Fatalf("%d points, %v", len(pts), err)
+	}
+	p2 := pts[1].Summary
+	if p2.Seed == nil || p2.Seed.Tenants != 2 || p2.Boot == nil || p2.Boot.Seconds <= 0 || p2.Boot.RSSBytes <= 0 {
+		t.Errorf("point 2 seed/boot: %+v %+v", p2.Seed, p2.Boot)
+	}
+	for _, w := range p2.Workloads {
+		it, _ := w.Stats.Op("iteration")
+		if it.OK == 0 || it.Errors > 0 || w.ServerCPUMsPerOp <= 0 {
+			t.Errorf("workload %s: ok %d errors %d cpu %.2f", w.Name, it.OK, it.Errors, w.ServerCPUMsPerOp)
+		}
+	}
+	// The report builds from the files alone.
+	m, err := report.Build(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Write(dir); err != nil {
+		t.Fatal(err)
+	}
+	html, _ := os.ReadFile(filepath.Join(dir, "report.html"))
+	if !strings.Contains(string(html), "data:image/png;base64,") {
+		t.Error("the report has no chart")
+	}
+}
+
+func TestWatchdogAbortsAndGoesOn(t *testing.T) {
+	yml := strings.Replace(tiny, "modes: [realms]", "modes: [realms, orgs]", 1) + `
+watchdog:
+  max_rss: 1MiB
+`
+	dir := filepath.Join(t.TempDir(), "wd")
+	r, _ := runner(t, yml, dir)
+	out, err := r.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// realms n=1 aborts, realms n=2 is skipped, orgs n=1 still runs (and
+	// aborts too), orgs n=2 is skipped.
+	if len(out.Aborted) != 2 || len(out.Skipped) != 2 {
+		t.Fatalf("outcome %+v", out)
+	}
+	p, err := results.ReadPoint(filepath.Join(dir, "default-realms-n00001-r1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Summary.Status != results.StatusAborted || !strings.Contains(p.Summary.Reason, "RSS") {
+		t.Errorf("summary %+v", p.Summary)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "default-realms-n00002-r1")); !os.IsNotExist(err) {
+		t.Error("a skipped point has a folder")
+	}
+	if _, err := results.ReadPoint(filepath.Join(dir, "default-orgs-n00001-r1")); err != nil {
+		t.Errorf("the orgs point did not run: %v", err)
+	}
+}

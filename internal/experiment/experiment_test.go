@@ -1,0 +1,136 @@
+package experiment
+
+import (
+	"strings"
+	"testing"
+)
+
+const tiny = `
+name: tiny
+dataset:
+  modes: [realms, orgs]
+  tenants: [3, 1]
+workloads:
+  - name: token
+    scenario: client-credentials
+    vus: 2
+    duration: 5s
+`
+
+func TestParseAndPlan(t *testing.T) {
+	f, err := Parse([]byte(tiny))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Phases) != 2 || f.Repeats != 1 || f.Variants[0].Name != "default" || !*f.Dataset.Snapshots {
+		t.Fatalf("defaults not applied: %+v", f)
+	}
+	pts, err := Plan(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, p := range pts {
+		ids = append(ids, p.ID)
+	}
+	want := "default-realms-n00001-r1 default-realms-n00003-r1 default-orgs-n00001-r1 default-orgs-n00003-r1"
+	if strings.Join(ids, " ") != want {
+		t.Fatalf("plan %v, want %s (ascending tenants per mode)", ids, want)
+	}
+	again, _ := Plan(f)
+	for i := range pts {
+		if again[i].ID != pts[i].ID {
+			t.Fatal("plan is not deterministic")
+		}
+	}
+	if pts[3].Spec.Tenants != 3 || pts[3].Spec.Mode != "orgs" {
+		t.Errorf("spec %+v", pts[3].Spec)
+	}
+}
+
+func TestVariantsOverrideOneFactor(t *testing.T) {
+	f, err := Parse([]byte(tiny + `
+variants:
+  - name: a
+  - name: b
+    keycloak_version: 26.5.6
+    password_policy: pbkdf2-sha512:1
+repeats: 2
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pts, _ := Plan(f)
+	if len(pts) != 2*2*2*2 {
+		t.Fatalf("%d points", len(pts))
+	}
+	last := pts[len(pts)-1]
+	if last.Stack.Version != "26.5.6" || last.Spec.Policy.String() != "pbkdf2-sha512:1" || last.Repeat != 2 {
+		t.Errorf("variant b: %+v", last)
+	}
+	if pts[0].Stack.Version != "26.7.3" {
+		t.Errorf("variant a: %s", pts[0].Stack.Version)
+	}
+}
+
+func TestBadFiles(t *testing.T) {
+	cases := map[string]string{
+		"":                                       "empty experiment file",
+		"name: x\nbogus: 1\n":                    "line 2: field bogus not found",
+		"name: x\nwarmup: soon\n":                "line 2",
+		"name: x\nworkloads: []\n":               "runs no workload",
+		"name: x\ndataset:\n  tenants: []\n  modes: []\nworkloads:\n  - scenario: jwks\n": "",
+		"name: x\ndataset:\n  tenants: [0]\nworkloads:\n  - scenario: jwks\n":            "dataset.tenants[0]",
+		"name: x\ndataset:\n  modes: [silos]\nworkloads:\n  - scenario: jwks\n":          "dataset.modes[0]",
+		"name: x\nworkloads:\n  - scenario: nope\n":                                    `workloads[0] (nope): scenario: "nope": unknown`,
+		"name: x\nworkloads:\n  - scenario: jwks\n    duration: -1s\n":                  "duration",
+		"name: x\nworkloads:\n  - scenario: jwks\n  - scenario: jwks\n":                 "used twice",
+		"name: x\nwatchdog:\n  max_rss: lots\nworkloads:\n  - scenario: jwks\n":         "watchdog.max_rss",
+		"name: x\nphases: [hot]\nworkloads:\n  - scenario: jwks\n":                       "phases[0]",
+		"name: 'a b'\nworkloads:\n  - scenario: jwks\n":                                 "name:",
+		"name: x\nworkloads:\n  - scenario: jwks\n    vus: many\n":                      "line 4",
+	}
+	for in, want := range cases {
+		_, err := Parse([]byte(in))
+		if want == "" {
+			if err == nil {
+				t.Errorf("%q: want an error", in)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Parse(%q) = %v, want an error containing %q", in, err, want)
+		}
+	}
+}
+
+func TestParseBytesAndPercent(t *testing.T) {
+	for in, want := range map[string]int64{"8GiB": 8 << 30, "6000MiB": 6000 << 20, "1g": 1 << 30, "512MB": 512e6} {
+		if got, err := ParseBytes(in); err != nil || got != want {
+			t.Errorf("ParseBytes(%q) = %d, %v", in, got, err)
+		}
+	}
+	if _, err := ParseBytes("-1GiB"); err == nil {
+		t.Error("negative size accepted")
+	}
+	if p, err := ParsePercent("50%"); err != nil || p != 0.5 {
+		t.Errorf("50%% = %v %v", p, err)
+	}
+	if _, err := ParsePercent("150%"); err == nil {
+		t.Error("150% accepted")
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	f.Add([]byte(tiny))
+	f.Add([]byte("name: x\nworkloads:\n  - scenario: jwks\n    stages: '1s:2'\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		file, err := Parse(b)
+		if err != nil {
+			return
+		}
+		if _, err := Plan(file); err != nil {
+			t.Fatalf("a valid file does not plan: %v", err)
+		}
+	})
+}

@@ -1,0 +1,329 @@
+package experiment
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/kcbench/kcbench/internal/dataset"
+	"github.com/kcbench/kcbench/internal/scenario"
+	"github.com/kcbench/kcbench/internal/stack"
+)
+
+// File is an experiment file.
+type File struct {
+	Name     string      `yaml:"name"`
+	Stack    StackSpec   `yaml:"stack"`
+	Dataset  DatasetSpec `yaml:"dataset"`
+	Phases   []string    `yaml:"phases"` // cold, warm (default both)
+	Warmup   Duration    `yaml:"warmup"` // discarded load before the warm phase
+	Workload []Workload  `yaml:"workloads"`
+	Repeats  int         `yaml:"repeats"`
+	Variants []Variant   `yaml:"variants"`
+	Watchdog Watchdog    `yaml:"watchdog"`
+	// Seed makes VUs' random choices reproducible.
+	Seed uint64 `yaml:"seed"`
+}
+
+// Duration reads "30s" from YAML.
+type Duration struct{ time.Duration }
+
+// UnmarshalYAML implements yaml.Unmarshaler.
+func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
+	v, err := time.ParseDuration(n.Value)
+	if err != nil {
+		return fmt.Errorf("line %d: %q is not a duration (e.g. 30s, 2m)", n.Line, n.Value)
+	}
+	d.Duration = v
+	return nil
+}
+
+// MarshalYAML implements yaml.Marshaler.
+func (d Duration) MarshalYAML() (any, error) { return d.String(), nil }
+
+// StackSpec configures the local stack of every point (variants may
+// override parts of it).
+type StackSpec struct {
+	KeycloakVersion string         `yaml:"keycloak_version"`
+	JavaHome        string         `yaml:"java_home"`
+	Heap            string         `yaml:"heap"`
+	HTTPThreads     int            `yaml:"http_threads"`
+	DBPoolSize      int            `yaml:"db_pool_size"`
+	CacheSizes      map[string]int `yaml:"cache_sizes"`
+	BuildOptions    []string       `yaml:"build_options"`
+	Options         []string       `yaml:"options"`
+	PGVersion       string         `yaml:"pg_version"`
+}
+
+// DatasetSpec says what each point holds.
+type DatasetSpec struct {
+	Modes          []string `yaml:"modes"`   // realms, orgs
+	Tenants        []int    `yaml:"tenants"` // ascending after planning
+	Preset         string   `yaml:"preset"`
+	Users          int      `yaml:"users"`
+	Clients        int      `yaml:"clients"`
+	PasswordPolicy string   `yaml:"password_policy"`
+	Strategy       string   `yaml:"strategy"`
+	// Snapshots saves a snapshot after seeding each point, so that a rerun
+	// (or another experiment on the same machine) restores instead of
+	// seeding.
+	Snapshots *bool `yaml:"snapshots"`
+}
+
+// Workload is one scenario × executor, as `kcbench load` takes it.
+type Workload struct {
+	Name            string `yaml:"name"`
+	scenario.Config `yaml:",inline"`
+}
+
+// Variant overrides one factor of the stack or dataset.
+type Variant struct {
+	Name            string         `yaml:"name"`
+	KeycloakVersion string         `yaml:"keycloak_version"`
+	Heap            string         `yaml:"heap"`
+	HTTPThreads     int            `yaml:"http_threads"`
+	DBPoolSize      int            `yaml:"db_pool_size"`
+	CacheSizes      map[string]int `yaml:"cache_sizes"`
+	Options         []string       `yaml:"options"`
+	PasswordPolicy  string         `yaml:"password_policy"`
+}
+
+// Watchdog limits a point; crossing one aborts it, and larger tenant
+// counts of that mode (and variant) are skipped.
+type Watchdog struct {
+	MaxRSS       string   `yaml:"max_rss"`        // e.g. 8GiB, 6000MiB
+	MaxErrorRate string   `yaml:"max_error_rate"` // e.g. 50%
+	PointTimeout Duration `yaml:"point_timeout"`
+}
+
+// Load reads and checks an experiment file: unknown keys are errors, and
+// every error names the line or the field.
+func Load(path string) (*File, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	f, err := Parse(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return f, nil
+}
+
+// Parse decodes, applies defaults, then validates.
+func Parse(b []byte) (*File, error) {
+	var f File
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	if err := dec.Decode(&f); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, errors.New("empty experiment file")
+		}
+		return nil, cleanYAMLError(err)
+	}
+	f.defaults()
+	if err := f.Validate(); err != nil {
+		return nil, err
+	}
+	return &f, nil
+}
+
+var yamlPrefix = regexp.MustCompile(`^yaml: (unmarshal errors:\n\s*)?`)
+
+func cleanYAMLError(err error) error {
+	s := yamlPrefix.ReplaceAllString(err.Error(), "")
+	s = strings.ReplaceAll(s, "in type experiment.", "in ")
+	s = strings.ReplaceAll(s, "in type scenario.", "in ")
+	return errors.New(s)
+}
+
+func (f *File) defaults() {
+	if len(f.Phases) == 0 {
+		f.Phases = []string{"cold", "warm"}
+	}
+	if f.Repeats == 0 {
+		f.Repeats = 1
+	}
+	if f.Stack.KeycloakVersion == "" {
+		f.Stack.KeycloakVersion = stack.DefaultKeycloakVersion
+	}
+	if f.Dataset.Modes == nil {
+		f.Dataset.Modes = []string{string(dataset.ModeRealms)}
+	}
+	if f.Dataset.Tenants == nil && f.Dataset.Preset == "" {
+		f.Dataset.Tenants = []int{1}
+	}
+	if f.Dataset.PasswordPolicy == "" {
+		f.Dataset.PasswordPolicy = "default"
+	}
+	if f.Dataset.Strategy == "" {
+		f.Dataset.Strategy = string(dataset.Fast)
+	}
+	if f.Dataset.Snapshots == nil {
+		t := true
+		f.Dataset.Snapshots = &t
+	}
+	if f.Seed == 0 {
+		f.Seed = scenario.DefaultSeed
+	}
+	for i := range f.Workload {
+		w := &f.Workload[i]
+		w.Config.ApplyDefaults()
+		if w.Name == "" {
+			w.Name = w.Scenario
+		}
+	}
+	if len(f.Variants) == 0 {
+		f.Variants = []Variant{{Name: "default"}}
+	}
+}
+
+var nameRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
+
+// Validate checks a file with defaults applied; it reports every problem,
+// each with its path, and changes nothing.
+func (f *File) Validate() error {
+	var errs []error
+	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if !nameRe.MatchString(f.Name) {
+		add("name: %q: want letters, digits, '-', '_' or '.'", f.Name)
+	}
+	if _, err := stack.ParseVersion(f.Stack.KeycloakVersion); err != nil {
+		add("stack.keycloak_version: %v", err)
+	}
+	for i, m := range f.Dataset.Modes {
+		if _, err := dataset.ParseMode(m); err != nil {
+			add("dataset.modes[%d]: %v", i, err)
+		}
+	}
+	if f.Dataset.Preset != "" {
+		if _, err := dataset.LookupPreset(f.Dataset.Preset); err != nil {
+			add("dataset.preset: %v", err)
+		}
+	}
+	for i, n := range f.Dataset.Tenants {
+		if n < 1 || n > dataset.MaxTenants {
+			add("dataset.tenants[%d]: %d: must be between 1 and %d", i, n, dataset.MaxTenants)
+		}
+	}
+	if f.Dataset.Users < 0 || f.Dataset.Clients < 0 {
+		add("dataset.users and dataset.clients must not be negative")
+	}
+	if _, err := dataset.ParsePolicy(f.Dataset.PasswordPolicy); err != nil {
+		add("dataset.password_policy: %v", err)
+	}
+	if _, err := dataset.ParseStrategy(f.Dataset.Strategy); err != nil {
+		add("dataset.strategy: %v", err)
+	}
+	for i, p := range f.Phases {
+		if p != "cold" && p != "warm" {
+			add("phases[%d]: %q: want cold or warm", i, p)
+		}
+	}
+	if slices.Contains(f.Phases, "warm") && f.Warmup.Duration < 0 {
+		add("warmup: must not be negative")
+	}
+	if len(f.Workload) == 0 {
+		add("workloads: the experiment runs no workload (add at least one)")
+	}
+	names := map[string]bool{}
+	for i, w := range f.Workload {
+		if !nameRe.MatchString(w.Name) {
+			add("workloads[%d].name: %q: want letters, digits, '-', '_' or '.'", i, w.Name)
+		}
+		if names[w.Name] {
+			add("workloads[%d].name: %q is used twice", i, w.Name)
+		}
+		names[w.Name] = true
+		if err := w.Config.Validate(); err != nil {
+			for _, e := range unjoin(err) {
+				add("workloads[%d] (%s): %v", i, w.Name, e)
+			}
+		}
+	}
+	if f.Repeats < 1 || f.Repeats > 100 {
+		add("repeats: %d: must be between 1 and 100", f.Repeats)
+	}
+	vnames := map[string]bool{}
+	for i, v := range f.Variants {
+		if !nameRe.MatchString(v.Name) {
+			add("variants[%d].name: %q: want letters, digits, '-', '_' or '.'", i, v.Name)
+		}
+		if vnames[v.Name] {
+			add("variants[%d].name: %q is used twice", i, v.Name)
+		}
+		vnames[v.Name] = true
+		if v.KeycloakVersion != "" {
+			if _, err := stack.ParseVersion(v.KeycloakVersion); err != nil {
+				add("variants[%d].keycloak_version: %v", i, err)
+			}
+		}
+		if v.PasswordPolicy != "" {
+			if _, err := dataset.ParsePolicy(v.PasswordPolicy); err != nil {
+				add("variants[%d].password_policy: %v", i, err)
+			}
+		}
+	}
+	if f.Watchdog.MaxRSS != "" {
+		if _, err := ParseBytes(f.Watchdog.MaxRSS); err != nil {
+			add("watchdog.max_rss: %v", err)
+		}
+	}
+	if f.Watchdog.MaxErrorRate != "" {
+		if _, err := ParsePercent(f.Watchdog.MaxErrorRate); err != nil {
+			add("watchdog.max_error_rate: %v", err)
+		}
+	}
+	if f.Watchdog.PointTimeout.Duration < 0 {
+		add("watchdog.point_timeout: must not be negative")
+	}
+	// The matrix must not be empty.
+	if len(f.Dataset.Modes) == 0 || (len(f.Dataset.Tenants) == 0 && f.Dataset.Preset == "") {
+		add("dataset: the matrix is empty (no modes or no tenant counts)")
+	}
+	return errors.Join(errs...)
+}
+
+func unjoin(err error) []error {
+	if u, ok := err.(interface{ Unwrap() []error }); ok {
+		return u.Unwrap()
+	}
+	return []error{err}
+}
+
+// ParseBytes reads "8GiB", "6000MiB", "512MB", "1g".
+func ParseBytes(s string) (int64, error) {
+	t := strings.TrimSpace(s)
+	units := []struct {
+		suffix string
+		mult   int64
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"GB", 1e9}, {"MB", 1e6}, {"KB", 1e3}, {"g", 1 << 30}, {"m", 1 << 20}, {"k", 1 << 10}, {"B", 1}}
+	for _, u := range units {
+		if num, ok := strings.CutSuffix(t, u.suffix); ok {
+			var f float64
+			if _, err := fmt.Sscan(num, &f); err != nil || f <= 0 {
+				break
+			}
+			return int64(f * float64(u.mult)), nil
+		}
+	}
+	return 0, fmt.Errorf("%q: want a size such as 8GiB or 6000MiB", s)
+}
+
+// ParsePercent reads "50%" as 0.5.
+func ParsePercent(s string) (float64, error) {
+	num, ok := strings.CutSuffix(strings.TrimSpace(s), "%")
+	var f float64
+	if _, err := fmt.Sscan(num, &f); !ok || err != nil || f < 0 || f > 100 {
+		return 0, fmt.Errorf("%q: want a percentage such as 50%%", s)
+	}
+	return f / 100, nil
+}

@@ -1,0 +1,5 @@
+package experiment
+
+import "runtime"
+
+func numCPU() int { return runtime.NumCPU() }

@@ -1,0 +1,543 @@
+package experiment
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/kcbench/kcbench/internal/dataset"
+	"github.com/kcbench/kcbench/internal/fileutil"
+	"github.com/kcbench/kcbench/internal/kc"
+	"github.com/kcbench/kcbench/internal/load"
+	"github.com/kcbench/kcbench/internal/observe"
+	"github.com/kcbench/kcbench/internal/results"
+	"github.com/kcbench/kcbench/internal/scenario"
+	"github.com/kcbench/kcbench/internal/stack"
+)
+
+// Runner runs an experiment's points, in order, into Dir.
+type Runner struct {
+	File *File
+	// Dir is results/<experiment>.
+	Dir string
+	// Dirs and StackName place the local stack the runner starts and
+	// stops (a foreground stack: it dies with kcbench).
+	Dirs      stack.Dirs
+	StackName string
+	// Scale multiplies every phase duration (e.g. 0.1 for a quick look).
+	Scale float64
+	Logf  func(format string, args ...any)
+	// Progress, when set, receives load progress.
+	Progress func(point, workload string, p load.Progress)
+
+	st      *stack.Stack
+	stKey   string         // the running stack's options
+	dsKey   string         // the dataset the stack holds: variant stack key + spec fingerprint
+	dsN     int            // its tenant count
+	aborted map[string]int // variant/mode → smallest aborted tenant count
+}
+
+// Outcome says how each point ended.
+type Outcome struct {
+	Done, Skipped, Aborted, Failed []string
+}
+
+// Run runs every unfinished point. A point with a summary.json is done
+// (resume); a point that crosses a watchdog limit is marked aborted and the
+// larger tenant counts of its variant and mode are skipped.
+func (r *Runner) Run(ctx context.Context) (Outcome, error) {
+	var out Outcome
+	if r.Logf == nil {
+		r.Logf = func(string, ...any) {}
+	}
+	if r.Scale <= 0 {
+		r.Scale = 1
+	}
+	r.aborted = map[string]int{}
+	pts, err := Plan(r.File)
+	if err != nil {
+		return out, err
+	}
+	if err := os.MkdirAll(r.Dir, 0o755); err != nil {
+		return out, err
+	}
+	if b, err := yaml.Marshal(r.File); err == nil {
+		fileutil.WriteAtomic(filepath.Join(r.Dir, "experiment.yaml"), b, 0o644)
+	}
+	defer r.stopStack()
+	for i, p := range pts {
+		if ctx.Err() != nil {
+			return out, ctx.Err()
+		}
+		group := p.Variant.Name + "/" + string(p.Mode)
+		if prev, err := results.ReadPoint(filepath.Join(r.Dir, p.ID)); err == nil {
+			r.Logf("point %d/%d %s: %s already (skipped)", i+1, len(pts), p.ID, prev.Summary.Status)
+			if prev.Summary.Status == results.StatusAborted {
+				r.noteAbort(group, p.Tenants)
+			}
+			out.Skipped = append(out.Skipped, p.ID)
+			continue
+		}
+		if n, ok := r.aborted[group]; ok && p.Tenants > n {
+			r.Logf("point %d/%d %s: skipped, %s aborted at %d tenants", i+1, len(pts), p.ID, group, n)
+			out.Skipped = append(out.Skipped, p.ID)
+			continue
+		}
+		r.Logf("point %d/%d %s", i+1, len(pts), p.ID)
+		sum, err := r.runPoint(ctx, p)
+		switch {
+		case ctx.Err() != nil:
+			return out, ctx.Err()
+		case err != nil:
+			out.Failed = append(out.Failed, p.ID)
+			r.Logf("point %s failed: %v", p.ID, err)
+			// A broken stack is rebuilt for the next point.
+			r.stopStack()
+		case sum.Status == results.StatusAborted:
+			out.Aborted = append(out.Aborted, p.ID)
+			r.noteAbort(group, p.Tenants)
+			r.Logf("point %s aborted: %s", p.ID, sum.Reason)
+		default:
+			out.Done = append(out.Done, p.ID)
+		}
+	}
+	return out, nil
+}
+
+func (r *Runner) noteAbort(group string, n int) {
+	if m, ok := r.aborted[group]; !ok || n < m {
+		r.aborted[group] = n
+	}
+}
+
+func (r *Runner) stopStack() {
+	if r.st == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := r.st.Down(ctx); err != nil {
+		r.Logf("stop stack: %v", err)
+	}
+	r.st, r.stKey, r.dsKey, r.dsN = nil, "", "", 0
+}
+
+func key(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// ensureStack starts (or keeps) a stack with the point's options.
+func (r *Runner) ensureStack(ctx context.Context, p Point) error {
+	k := key([]any{p.Stack, p.PG})
+	if r.st != nil && r.stKey == k && r.st.Running() {
+		return nil
+	}
+	r.stopStack()
+	name := r.StackName
+	if name == "" {
+		name = "exp-" + r.File.Name
+	}
+	if old, err := stack.Attach(r.Dirs, name); err == nil {
+		if err := old.Down(ctx); err != nil {
+			return fmt.Errorf("stack %s left by an earlier run: %w", name, err)
+		}
+	}
+	ko := p.Stack
+	cfg := stack.Config{Name: name, Dirs: r.Dirs, Keycloak: ko, PG: stack.PGOptions{Version: p.PG}, Logf: r.Logf}
+	s, err := stack.Start(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	r.st, r.stKey, r.dsKey, r.dsN = s, k, "", 0
+	if *r.File.Dataset.Snapshots {
+		// The empty database, to come back to when the mode changes.
+		if err := r.saveSnapshot(ctx, r.emptySnapshot(p)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *Runner) snapshotName(p Point, n int) string {
+	return fmt.Sprintf("%s-%s-%s-%s-n%05d", r.File.Name, p.Variant.Name, p.Mode, p.Spec.Fingerprint()[:8], n)
+}
+
+func (r *Runner) emptySnapshot(p Point) string {
+	return fmt.Sprintf("%s-%s-empty-%s", r.File.Name, p.Variant.Name, shortHash(r.stKey))
+}
+
+func shortHash(s string) string {
+	h := uint32(2166136261)
+	for i := 0; i < len(s); i++ {
+		h = (h ^ uint32(s[i])) * 16777619
+	}
+	return fmt.Sprintf("%08x", h)
+}
+
+func (r *Runner) saveSnapshot(ctx context.Context, name string) error {
+	stack.DeleteSnapshot(r.Dirs, name)
+	_, err := r.st.SaveSnapshot(ctx, name)
+	return err
+}
+
+func (r *Runner) haveSnapshot(name string) bool {
+	ss, _ := stack.ListSnapshots(r.Dirs)
+	for _, s := range ss {
+		if s.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// reach brings the stack's database to the point's dataset: grow what is
+// there, or restore the nearest snapshot at or below N and grow from it.
+func (r *Runner) reach(ctx context.Context, p Point) (*results.Seed, error) {
+	ds := key([]any{r.stKey, p.Spec.Fingerprint()})
+	seed := &results.Seed{Tenants: p.Tenants, Strategy: r.File.Dataset.Strategy}
+	if r.dsKey == ds && r.dsN == p.Tenants {
+		return seed, nil // a repeat: the dataset is there
+	}
+	if r.dsKey != ds || r.dsN > p.Tenants {
+		// Restore the best snapshot: exact N, else the largest below, else
+		// the empty database.
+		best, bestN := "", -1
+		ss, _ := stack.ListSnapshots(r.Dirs)
+		for n := p.Tenants; n >= 1 && *r.File.Dataset.Snapshots; n-- {
+			name := r.snapshotName(p, n)
+			if slices.ContainsFunc(ss, func(s stack.SnapshotInfo) bool { return s.Name == name }) {
+				best, bestN = name, n
+				break
+			}
+			if n < p.Tenants-100000 {
+				break
+			}
+		}
+		if best == "" && r.dsKey != "" {
+			if *r.File.Dataset.Snapshots && r.haveSnapshot(r.emptySnapshot(p)) {
+				best, bestN = r.emptySnapshot(p), 0
+			} else {
+				// No way back to an empty database but a fresh stack.
+				r.stopStack()
+				if err := r.ensureStack(ctx, p); err != nil {
+					return nil, err
+				}
+			}
+		}
+		if best != "" {
+			start := time.Now()
+			r.Logf("restoring snapshot %s", best)
+			if _, err := r.st.RestoreSnapshot(ctx, best); err != nil {
+				return nil, err
+			}
+			if bestN > 0 {
+				seed.Restored = best
+			}
+			seed.RestoreSeconds = time.Since(start).Seconds()
+			r.dsKey, r.dsN = ds, bestN
+		} else {
+			r.dsKey, r.dsN = ds, 0
+		}
+	}
+	if r.dsN < p.Tenants {
+		tg := r.st.Target()
+		adm := kc.NewAdmin(kc.New(tg.BaseURL, nil), tg.Admin)
+		strat, _ := dataset.ParseStrategy(r.File.Dataset.Strategy)
+		pid := tg.PID
+		res, err := dataset.Seed(ctx, adm, p.Spec, dataset.SeedOptions{
+			Strategy: strat, Logf: r.Logf, ManifestPath: r.manifestPath(), Target: tg.BaseURL,
+			ServerCPU: func() (time.Duration, error) { return stack.CPUTime(pid) },
+		})
+		if err != nil {
+			return nil, err
+		}
+		seed.Added, seed.Seconds, seed.ServerCPU = res.Added, res.Duration.Seconds(), res.ServerCPU.Seconds()
+		r.dsN = p.Tenants
+		if *r.File.Dataset.Snapshots {
+			if err := r.saveSnapshot(ctx, r.snapshotName(p, p.Tenants)); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return seed, nil
+}
+
+func (r *Runner) manifestPath() string { return filepath.Join(r.st.State().Dir, "dataset.json") }
+
+// errAbort carries a watchdog's reason.
+type errAbort struct{ reason string }
+
+func (e errAbort) Error() string { return "watchdog: " + e.reason }
+
+// runPoint runs one point and writes its folder.
+func (r *Runner) runPoint(ctx context.Context, p Point) (*results.Summary, error) {
+	dir := filepath.Join(r.Dir, p.ID)
+	os.RemoveAll(dir) // an unfinished earlier attempt
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	man := results.Manifest{Schema: results.Schema, Kcbench: kcbenchVersion(), Experiment: r.File.Name, Point: p.ID,
+		Params: p.Params(), Keycloak: p.Stack.Version, Machine: ReadMachine(), Seed: int64(r.File.Seed), Start: start.UTC()}
+	man.Options, _ = json.Marshal(p.Stack)
+	man.Dataset, _ = json.Marshal(p.Spec)
+	sum := &results.Summary{Schema: results.Schema, Point: p.ID, Params: p.Params(), Status: results.StatusDone}
+
+	pctx := ctx
+	var cancel context.CancelCauseFunc
+	pctx, cancel = context.WithCancelCause(ctx)
+	defer cancel(nil)
+	if t := r.File.Watchdog.PointTimeout.Duration; t > 0 {
+		var c2 context.CancelFunc
+		pctx, c2 = context.WithTimeoutCause(pctx, t, errAbort{fmt.Sprintf("point time limit %s reached", t)})
+		defer c2()
+	}
+	maxRSS, _ := ParseBytes(r.File.Watchdog.MaxRSS)
+	var timelines [][]load.TimelineRow
+	var samples []observe.Sample
+	var recs []*load.Recorder
+	runErr := func() error {
+		if err := r.ensureStack(pctx, p); err != nil {
+			return err
+		}
+		stopWatch := r.watchRSS(pctx, cancel, maxRSS)
+		defer stopWatch()
+		seed, err := r.reach(pctx, p)
+		if err != nil {
+			return err
+		}
+		sum.Seed = seed
+		br, err := r.st.Restart(pctx)
+		if err != nil {
+			return err
+		}
+		stopWatch()
+		stopWatch = r.watchRSS(pctx, cancel, maxRSS)
+		sum.Boot = &results.Boot{Seconds: br.Duration.Seconds(), RSSBytes: br.RSS, CPUSeconds: br.CPU.Seconds()}
+		// The stack may have been replaced while reaching the dataset.
+		st := r.st.State()
+		man.Java, man.Target = st.Java.Version, r.st.Target().BaseURL
+		if st.PG != nil {
+			man.Postgres = st.PG.Version
+		}
+		m, err := dataset.ReadManifest(r.manifestPath())
+		if err != nil {
+			return err
+		}
+		tg := r.st.Target()
+		obs := observe.New(observe.Config{Target: tg, PGPID: st.PG.Proc.PID, PGDSN: r.pgDSN()})
+		stopObs := obs.Start(pctx)
+		defer func() {
+			samples = stopObs()
+			sum.Unobserved = append(sum.Unobserved, obs.Unavailable()...)
+		}()
+		for _, phase := range r.File.Phases {
+			obs.SetPhase(phase)
+			for _, w := range r.File.Workload {
+				cfg := w.Config.Scaled(r.Scale)
+				if phase == "warm" && cfg.Warmup == 0 {
+					cfg.Warmup = time.Duration(float64(r.File.Warmup.Duration) * r.Scale)
+				}
+				if phase == "cold" {
+					cfg.Warmup = 0
+				}
+				cfg.Seed = r.File.Seed
+				r.Logf("  %s %s: %s", phase, w.Name, cfg.Describe())
+				res, err := scenario.Run(pctx, scenario.RunInput{Target: tg, Manifest: m, Config: cfg,
+					Progress: func(pr load.Progress) {
+						if r.Progress != nil {
+							r.Progress(p.ID, phase+" "+w.Name, pr)
+						}
+					}})
+				if err != nil {
+					return fmt.Errorf("%s %s: %w", phase, w.Name, err)
+				}
+				wl := results.Workload{Name: w.Name, Scenario: cfg.Scenario, Phase: phase, Stats: res.Stats,
+					ServerCPUMsPerOp: res.CPU.PerIteration, ServerCPUSource: res.CPU.Source}
+				sum.Workloads = append(sum.Workloads, wl)
+				timelines = append(timelines, res.Stats.Timeline)
+				recs = append(recs, res.Recorder)
+				if lim, _ := ParsePercent(r.File.Watchdog.MaxErrorRate); r.File.Watchdog.MaxErrorRate != "" {
+					if it, ok := res.Stats.Op(load.IterationOp); ok && it.Count > 0 && it.ErrorRate() > lim {
+						return errAbort{fmt.Sprintf("%s %s: error rate %.1f%% above %s", phase, w.Name, 100*it.ErrorRate(), r.File.Watchdog.MaxErrorRate)}
+					}
+				}
+			}
+		}
+		return nil
+	}()
+	if runErr != nil && ctx.Err() != nil {
+		return nil, ctx.Err() // interrupted: leave no summary, the point reruns
+	}
+	var ab errAbort
+	if cause := context.Cause(pctx); runErr != nil && errors.As(cause, &ab) {
+		runErr = ab
+	}
+	switch {
+	case errors.As(runErr, &ab):
+		sum.Status, sum.Reason = results.StatusAborted, ab.reason
+		r.stopStack() // a point past a limit leaves the stack in no shape to reuse
+	case runErr != nil:
+		sum.Status, sum.Reason = results.StatusFailed, runErr.Error()
+	}
+	// Per-workload server figures from the samples.
+	for i := range sum.Workloads {
+		w := &sum.Workloads[i]
+		from, to := w.Stats.Start, w.Stats.Start.Add(w.Stats.Elapsed)
+		var cpu float64
+		var n int
+		for _, s := range samples {
+			if s.T.Before(from) || s.T.After(to) {
+				continue
+			}
+			if int64(s.KCRSSBytes) > w.MaxRSSBytes && s.KCRSSBytes == s.KCRSSBytes {
+				w.MaxRSSBytes = int64(s.KCRSSBytes)
+			}
+			if s.KCCPUPct == s.KCCPUPct {
+				cpu += s.KCCPUPct
+				n++
+			}
+		}
+		if n > 0 {
+			w.MeanCPUPct = cpu / float64(n)
+		}
+	}
+	sum.Seconds = time.Since(start).Seconds()
+	man.End = time.Now().UTC()
+	if err := writePoint(dir, man, sum, timelines, samples, recs); err != nil {
+		return nil, err
+	}
+	if sum.Status == results.StatusFailed {
+		return sum, runErr
+	}
+	return sum, nil
+}
+
+// watchRSS aborts the point when the JVM's RSS passes max (0: no limit),
+// checking every second. The returned func stops it.
+func (r *Runner) watchRSS(ctx context.Context, cancel context.CancelCauseFunc, max int64) func() {
+	if max <= 0 || r.st == nil {
+		return func() {}
+	}
+	done := make(chan struct{})
+	var once sync.Once
+	go func() {
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				pid := r.st.Target().PID
+				if pid == 0 {
+					continue
+				}
+				if rss, err := stack.RSS(pid); err == nil && rss > max {
+					cancel(errAbort{fmt.Sprintf("Keycloak RSS %d MiB above the limit %s", rss>>20, r.File.Watchdog.MaxRSS)})
+					return
+				}
+			}
+		}
+	}()
+	return func() { once.Do(func() { close(done) }) }
+}
+
+func (r *Runner) pgDSN() kc.Secret {
+	st := r.st.State()
+	if st.PG == nil {
+		return ""
+	}
+	pw, err := fileutil.ReadSecret(r.st.SecretPath("db-password"))
+	if err != nil {
+		return ""
+	}
+	return kc.Secret(fmt.Sprintf("postgres://keycloak:%s@127.0.0.1:%d/keycloak?sslmode=disable", pw, st.PG.Port))
+}
+
+// writePoint writes the point's files, summary.json last.
+func writePoint(dir string, man results.Manifest, sum *results.Summary, timelines [][]load.TimelineRow, samples []observe.Sample, recs []*load.Recorder) error {
+	if err := fileutil.WriteJSON(filepath.Join(dir, results.ManifestFile), man, 0o644); err != nil {
+		return err
+	}
+	if err := load.WriteFile(filepath.Join(dir, results.TimelineFile), func(w io.Writer) error {
+		for _, tl := range timelines {
+			if err := load.WriteTimelineCSV(w, tl); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	if len(samples) > 0 {
+		if err := load.WriteFile(filepath.Join(dir, results.ObserveFile), func(w io.Writer) error {
+			return observe.WriteCSV(w, samples)
+		}); err != nil {
+			return err
+		}
+	}
+	for i, rec := range recs {
+		wl := sum.Workloads[i]
+		for _, op := range rec.Ops() {
+			name := fmt.Sprintf("%s-%s-%s.hlog", wl.Phase, wl.Name, op)
+			if err := load.WriteFile(filepath.Join(dir, name), func(w io.Writer) error {
+				return rec.WriteHlog(w, op, load.SeriesLatency)
+			}); err != nil && !errors.Is(err, load.ErrUnknownOp) {
+				return err
+			}
+		}
+	}
+	return fileutil.WriteJSON(filepath.Join(dir, results.SummaryFile), sum, 0o644)
+}
+
+func kcbenchVersion() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	v := bi.Main.Version
+	for _, s := range bi.Settings {
+		if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+			v += " (" + s.Value[:12] + ")"
+		}
+	}
+	return v
+}
+
+// ReadMachine describes this machine.
+func ReadMachine() results.Machine {
+	m := results.Machine{Cores: numCPU()}
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(l, "model name"); ok {
+				m.CPUModel = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(v), ":"))
+				break
+			}
+		}
+	}
+	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
+		var kb int64
+		fmt.Sscanf(string(b), "MemTotal: %d kB", &kb)
+		m.RAMBytes = kb * 1024
+	}
+	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
+		m.Kernel = strings.TrimSpace(string(b))
+	}
+	m.Hostname, _ = os.Hostname()
+	return m
+}

@@ -1,0 +1,170 @@
+package observe
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"strings"
+	"testing"
+	"time"
+)
+
+// same compares samples with NaN equal to NaN.
+func same(a, b Sample) bool {
+	if !a.T.Equal(b.T) || a.Phase != b.Phase {
+		return false
+	}
+	for _, c := range columns {
+		x, y := *c.get(&a), *c.get(&b)
+		if x != y && !(math.IsNaN(x) && math.IsNaN(y)) {
+			return false
+		}
+	}
+	return true
+}
+
+func testRows() []Sample {
+	t0 := time.Date(2025, 3, 4, 5, 6, 7, 123456789, time.FixedZone("CET", 3600))
+	a := Blank(t0)
+	a.Phase = "cold"
+	a.KCRSSBytes = 512 << 20
+	a.HeapUsed = 1.5e8
+	a.PGDBSizeBytes = 13331603
+	b := Blank(t0.Add(time.Second))
+	b.Phase = `warm, "2"` // needs quoting
+	b.KCCPUPct = 187.25
+	b.GCPauseSeconds = 0.0123456789012345
+	b.PGCommits = 0
+	b.HTTPRequests = 1e-7
+	c := Blank(t0.Add(2 * time.Second)) // nothing observed
+	return []Sample{a, b, c}
+}
+
+func TestCSVRoundTrip(t *testing.T) {
+	t.Parallel()
+	rows := testRows()
+	var buf bytes.Buffer
+	if err := WriteCSV(&buf, rows); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
+	if len(lines) != 4 || lines[0] != strings.Join(Columns(), ",") {
+		t.Fatalf("csv:\n%s", buf.String())
+	}
+	if want := "2025-03-04T05:06:09.123456789+01:00," + strings.Repeat(",", len(columns)); lines[3] != want {
+		t.Errorf("empty row: %q, want %q", lines[3], want)
+	}
+	if !strings.Contains(lines[1], ",536870912,") || !strings.Contains(lines[2], ",0.0000001,") {
+		t.Errorf("numbers not plain: %q %q", lines[1], lines[2])
+	}
+	back, err := ReadCSV(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(back) != len(rows) {
+		t.Fatalf("%d rows back, want %d", len(back), len(rows))
+	}
+	for i := range rows {
+		if !same(back[i], rows[i]) {
+			t.Errorf("row %d:\n got %+v\nwant %+v", i, back[i], rows[i])
+		}
+	}
+}
+
+func TestReadCSVColumnsByName(t *testing.T) {
+	t.Parallel()
+	in := "phase,future_column,time,kc_rss_bytes\ncold,x,2025-01-01T00:00:00Z,42\n"
+	rows, err := ReadCSV(strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Blank(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
+	want.Phase, want.KCRSSBytes = "cold", 42
+	if len(rows) != 1 || !same(rows[0], want) {
+		t.Fatalf("got %+v", rows)
+	}
+}
+
+func TestReadCSVErrors(t *testing.T) {
+	t.Parallel()
+	for _, in := range []string{
+		"",
+		"phase,kc_rss_bytes\ncold,1\n",
+		"time,kc_rss_bytes\nyesterday,1\n",
+		"time,kc_rss_bytes\n2025-01-01T00:00:00Z,lots\n",
+		"time,kc_rss_bytes\n2025-01-01T00:00:00Z\n",
+	} {
+		if _, err := ReadCSV(strings.NewReader(in)); err == nil {
+			t.Errorf("%q: no error", in)
+		}
+	}
+	_, err := ReadCSV(strings.NewReader("time,kc_rss_bytes\n2025-01-01T00:00:00Z,1\n2025-01-01T00:00:01Z,x\n"))
+	if err == nil || !strings.Contains(err.Error(), "line 3") {
+		t.Errorf("error does not name line 3: %v", err)
+	}
+}
+
+func TestSampleValue(t *testing.T) {
+	t.Parallel()
+	s := Blank(time.Time{})
+	s.PGBlksHit = 9
+	if v, ok := s.Value("pg_blks_hit_per_s"); !ok || v != 9 {
+		t.Errorf("pg_blks_hit_per_s: %v %v", v, ok)
+	}
+	if _, ok := s.Value("nope"); ok {
+		t.Error("unknown column found")
+	}
+	if len(Columns()) != 2+len(columns) {
+		t.Error("header size")
+	}
+}
+
+func TestSummarize(t *testing.T) {
+	t.Parallel()
+	t0 := time.Unix(0, 0)
+	row := func(sec int, phase string, cpu, rss float64) Sample {
+		s := Blank(t0.Add(time.Duration(sec) * time.Second))
+		s.Phase, s.KCCPUPct, s.KCRSSBytes = phase, cpu, rss
+		return s
+	}
+	nan := math.NaN()
+	rows := []Sample{
+		row(0, "cold", nan, 100),
+		row(1, "cold", 50, 300),
+		row(2, "cold", 150, 200),
+		row(3, "warm", 10, 400),
+		row(4, "warm", 30, nan),
+		row(5, "cold", 100, 50), // back to cold: same group
+	}
+	sum := Summarize(rows)
+	if len(sum) != 2 || sum[0].Phase != "cold" || sum[1].Phase != "warm" {
+		t.Fatalf("phases: %+v", sum)
+	}
+	cold, warm := sum[0], sum[1]
+	if cold.Samples != 4 || !cold.Start.Equal(t0) || !cold.End.Equal(t0.Add(5*time.Second)) {
+		t.Errorf("cold span: %+v", cold)
+	}
+	if cold.Mean.KCCPUPct != 100 || cold.Max.KCCPUPct != 150 || cold.Max.KCRSSBytes != 300 || cold.Mean.KCRSSBytes != 162.5 {
+		t.Errorf("cold: mean cpu %v max cpu %v max rss %v mean rss %v", cold.Mean.KCCPUPct, cold.Max.KCCPUPct, cold.Max.KCRSSBytes, cold.Mean.KCRSSBytes)
+	}
+	if warm.Mean.KCCPUPct != 20 || warm.Max.KCRSSBytes != 400 || !math.IsNaN(warm.Max.PGRSSBytes) {
+		t.Errorf("warm: %+v", warm)
+	}
+
+	b, err := json.Marshal(sum)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(b), "pg_rss_bytes") || !strings.Contains(string(b), `"kc_cpu_pct":100`) {
+		t.Errorf("json: %s", b)
+	}
+	var back []PhaseSummary
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	for i := range sum {
+		if !same(back[i].Mean, sum[i].Mean) || !same(back[i].Max, sum[i].Max) || back[i].Samples != sum[i].Samples {
+			t.Errorf("json round trip %d: %+v", i, back[i])
+		}
+	}
+}

@@ -1,0 +1,375 @@
+package report
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"image/color"
+	"math"
+	"strconv"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+)
+
+// Chart size and resolution.
+const (
+	ChartWidth  = 900 // pixels
+	ChartHeight = 450 // pixels
+	chartDPI    = 96
+	// maxTimelinePoints bounds the points drawn per line of an over-time
+	// chart; longer timelines are downsampled with LTTB.
+	maxTimelinePoints = 1200
+)
+
+// errNoData marks a chart with nothing to draw.
+var errNoData = errors.New("no data")
+
+// lineSeries is one line of a chart, in parts that are not joined.
+type lineSeries struct {
+	label string
+	parts [][]xy
+	color int // palette index; -1 picks by position
+}
+
+// vmark is a vertical marker line.
+type vmark struct {
+	x      float64
+	label  string
+	dotted bool
+}
+
+type lineChart struct {
+	title      string
+	sub        []string
+	xLabel     string
+	yLabel     string
+	logX, logY bool
+	xTicks     []float64 // constant ticks, e.g. the tenant counts
+	points     bool      // draw glyphs at the data points
+	series     []lineSeries
+	marks      []vmark
+	zeroY      bool // a linear y axis starts at 0
+	headroom   bool // leave room above the data
+}
+
+type barSeries struct {
+	label  string
+	values []float64 // one per group; NaN when missing
+}
+
+type barChart struct {
+	title  string
+	sub    []string
+	yLabel string
+	groups []string
+	bars   []barSeries
+}
+
+func newPlot(title string, sub []string) *plot.Plot {
+	p := plot.New()
+	p.Title.Text = title
+	for _, s := range sub {
+		p.Title.Text += "\n" + s
+	}
+	p.Title.TextStyle.Font.Size = vg.Points(10)
+	p.Title.Padding = vg.Points(6)
+	p.Legend.TextStyle.Font.Size = vg.Points(9)
+	p.X.Label.TextStyle.Font.Size = vg.Points(10)
+	p.Y.Label.TextStyle.Font.Size = vg.Points(10)
+	return p
+}
+
+func (c lineChart) plot() (*plot.Plot, error) {
+	keep := func(q xy) bool {
+		if math.IsNaN(q.x) || math.IsNaN(q.y) || math.IsInf(q.x, 0) || math.IsInf(q.y, 0) {
+			return false
+		}
+		return (!c.logX || q.x > 0) && (!c.logY || q.y > 0)
+	}
+	xmin, xmax, ymin, ymax := math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)
+	var clean []lineSeries
+	for _, s := range c.series {
+		cs := lineSeries{label: s.label, color: s.color}
+		for _, part := range s.parts {
+			var cp []xy
+			for _, q := range part {
+				if !keep(q) {
+					continue
+				}
+				cp = append(cp, q)
+				xmin, xmax = min(xmin, q.x), max(xmax, q.x)
+				ymin, ymax = min(ymin, q.y), max(ymax, q.y)
+			}
+			if len(cp) > 0 {
+				cs.parts = append(cs.parts, cp)
+			}
+		}
+		if len(cs.parts) > 0 {
+			clean = append(clean, cs)
+		}
+	}
+	if len(clean) == 0 {
+		return nil, errNoData
+	}
+	for _, m := range c.marks {
+		if !c.logX || m.x > 0 {
+			xmin, xmax = min(xmin, m.x), max(xmax, m.x)
+		}
+	}
+
+	p := newPlot(c.title, c.sub)
+	p.X.Label.Text, p.Y.Label.Text = c.xLabel, c.yLabel
+	p.Add(plotter.NewGrid())
+
+	// axis ranges, set explicitly so that log axes never see zero
+	if c.headroom {
+		// room for the legend and the marker labels above the data
+		if c.logY {
+			ymax *= 4
+		} else {
+			ymax += (ymax - min(ymin, 0)) * 0.2
+		}
+	}
+	if c.logY {
+		lo, hi := math.Pow10(int(math.Floor(math.Log10(ymin)))), math.Pow10(int(math.Ceil(math.Log10(ymax))))
+		if hi <= lo {
+			hi = lo * 10
+		}
+		ymin, ymax = lo, hi
+		p.Y.Scale = plot.LogScale{}
+		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+	} else {
+		if c.zeroY && ymin >= 0 {
+			ymin = 0
+		}
+		if ymax <= ymin {
+			ymax = ymin + 1
+		}
+		ymax += (ymax - ymin) * 0.08
+	}
+	if c.logX {
+		if xmax <= xmin {
+			xmin, xmax = xmin/2, xmax*2
+		}
+		xmin, xmax = xmin/1.25, xmax*1.25
+		p.X.Scale = plot.LogScale{}
+		p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	} else if xmax <= xmin {
+		xmin, xmax = xmin-1, xmax+1
+	} else if len(c.xTicks) > 0 {
+		pad := (xmax - xmin) * 0.04
+		xmin, xmax = xmin-pad, xmax+pad
+	}
+	if len(c.xTicks) > 0 {
+		ticks := make(plot.ConstantTicks, 0, len(c.xTicks))
+		for _, t := range c.xTicks {
+			if !c.logX || t > 0 {
+				ticks = append(ticks, plot.Tick{Value: t, Label: strconv.FormatFloat(t, 'f', -1, 64)})
+			}
+		}
+		p.X.Tick.Marker = ticks
+	}
+
+	for i, s := range clean {
+		ci := s.color
+		if ci < 0 {
+			ci = i
+		}
+		style := draw.LineStyle{Color: plotutil.Color(ci), Width: vg.Points(1.5)}
+		for j, part := range s.parts {
+			l, err := plotter.NewLine(toXYs(part))
+			if err != nil {
+				return nil, err
+			}
+			l.LineStyle = style
+			p.Add(l)
+			var sc *plotter.Scatter
+			if c.points {
+				if sc, err = plotter.NewScatter(toXYs(part)); err != nil {
+					return nil, err
+				}
+				sc.GlyphStyle = draw.GlyphStyle{Color: plotutil.Color(ci), Shape: plotutil.Shape(ci), Radius: vg.Points(2.5)}
+				p.Add(sc)
+			}
+			if j == 0 && s.label != "" {
+				if sc != nil {
+					p.Legend.Add(s.label, l, sc)
+				} else {
+					p.Legend.Add(s.label, l)
+				}
+			}
+		}
+	}
+
+	if len(c.marks) > 0 {
+		var lbl plotter.XYLabels
+		for _, m := range c.marks {
+			if c.logX && m.x <= 0 {
+				continue
+			}
+			l, err := plotter.NewLine(plotter.XYs{{X: m.x, Y: ymin}, {X: m.x, Y: ymax}})
+			if err != nil {
+				return nil, err
+			}
+			l.LineStyle = draw.LineStyle{Color: color.Gray{Y: 110}, Width: vg.Points(0.8), Dashes: []vg.Length{vg.Points(4), vg.Points(3)}}
+			if m.dotted {
+				l.LineStyle.Color = color.Gray{Y: 160}
+				l.LineStyle.Dashes = []vg.Length{vg.Points(1), vg.Points(2)}
+			}
+			p.Add(l)
+			if m.label != "" {
+				lbl.XYs = append(lbl.XYs, plotter.XY{X: m.x, Y: ymax})
+				lbl.Labels = append(lbl.Labels, " "+m.label)
+			}
+		}
+		if len(lbl.Labels) > 0 {
+			ls, err := plotter.NewLabels(lbl)
+			if err != nil {
+				return nil, err
+			}
+			for i := range ls.TextStyle {
+				ls.TextStyle[i].Font.Size = vg.Points(7)
+				ls.TextStyle[i].YAlign = draw.YTop
+				ls.TextStyle[i].XAlign = draw.XLeft
+				ls.TextStyle[i].Color = color.Gray{Y: 60}
+			}
+			p.Add(ls)
+		}
+	}
+
+	p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = xmin, xmax, ymin, ymax
+	p.Legend.Top = true
+	p.Legend.Left = legendLeft(clean, xmin, xmax, ymin, ymax, c.logX, c.logY)
+	p.Legend.XOffs, p.Legend.YOffs = vg.Points(-6), vg.Points(-14)
+	if p.Legend.Left {
+		p.Legend.XOffs = vg.Points(6)
+	}
+	return p, nil
+}
+
+// legendLeft puts the legend in the top corner with fewer data points.
+func legendLeft(ss []lineSeries, xmin, xmax, ymin, ymax float64, logX, logY bool) bool {
+	norm := func(v, lo, hi float64, log bool) float64 {
+		if log {
+			v, lo, hi = math.Log10(v), math.Log10(lo), math.Log10(hi)
+		}
+		if hi == lo {
+			return 0
+		}
+		return (v - lo) / (hi - lo)
+	}
+	var left, right int
+	for _, s := range ss {
+		for _, part := range s.parts {
+			for _, q := range part {
+				if norm(q.y, ymin, ymax, logY) < 0.6 {
+					continue
+				}
+				switch x := norm(q.x, xmin, xmax, logX); {
+				case x < 0.35:
+					left++
+				case x > 0.65:
+					right++
+				}
+			}
+		}
+	}
+	return left < right
+}
+
+func toXYs(pts []xy) plotter.XYs {
+	out := make(plotter.XYs, len(pts))
+	for i, q := range pts {
+		out[i] = plotter.XY{X: q.x, Y: q.y}
+	}
+	return out
+}
+
+func (c barChart) plot() (*plot.Plot, error) {
+	// drop the groups without any value
+	var groups []string
+	var keepIdx []int
+	for g, name := range c.groups {
+		for _, b := range c.bars {
+			if g < len(b.values) && !math.IsNaN(b.values[g]) {
+				groups = append(groups, name)
+				keepIdx = append(keepIdx, g)
+				break
+			}
+		}
+	}
+	if len(groups) == 0 || len(c.bars) == 0 {
+		return nil, errNoData
+	}
+	p := newPlot(c.title, c.sub)
+	p.Y.Label.Text = c.yLabel
+	p.Add(plotter.NewGrid())
+	// the data area is roughly the chart less the y axis; each group gets
+	// one unit of the x axis, from -0.5 to len(groups)-0.5
+	plotW := vg.Length(ChartWidth-90) * vg.Inch / chartDPI
+	groupW := plotW / vg.Length(len(groups))
+	barW := groupW * 0.75 / vg.Length(len(c.bars))
+	ymax := 0.0
+	for i, b := range c.bars {
+		vs := make(plotter.Values, len(keepIdx))
+		for j, g := range keepIdx {
+			v := math.NaN()
+			if g < len(b.values) {
+				v = b.values[g]
+			}
+			if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+				v = 0
+			}
+			vs[j] = v
+			ymax = max(ymax, v)
+		}
+		bc, err := plotter.NewBarChart(vs, barW)
+		if err != nil {
+			return nil, err
+		}
+		bc.Color = plotutil.Color(i)
+		bc.LineStyle.Width = 0
+		bc.Offset = barW * (vg.Length(i) - vg.Length(len(c.bars)-1)/2)
+		p.Add(bc)
+		p.Legend.Add(b.label, bc)
+	}
+	p.NominalX(groups...)
+	if len(groups) > 4 {
+		p.X.Tick.Label.Rotation = math.Pi / 10
+		p.X.Tick.Label.XAlign = draw.XRight
+		p.X.Tick.Label.YAlign = draw.YCenter
+	}
+	if ymax <= 0 {
+		ymax = 1
+	}
+	p.X.Min, p.X.Max = -0.5, float64(len(groups))-0.5
+	p.Y.Min, p.Y.Max = 0, ymax*1.25
+	p.Legend.Top = true
+	p.Legend.XOffs, p.Legend.YOffs = vg.Points(-6), vg.Points(-2)
+	return p, nil
+}
+
+// renderPNG draws p at the chart size. A panic inside the plotting
+// library becomes an error, so a strange chart is skipped, not fatal.
+func renderPNG(p *plot.Plot) (b []byte, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("plot: %v", r)
+		}
+	}()
+	c := vgimg.NewWith(
+		vgimg.UseWH(vg.Length(ChartWidth)*vg.Inch/chartDPI, vg.Length(ChartHeight)*vg.Inch/chartDPI),
+		vgimg.UseDPI(chartDPI),
+	)
+	p.Draw(draw.New(c))
+	var buf bytes.Buffer
+	if _, err := (vgimg.PngCanvas{Canvas: c}).WriteTo(&buf); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}

@@ -1,0 +1,385 @@
+package report
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/kcbench/kcbench/internal/load"
+	"github.com/kcbench/kcbench/internal/results"
+)
+
+// Parameter names with a meaning to the report.
+const (
+	ParamMode    = "mode"
+	ParamTenants = "tenants"
+	ParamRepeat  = "repeat"
+	ParamVariant = "variant"
+)
+
+// Scenario names the sweep charts look for (internal/scenario's names,
+// repeated here because report must not import scenario).
+const (
+	scenarioAdminAPI          = "admin-api"
+	scenarioPasswordGrant     = "password-grant"
+	scenarioClientCredentials = "client-credentials"
+	scenarioJWKS              = "jwks"
+)
+
+// Phases of a point.
+const (
+	phaseCold = "cold"
+	phaseWarm = "warm"
+)
+
+const mib = 1 << 20
+
+// experiment is a results folder read back and grouped.
+type experiment struct {
+	dir     string
+	name    string
+	points  []*results.Point
+	configs []*config
+	sweep   bool // every point has a mode and a numeric tenant count
+}
+
+// config is the set of points whose params differ only by "repeat".
+type config struct {
+	key     string            // params without repeat, "k=v,k=v" sorted
+	label   string            // for people
+	params  map[string]string // without repeat
+	series  string            // sweep: params without tenants, the line a point belongs to
+	tenants int               // sweep: the tenant count
+	points  []*results.Point  // every repeat, by repeat
+	done    []*results.Point  // the repeats whose status is done
+}
+
+// loadExperiment reads dir: an experiment folder of point folders, or one
+// point folder.
+func loadExperiment(dir string) (*experiment, error) {
+	fi, err := os.Stat(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("results folder %s: %w", dir, os.ErrNotExist)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("results %s: %w", dir, err)
+	}
+	if !fi.IsDir() {
+		return nil, fmt.Errorf("results %s: not a folder", dir)
+	}
+	var ps []*results.Point
+	if _, err := os.Stat(filepath.Join(dir, results.SummaryFile)); err == nil {
+		p, err := results.ReadPoint(dir)
+		if err != nil {
+			return nil, fmt.Errorf("results %s: %w", dir, err)
+		}
+		ps = []*results.Point{p}
+	} else {
+		ps, err = results.ReadExperiment(dir)
+		if err != nil {
+			if errors.Is(err, os.ErrNotExist) {
+				return nil, fmt.Errorf("results %s: incomplete point: %w", dir, err)
+			}
+			return nil, fmt.Errorf("results %s: %w", dir, err)
+		}
+	}
+	e := &experiment{dir: dir, points: ps}
+	for _, p := range ps {
+		if p.Manifest.Experiment != "" {
+			e.name = p.Manifest.Experiment
+			break
+		}
+	}
+	if e.name == "" {
+		e.name = filepath.Base(filepath.Clean(dir))
+	}
+	e.group()
+	return e, nil
+}
+
+// params returns a point's parameters: the summary's, else the manifest's.
+func params(p *results.Point) map[string]string {
+	if len(p.Summary.Params) > 0 {
+		return p.Summary.Params
+	}
+	return p.Manifest.Params
+}
+
+func (e *experiment) group() {
+	e.sweep = true
+	byKey := map[string]*config{}
+	for _, p := range e.points {
+		ps := params(p)
+		n, err := strconv.Atoi(ps[ParamTenants])
+		if ps[ParamMode] == "" || err != nil {
+			e.sweep = false
+		}
+		base := maps.Clone(ps)
+		if base == nil {
+			base = map[string]string{}
+		}
+		delete(base, ParamRepeat)
+		key := paramKey(base)
+		c := byKey[key]
+		if c == nil {
+			c = &config{key: key, params: base, tenants: n}
+			byKey[key] = c
+			e.configs = append(e.configs, c)
+		}
+		c.points = append(c.points, p)
+		if p.Summary.Status == results.StatusDone || p.Summary.Status == "" {
+			c.done = append(c.done, p)
+		}
+	}
+	for _, c := range e.configs {
+		sort.SliceStable(c.points, func(i, j int) bool { return repeatOf(c.points[i]) < repeatOf(c.points[j]) })
+		sort.SliceStable(c.done, func(i, j int) bool { return repeatOf(c.done[i]) < repeatOf(c.done[j]) })
+		if e.sweep {
+			s := maps.Clone(c.params)
+			delete(s, ParamTenants)
+			c.series = paramLabel(s)
+			c.label = fmt.Sprintf("%s N=%d", c.series, c.tenants)
+		} else {
+			c.label = paramLabel(c.params)
+		}
+	}
+	sort.SliceStable(e.configs, func(i, j int) bool {
+		a, b := e.configs[i], e.configs[j]
+		if e.sweep {
+			if a.series != b.series {
+				return a.series < b.series
+			}
+			return a.tenants < b.tenants
+		}
+		return a.label < b.label
+	})
+}
+
+func repeatOf(p *results.Point) int {
+	n, _ := strconv.Atoi(params(p)[ParamRepeat])
+	return n
+}
+
+// paramKey is a canonical form of ps.
+func paramKey(ps map[string]string) string {
+	var b strings.Builder
+	for i, k := range slices.Sorted(maps.Keys(ps)) {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(k + "=" + ps[k])
+	}
+	return b.String()
+}
+
+// paramLabel names a set of params for people: a lone mode or variant is
+// shown as its value, several as "k=v, k=v" (mode first).
+func paramLabel(ps map[string]string) string {
+	switch {
+	case len(ps) == 0:
+		return "all"
+	case len(ps) == 1 && ps[ParamMode] != "":
+		return ps[ParamMode]
+	case len(ps) == 1 && ps[ParamVariant] != "":
+		return ps[ParamVariant]
+	}
+	keys := slices.Sorted(maps.Keys(ps))
+	if i := slices.Index(keys, ParamMode); i > 0 {
+		keys = append([]string{ParamMode}, slices.Delete(keys, i, i+1)...)
+	}
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + "=" + ps[k]
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Stat summarises one figure over the repeats of a configuration.
+type Stat struct {
+	Mean float64 `json:"mean"`
+	Min  float64 `json:"min"`
+	Max  float64 `json:"max"`
+	N    int     `json:"runs"` // repeats that had the figure
+}
+
+func statOf(vs []float64) Stat {
+	s := Stat{Min: math.Inf(1), Max: math.Inf(-1)}
+	var sum float64
+	for _, v := range vs {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			continue
+		}
+		sum += v
+		s.Min = min(s.Min, v)
+		s.Max = max(s.Max, v)
+		s.N++
+	}
+	if s.N == 0 {
+		return Stat{}
+	}
+	s.Mean = sum / float64(s.N)
+	return s
+}
+
+// Known says whether any repeat had the figure.
+func (s Stat) Known() bool { return s.N > 0 }
+
+// Spread is the range of the repeats (max − min); it is known only with
+// at least two repeats.
+func (s Stat) Spread() (float64, bool) {
+	if s.N < 2 {
+		return 0, false
+	}
+	return s.Max - s.Min, true
+}
+
+// wlKey identifies a workload inside a point: its name and phase.
+type wlKey struct{ name, phase string }
+
+func (k wlKey) String() string {
+	if k.phase == "" {
+		return k.name
+	}
+	return k.phase + " " + k.name
+}
+
+// wlAgg is one workload of a configuration, over its done repeats.
+type wlAgg struct {
+	key      wlKey
+	scenario string
+	models   []string
+	// figures of the whole iteration
+	throughput, p50, p95, p99, max, errPct, cpuMs, rssMiB Stat
+	errors                                                int64 // summed over the repeats
+}
+
+// iterationOp returns the whole-iteration figures of a workload.
+func iterationOp(w *results.Workload) (load.OpStats, bool) {
+	if o, ok := w.Stats.Op(load.IterationOp); ok {
+		return o, true
+	}
+	if len(w.Stats.Ops) > 0 {
+		return w.Stats.Ops[0], true
+	}
+	return load.OpStats{}, false
+}
+
+func msOf(d interface{ Microseconds() int64 }) float64 { return float64(d.Microseconds()) / 1000 }
+
+// workloads aggregates the workloads of c's done repeats, in the order
+// they first appear.
+func (c *config) workloads() []*wlAgg {
+	type acc struct {
+		agg                                      *wlAgg
+		thr, p50, p95, p99, mx, errPct, cpu, rss []float64
+	}
+	var order []wlKey
+	accs := map[wlKey]*acc{}
+	for _, p := range c.done {
+		for i := range p.Summary.Workloads {
+			w := &p.Summary.Workloads[i]
+			k := wlKey{w.Name, w.Phase}
+			a := accs[k]
+			if a == nil {
+				sc := w.Scenario
+				if sc == "" {
+					sc = w.Stats.Scenario
+				}
+				a = &acc{agg: &wlAgg{key: k, scenario: sc}}
+				accs[k] = a
+				order = append(order, k)
+			}
+			a.agg.models = appendModelName(a.agg.models, string(w.Stats.Model))
+			o, ok := iterationOp(w)
+			if !ok {
+				continue
+			}
+			a.thr = append(a.thr, o.Rate)
+			a.p50 = append(a.p50, msOf(o.Latency.P50))
+			a.p95 = append(a.p95, msOf(o.Latency.P95))
+			a.p99 = append(a.p99, msOf(o.Latency.P99))
+			a.mx = append(a.mx, msOf(o.Latency.Max))
+			a.errPct = append(a.errPct, 100*o.ErrorRate())
+			a.agg.errors += o.Errors
+			if w.ServerCPUMsPerOp > 0 {
+				a.cpu = append(a.cpu, w.ServerCPUMsPerOp)
+			}
+			if w.MaxRSSBytes > 0 {
+				a.rss = append(a.rss, float64(w.MaxRSSBytes)/mib)
+			}
+		}
+	}
+	out := make([]*wlAgg, 0, len(order))
+	for _, k := range order {
+		a := accs[k]
+		g := a.agg
+		g.throughput, g.p50, g.p95, g.p99, g.max = statOf(a.thr), statOf(a.p50), statOf(a.p95), statOf(a.p99), statOf(a.mx)
+		g.errPct, g.cpuMs, g.rssMiB = statOf(a.errPct), statOf(a.cpu), statOf(a.rss)
+		out = append(out, g)
+	}
+	return out
+}
+
+// pointAgg is the point-level figures of a configuration.
+type pointAgg struct {
+	seedS, seedAdded, bootS, rssMiB Stat
+	restored                        bool
+}
+
+func (c *config) pointFigures() pointAgg {
+	var seed, added, boot, rss []float64
+	var restored bool
+	for _, p := range c.done {
+		if s := p.Summary.Seed; s != nil {
+			if s.Restored != "" {
+				restored = true
+			}
+			if s.Added > 0 {
+				seed = append(seed, s.Seconds)
+				added = append(added, float64(s.Added))
+			}
+		}
+		if b := p.Summary.Boot; b != nil {
+			if b.Seconds > 0 {
+				boot = append(boot, b.Seconds)
+			}
+			if b.RSSBytes > 0 {
+				rss = append(rss, float64(b.RSSBytes)/mib)
+			}
+		}
+	}
+	return pointAgg{seedS: statOf(seed), seedAdded: statOf(added), bootS: statOf(boot), rssMiB: statOf(rss), restored: restored}
+}
+
+// workloadOrder lists every workload key of the experiment in the order
+// they first appear.
+func (e *experiment) workloadOrder() []wlKey {
+	var ks []wlKey
+	for _, p := range e.points {
+		for _, w := range p.Summary.Workloads {
+			k := wlKey{w.Name, w.Phase}
+			if !slices.Contains(ks, k) {
+				ks = append(ks, k)
+			}
+		}
+	}
+	return ks
+}
+
+// seriesNames lists the sweep's lines in order.
+func (e *experiment) seriesNames() []string {
+	var ss []string
+	for _, c := range e.configs {
+		if !slices.Contains(ss, c.series) {
+			ss = append(ss, c.series)
+		}
+	}
+	return ss
+}

@@ -1,0 +1,627 @@
+package report
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"html/template"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/kcbench/kcbench/internal/results"
+)
+
+// Kind is the shape of an experiment.
+type Kind string
+
+const (
+	// KindSweep: every point has a mode and a tenant count; charts are
+	// drawn against the tenant count, one line per mode.
+	KindSweep Kind = "sweep"
+	// KindVariants: any other matrix (hash iterations, Keycloak
+	// versions…); charts are bars per workload and variant.
+	KindVariants Kind = "variants"
+)
+
+// Model is a report, built from result files by Build and rendered by
+// WriteHTML, WriteMarkdown and Write.
+type Model struct {
+	Experiment string
+	Kind       Kind
+	Points     int    // point folders read (repeats included)
+	Configs    int    // points that differ by more than their repeat
+	Machine    string // where the points ran
+	Versions   string // Keycloak, Java, PostgreSQL, kcbench
+	LoadModel  string // open, closed, or both
+	Notes      []string
+	Sections   []Section // chart sections
+	Tables     []Table
+}
+
+// Section is a group of charts.
+type Section struct {
+	Title    string
+	PerPoint bool // the over-time charts of one point
+	Charts   []Chart
+}
+
+// Chart is one PNG chart.
+type Chart struct {
+	Name    string // file stem: charts/<Name>.png
+	Title   string
+	Caption string // machine, versions and load model
+	Width   int    // pixels
+	Height  int
+	PNG     []byte
+}
+
+// File is the chart's path relative to the report.
+func (c Chart) File() string { return "charts/" + c.Name + ".png" }
+
+// DataURI is the chart as a data: URI, for a self-contained HTML page.
+func (c Chart) DataURI() string {
+	return "data:image/png;base64," + base64.StdEncoding.EncodeToString(c.PNG)
+}
+
+// SrcAttr is the img src attribute holding DataURI. Base64 needs no
+// escaping in an attribute; as a plain URL html/template would escape
+// every "+" into "&#43;".
+func (c Chart) SrcAttr() template.HTMLAttr {
+	return template.HTMLAttr(`src="` + c.DataURI() + `"`)
+}
+
+// Table is one table of the report.
+type Table struct {
+	Title   string
+	Caption string
+	Header  []string
+	Rows    [][]string
+}
+
+// Charts returns every chart, section by section.
+func (m *Model) Charts() []Chart {
+	var cs []Chart
+	for _, s := range m.Sections {
+		cs = append(cs, s.Charts...)
+	}
+	return cs
+}
+
+// Build reads the results in dir (an experiment folder of point folders,
+// or one point folder) and builds the report: aggregates, tables and
+// charts. Charts that lack data are left out with a note.
+func Build(ctx context.Context, dir string) (*Model, error) {
+	e, err := loadExperiment(dir)
+	if err != nil {
+		return nil, err
+	}
+	b := &builder{ctx: ctx, e: e, m: &Model{
+		Experiment: e.name,
+		Kind:       KindVariants,
+		Points:     len(e.points),
+		Configs:    len(e.configs),
+		Machine:    machineText(e.points),
+		Versions:   versionsText(e.points),
+		LoadModel:  experimentModels(e.points),
+	}}
+	if e.sweep {
+		b.m.Kind = KindSweep
+	}
+	b.statusNotes()
+	if e.sweep {
+		b.sweepCharts()
+		b.sweepTables()
+	} else {
+		b.variantCharts()
+		b.variantTables()
+	}
+	b.pointCharts()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return b.m, nil
+}
+
+type builder struct {
+	ctx     context.Context
+	e       *experiment
+	m       *Model
+	section *Section
+}
+
+func (b *builder) note(format string, args ...any) {
+	b.m.Notes = append(b.m.Notes, fmt.Sprintf(format, args...))
+}
+
+func (b *builder) startSection(title string, perPoint bool) {
+	b.m.Sections = append(b.m.Sections, Section{Title: title, PerPoint: perPoint})
+	b.section = &b.m.Sections[len(b.m.Sections)-1]
+}
+
+// caption is the subtitle every chart carries.
+func (b *builder) caption(ps []*results.Point, models []string) []string {
+	return []string{machineText(ps), versionsText(ps) + " · " + modelsText(models)}
+}
+
+// add renders a chart into the current section, or notes why not.
+func (b *builder) add(name, title string, sub []string, r renderer) {
+	if b.ctx.Err() != nil {
+		return
+	}
+	png, err := r.render()
+	if err != nil {
+		if errors.Is(err, errNoData) {
+			b.note("Chart %q left out: no data.", title)
+		} else {
+			b.note("Chart %q left out: %v.", title, err)
+		}
+		return
+	}
+	if len(b.m.Sections) == 0 {
+		b.startSection("Charts", false)
+	}
+	b.section.Charts = append(b.section.Charts, Chart{
+		Name: name, Title: title, Caption: strings.Join(sub, "; "),
+		Width: ChartWidth, Height: ChartHeight, PNG: png,
+	})
+}
+
+// renderer is a chart description that can draw itself as a PNG.
+type renderer interface{ render() ([]byte, error) }
+
+func (c lineChart) render() ([]byte, error) {
+	p, err := c.plot()
+	if err != nil {
+		return nil, err
+	}
+	return renderPNG(p)
+}
+
+func (c barChart) render() ([]byte, error) {
+	p, err := c.plot()
+	if err != nil {
+		return nil, err
+	}
+	return renderPNG(p)
+}
+
+func (b *builder) statusNotes() {
+	var unobserved []string
+	for _, p := range b.e.points {
+		switch st := p.Summary.Status; st {
+		case results.StatusDone, "":
+		default:
+			msg := fmt.Sprintf("Point %s is %s", p.Manifest.Point, st)
+			if p.Summary.Reason != "" {
+				msg += ": " + p.Summary.Reason
+			}
+			b.note("%s; it is listed in the tables but left out of the figures.", msg)
+		}
+		for _, u := range p.Summary.Unobserved {
+			if !slices.Contains(unobserved, u) {
+				unobserved = append(unobserved, u)
+			}
+		}
+	}
+	if len(unobserved) > 0 {
+		b.note("Not observed: %s.", strings.Join(unobserved, "; "))
+	}
+}
+
+// sweepMetric is a workload figure drawn against the tenant count.
+type sweepMetric struct {
+	name      string
+	title     string
+	yLabel    string
+	scenarios []string
+	phases    []string // preferred phases, first found wins
+	stat      func(*wlAgg) Stat
+	logY      bool
+}
+
+func (b *builder) sweepCharts() {
+	b.startSection("Tenant sweep", false)
+	thr := func(w *wlAgg) Stat { return w.throughput }
+	p95 := func(w *wlAgg) Stat { return w.p95 }
+	mx := func(w *wlAgg) Stat { return w.max }
+	anyPhase := []string{phaseWarm, "", phaseCold}
+	for _, sm := range []sweepMetric{
+		{"sweep-admin-api-throughput", "Admin API throughput vs tenants", "iterations/s (log)", []string{scenarioAdminAPI}, anyPhase, thr, true},
+		{"sweep-admin-api-p95", "Admin API p95 latency vs tenants", "p95 ms", []string{scenarioAdminAPI}, anyPhase, p95, false},
+		{"sweep-token-throughput", "Token issuance throughput vs tenants", "tokens/s", []string{scenarioPasswordGrant, scenarioClientCredentials}, []string{phaseWarm, ""}, thr, false},
+		{"sweep-token-max-latency", "Token issuance max latency vs tenants", "max ms", []string{scenarioPasswordGrant, scenarioClientCredentials}, []string{phaseCold}, mx, false},
+		{"sweep-jwks-throughput", "JWKS throughput vs tenants", "requests/s", []string{scenarioJWKS}, anyPhase, thr, false},
+	} {
+		b.sweepWorkloadChart(sm)
+	}
+	b.sweepPointChart("sweep-rss-at-ready", "Keycloak RSS at ready vs tenants", "MiB",
+		func(c *config, _ map[string]map[int]float64) (float64, bool) {
+			s := c.pointFigures().rssMiB
+			return s.Mean, s.Known()
+		})
+	b.sweepPointChart("sweep-seed-time", "Seed time vs tenants (from empty; growth steps summed)", "seconds",
+		b.seedFromEmpty)
+	b.sweepPointChart("sweep-boot-time", "Boot time vs tenants", "seconds",
+		func(c *config, _ map[string]map[int]float64) (float64, bool) {
+			s := c.pointFigures().bootS
+			return s.Mean, s.Known()
+		})
+}
+
+// seedFromEmpty is the time to seed a point's tenants from an empty
+// database: its own seed time when it seeded them all, or the sum along
+// its growth chain when it grew from a smaller point of the same line.
+func (b *builder) seedFromEmpty(c *config, done map[string]map[int]float64) (float64, bool) {
+	pa := c.pointFigures()
+	if !pa.seedS.Known() {
+		return 0, false
+	}
+	added := int(math.Round(pa.seedAdded.Mean))
+	if added >= c.tenants {
+		return pa.seedS.Mean, true
+	}
+	prev, ok := done[c.series][c.tenants-added]
+	if !ok {
+		b.note("Seed time of %s left out: it grew from %d tenants, whose seed time is unknown.", c.label, c.tenants-added)
+		return 0, false
+	}
+	return prev + pa.seedS.Mean, true
+}
+
+func (b *builder) tenantTicks() ([]float64, bool) {
+	var ts []float64
+	for _, c := range b.e.configs {
+		if t := float64(c.tenants); !slices.Contains(ts, t) {
+			ts = append(ts, t)
+		}
+	}
+	slices.Sort(ts)
+	logX := len(ts) > 1 && ts[0] >= 1 && ts[len(ts)-1]/ts[0] >= 20
+	return ts, logX
+}
+
+func (b *builder) sweepWorkloadChart(sm sweepMetric) {
+	matches := func(w *wlAgg, phase string) bool {
+		return slices.Contains(sm.scenarios, w.scenario) && w.key.phase == phase
+	}
+	phase, found := "", false
+	for _, ph := range sm.phases {
+		for _, c := range b.e.configs {
+			for _, w := range c.workloads() {
+				if matches(w, ph) {
+					phase, found = ph, true
+				}
+			}
+		}
+		if found {
+			break
+		}
+	}
+	title := sm.title
+	if !found {
+		b.note("Chart %q left out: no %s workload in phase %s.", title, strings.Join(sm.scenarios, " or "), strings.Join(quoteEmpty(sm.phases), " or "))
+		return
+	}
+	if phase != "" {
+		title += " (" + phase + ")"
+	}
+	type lineKey struct{ series, name string }
+	var keys []lineKey
+	pts := map[lineKey][]xy{}
+	var models []string
+	var ps []*results.Point
+	for _, c := range b.e.configs {
+		for _, w := range c.workloads() {
+			if !matches(w, phase) {
+				continue
+			}
+			s := sm.stat(w)
+			if !s.Known() {
+				continue
+			}
+			k := lineKey{c.series, w.key.name}
+			if _, ok := pts[k]; !ok {
+				keys = append(keys, k)
+			}
+			pts[k] = append(pts[k], xy{float64(c.tenants), s.Mean})
+			for _, m := range w.models {
+				models = appendModelName(models, m)
+			}
+			ps = append(ps, c.done...)
+		}
+	}
+	names := map[string]bool{}
+	for _, k := range keys {
+		names[k.name] = true
+	}
+	var series []lineSeries
+	for _, k := range keys {
+		label := k.series
+		if len(names) > 1 {
+			label += " · " + k.name
+		}
+		series = append(series, lineSeries{label: label, parts: [][]xy{pts[k]}, color: b.seriesColor(k.series, len(names) > 1, len(series))})
+	}
+	ticks, logX := b.tenantTicks()
+	sub := b.caption(orAll(ps, b.e.points), models)
+	b.add(sm.name, title, sub, lineChart{
+		title: title, sub: sub, xLabel: "tenants (N)", yLabel: sm.yLabel,
+		logX: logX, logY: sm.logY, xTicks: ticks, points: true, zeroY: true, series: series,
+	})
+}
+
+// seriesColor keeps one colour per mode across the sweep charts.
+func (b *builder) seriesColor(series string, several bool, i int) int {
+	if several {
+		return i
+	}
+	return slices.Index(b.e.seriesNames(), series)
+}
+
+func orAll(ps, all []*results.Point) []*results.Point {
+	if len(ps) == 0 {
+		return all
+	}
+	return ps
+}
+
+func quoteEmpty(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		if s == "" {
+			s = `"" (phases off)`
+		}
+		out[i] = s
+	}
+	return out
+}
+
+// sweepPointChart draws a point-level figure (seed, boot, RSS) against the
+// tenant count. value gets the values already found per line and tenant
+// count.
+func (b *builder) sweepPointChart(name, title, yLabel string, value func(*config, map[string]map[int]float64) (float64, bool)) {
+	found := map[string]map[int]float64{}
+	var series []lineSeries
+	var ps []*results.Point
+	for _, sname := range b.e.seriesNames() {
+		found[sname] = map[int]float64{}
+		var line []xy
+		for _, c := range b.e.configs {
+			if c.series != sname {
+				continue
+			}
+			v, ok := value(c, found)
+			if !ok {
+				continue
+			}
+			found[sname][c.tenants] = v
+			line = append(line, xy{float64(c.tenants), v})
+			ps = append(ps, c.done...)
+		}
+		if len(line) > 0 {
+			series = append(series, lineSeries{label: sname, parts: [][]xy{line}, color: slices.Index(b.e.seriesNames(), sname)})
+		}
+	}
+	ticks, logX := b.tenantTicks()
+	sub := b.caption(orAll(ps, b.e.points), nil)
+	b.add(name, title, sub, lineChart{
+		title: title, sub: sub, xLabel: "tenants (N)", yLabel: yLabel,
+		logX: logX, xTicks: ticks, points: true, zeroY: true, series: series,
+	})
+}
+
+func (b *builder) variantCharts() {
+	b.startSection("Variants", false)
+	keys := b.e.workloadOrder()
+	groups := make([]string, len(keys))
+	for i, k := range keys {
+		groups[i] = k.String()
+	}
+	for _, vm := range []struct {
+		name, title, yLabel string
+		stat                func(*wlAgg) Stat
+	}{
+		{"variants-throughput", "Throughput per workload and variant", "iterations/s", func(w *wlAgg) Stat { return w.throughput }},
+		{"variants-p95", "p95 latency per workload and variant", "p95 ms", func(w *wlAgg) Stat { return w.p95 }},
+		{"variants-cpu-ms-per-op", "Server CPU per operation, per workload and variant", "server CPU-ms per iteration", func(w *wlAgg) Stat { return w.cpuMs }},
+	} {
+		var bars []barSeries
+		var models []string
+		var ps []*results.Point
+		for _, c := range b.e.configs {
+			bs := barSeries{label: c.label, values: make([]float64, len(keys))}
+			for i := range bs.values {
+				bs.values[i] = math.NaN()
+			}
+			for _, w := range c.workloads() {
+				if s := vm.stat(w); s.Known() {
+					bs.values[slices.Index(keys, w.key)] = s.Mean
+					for _, m := range w.models {
+						models = appendModelName(models, m)
+					}
+					ps = append(ps, c.done...)
+				}
+			}
+			bars = append(bars, bs)
+		}
+		sub := b.caption(orAll(ps, b.e.points), models)
+		if runs := b.maxRepeats(); runs > 1 {
+			sub[1] += fmt.Sprintf(" · mean of up to %d repeats", runs)
+		}
+		b.add(vm.name, vm.title, sub, barChart{title: vm.title, sub: sub, yLabel: vm.yLabel, groups: groups, bars: bars})
+	}
+}
+
+func (b *builder) maxRepeats() int {
+	n := 0
+	for _, c := range b.e.configs {
+		n = max(n, len(c.done))
+	}
+	return n
+}
+
+// pointCharts draws, for every point, latency and throughput over time
+// with the workloads (and phases) marked, and what the observer saw on
+// the server.
+func (b *builder) pointCharts() {
+	var noObserve []string
+	for _, c := range b.e.configs {
+		for _, p := range c.points {
+			if b.ctx.Err() != nil {
+				return
+			}
+			id := p.Manifest.Point
+			if id == "" {
+				id = filepath.Base(p.Dir)
+			}
+			title := "Point " + id
+			if label := c.label; label != "" && label != id {
+				title += " (" + label
+				if r := params(p)[ParamRepeat]; r != "" {
+					title += ", repeat " + r
+				}
+				title += ")"
+			}
+			b.startSection(title, true)
+			stem := "point-" + fileSafe(id)
+			var models []string
+			for _, w := range p.Summary.Workloads {
+				models = appendModelName(models, string(w.Stats.Model))
+			}
+			sub := append(b.caption([]*results.Point{p}, models), "dashed: workload start; dotted: end of the discarded warm-up")
+			b.timelineCharts(p, id, title, stem, sub)
+			if b.observeCharts(p, id, title, stem, sub[:2]) {
+				noObserve = append(noObserve, id)
+			}
+		}
+	}
+	if len(noObserve) > 0 {
+		b.note("No %s (server CPU and memory) in point(s) %s.", results.ObserveFile, strings.Join(noObserve, ", "))
+	}
+}
+
+func (b *builder) timelineCharts(p *results.Point, id, title, stem string, sub []string) {
+	path := filepath.Join(p.Dir, results.TimelineFile)
+	segs, err := readTimeline(path)
+	if errors.Is(err, os.ErrNotExist) {
+		b.note("Point %s has no %s; its latency and throughput over time are left out.", id, results.TimelineFile)
+		return
+	}
+	if err != nil {
+		b.note("Point %s: over-time charts left out: %v.", id, err)
+		return
+	}
+	placed, err := placeTimeline(p, segs)
+	if err != nil {
+		b.note("Point %s: over-time charts left out: %v.", id, err)
+		return
+	}
+
+	budget := max(60, maxTimelinePoints/max(1, len(placed)))
+	p50 := lineSeries{label: "p50", color: 0}
+	p95 := lineSeries{label: "p95", color: 1}
+	p99 := lineSeries{label: "p99", color: 2}
+	thr := lineSeries{label: "iterations/s", color: 0}
+	errs := lineSeries{label: "errors/s", color: 1}
+	var marks []vmark
+	for _, s := range placed {
+		marks = append(marks, vmark{x: s.offset, label: wlKey{s.w.Name, s.w.Phase}.String()})
+		var l50, l95, l99, lt, le []xy
+		warm := false
+		for _, r := range s.rows {
+			x := s.offset + r.end
+			if r.warmup {
+				warm = true
+			} else if warm {
+				marks = append(marks, vmark{x: s.offset + r.start, dotted: true})
+				warm = false
+			}
+			if length := r.end - r.start; length > 0 {
+				lt = append(lt, xy{x, float64(r.count) / length})
+				le = append(le, xy{x, float64(r.errors) / length})
+			}
+			if r.count > 0 {
+				l50 = append(l50, xy{x, r.p50})
+				l95 = append(l95, xy{x, r.p95})
+				l99 = append(l99, xy{x, r.p99})
+			}
+		}
+		p50.parts = append(p50.parts, lttb(l50, budget))
+		p95.parts = append(p95.parts, lttb(l95, budget))
+		p99.parts = append(p99.parts, lttb(l99, budget))
+		thr.parts = append(thr.parts, lttb(lt, budget))
+		errs.parts = append(errs.parts, lttb(le, budget))
+	}
+
+	// latency on a log axis when the workloads differ by orders of magnitude
+	lo, hi := math.Inf(1), 0.0
+	for _, ss := range []lineSeries{p50, p99} {
+		for _, part := range ss.parts {
+			for _, q := range part {
+				if q.y > 0 {
+					lo, hi = min(lo, q.y), max(hi, q.y)
+				}
+			}
+		}
+	}
+	logY := hi > 0 && hi/lo > 50
+	yl := "latency ms"
+	if logY {
+		yl += " (log)"
+	}
+	const x = "seconds since the first workload started"
+	lt := title + ": latency over time"
+	b.add(stem+"-latency", lt, sub, lineChart{title: lt, sub: sub, xLabel: x, yLabel: yl,
+		logY: logY, series: []lineSeries{p50, p95, p99}, marks: marks, zeroY: true, headroom: true})
+	tt := title + ": throughput over time"
+	b.add(stem+"-throughput", tt, sub, lineChart{title: tt, sub: sub, xLabel: x, yLabel: "per second",
+		series: []lineSeries{thr, errs}, marks: marks, zeroY: true, headroom: true})
+}
+
+// fileSafe turns a point id into a file name stem.
+func fileSafe(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_', r == '.':
+			b.WriteRune(r)
+		default:
+			b.WriteByte('_')
+		}
+	}
+	return b.String()
+}
+
+// Number formats for tables.
+
+func fmtStat(s Stat, f func(float64) string) string {
+	if !s.Known() {
+		return "-"
+	}
+	out := f(s.Mean)
+	if sp, ok := s.Spread(); ok {
+		out += " ±" + f(sp/2)
+	}
+	return out
+}
+
+func fmtFixed(prec int) func(float64) string {
+	return func(v float64) string { return strconv.FormatFloat(v, 'f', prec, 64) }
+}
+
+// fmtMs gives latencies three significant digits or so.
+func fmtMs(v float64) string {
+	switch a := math.Abs(v); {
+	case a >= 100:
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	case a >= 10:
+		return strconv.FormatFloat(v, 'f', 1, 64)
+	default:
+		return strconv.FormatFloat(v, 'f', 2, 64)
+	}
+}

@@ -1,0 +1,165 @@
+package report
+
+import (
+	"bytes"
+	"embed"
+	"fmt"
+	"html/template"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/kcbench/kcbench/internal/fileutil"
+)
+
+// File names Write produces inside the results folder.
+const (
+	HTMLFile  = "report.html"
+	MDFile    = "report.md"
+	ChartsDir = "charts"
+)
+
+//go:embed templates/report.html.tmpl
+var templatesFS embed.FS
+
+// htmlTemplate parses the embedded template; it is parsed per call so that
+// the package keeps no mutable state.
+func htmlTemplate() (*template.Template, error) {
+	return template.New("report.html.tmpl").Funcs(template.FuncMap{
+		"sectionAt": func(i int, s Section) struct {
+			Index   int
+			Section Section
+		} {
+			return struct {
+				Index   int
+				Section Section
+			}{i, s}
+		},
+	}).ParseFS(templatesFS, "templates/report.html.tmpl")
+}
+
+// WriteHTML writes the report as one self-contained HTML page, the charts
+// embedded as base64 PNG.
+func (m *Model) WriteHTML(w io.Writer) error {
+	t, err := htmlTemplate()
+	if err != nil {
+		return fmt.Errorf("report template: %w", err)
+	}
+	return t.Execute(w, m)
+}
+
+// WriteMarkdown writes the report as markdown: context, notes, the charts
+// as links to charts/*.png, and the tables.
+func (m *Model) WriteMarkdown(w io.Writer) error {
+	ew := &errWriter{w: w}
+	p := ew.printf
+	p("# kcbench report: %s\n\n", m.Experiment)
+	p("- Kind: %s: %d points, %d configurations\n", m.Kind, m.Points, m.Configs)
+	p("- Machine: %s\n", mdEscape(m.Machine))
+	p("- Versions: %s\n", mdEscape(m.Versions))
+	p("- Load model: %s\n", m.LoadModel)
+	if len(m.Notes) > 0 {
+		p("\n## Notes\n\n")
+		for _, n := range m.Notes {
+			p("- %s\n", mdEscape(n))
+		}
+	}
+	section := func(s Section) {
+		p("\n## %s\n", mdEscape(s.Title))
+		for _, c := range s.Charts {
+			p("\n### %s\n\n![%s](%s)\n\n*%s*\n", mdEscape(c.Title), mdEscape(c.Title), c.File(), mdEscape(c.Caption))
+		}
+	}
+	for _, s := range m.Sections {
+		if len(s.Charts) > 0 && !s.PerPoint {
+			section(s)
+		}
+	}
+	p("\n## Tables\n")
+	for _, t := range m.Tables {
+		p("\n### %s\n\n", mdEscape(t.Title))
+		if t.Caption != "" {
+			p("%s\n\n", mdEscape(t.Caption))
+		}
+		writeMDTable(ew, t.Header, t.Rows)
+	}
+	for _, s := range m.Sections {
+		if len(s.Charts) > 0 && s.PerPoint {
+			section(s)
+		}
+	}
+	return ew.err
+}
+
+func writeMDTable(ew *errWriter, header []string, rows [][]string) {
+	cell := func(s string) string { return strings.ReplaceAll(mdEscape(s), "|", `\|`) }
+	var b strings.Builder
+	b.WriteString("|")
+	for _, h := range header {
+		b.WriteString(" " + cell(h) + " |")
+	}
+	b.WriteString("\n|")
+	for i := range header {
+		if i == 0 {
+			b.WriteString(" --- |")
+		} else {
+			b.WriteString(" ---: |")
+		}
+	}
+	b.WriteString("\n")
+	for _, r := range rows {
+		b.WriteString("|")
+		for _, c := range r {
+			b.WriteString(" " + cell(c) + " |")
+		}
+		b.WriteString("\n")
+	}
+	ew.printf("%s", b.String())
+}
+
+// mdEscape keeps text from turning into markup.
+func mdEscape(s string) string {
+	r := strings.NewReplacer(`*`, `\*`, `_`, `\_`, "`", "\\`", `<`, `&lt;`, `>`, `&gt;`)
+	return r.Replace(s)
+}
+
+// Write writes report.html, report.md and charts/*.png into dir, each file
+// atomically; report.html last.
+func (m *Model) Write(dir string) error {
+	cdir := filepath.Join(dir, ChartsDir)
+	if err := os.MkdirAll(cdir, 0o755); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	for _, c := range m.Charts() {
+		if err := fileutil.WriteAtomic(filepath.Join(dir, c.File()), c.PNG, 0o644); err != nil {
+			return fmt.Errorf("report: %w", err)
+		}
+	}
+	var md, html bytes.Buffer
+	if err := m.WriteMarkdown(&md); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	if err := fileutil.WriteAtomic(filepath.Join(dir, MDFile), md.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	if err := m.WriteHTML(&html); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	if err := fileutil.WriteAtomic(filepath.Join(dir, HTMLFile), html.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	return nil
+}
+
+// errWriter keeps the first write error.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) printf(format string, args ...any) {
+	if e.err == nil {
+		_, e.err = fmt.Fprintf(e.w, format, args...)
+	}
+}

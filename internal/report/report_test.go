@@ -1,0 +1,312 @@
+package report
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"image/png"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// checkGolden compares got with testdata/name, or rewrites it with -update.
+func checkGolden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the golden file (run go test -update and review the diff)\n--- got ---\n%s", name, got)
+	}
+}
+
+// pngData replaces embedded PNGs, whose bytes depend on the plotting
+// library's version, in the HTML golden files.
+var pngData = regexp.MustCompile(`data:image/png;base64,[A-Za-z0-9+/=]+`)
+
+// builds caches the models of the fixtures: drawing the charts is the
+// slow part of these tests, more so under -race. Tests only read them.
+var builds sync.Map // name → func() (*Model, error)
+
+func build(t *testing.T, name string) *Model {
+	t.Helper()
+	f, _ := builds.LoadOrStore(name, sync.OnceValues(func() (*Model, error) {
+		return Build(context.Background(), filepath.Join(fixturesDir, name))
+	}))
+	m, err := f.(func() (*Model, error))()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func chartNames(m *Model) []string {
+	var ns []string
+	for _, c := range m.Charts() {
+		ns = append(ns, c.Name)
+	}
+	return ns
+}
+
+func TestBuildGolden(t *testing.T) {
+	for _, name := range []string{"sweep", "hashing"} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			m := build(t, name)
+			var md, html bytes.Buffer
+			if err := m.WriteMarkdown(&md); err != nil {
+				t.Fatal(err)
+			}
+			if err := m.WriteHTML(&html); err != nil {
+				t.Fatal(err)
+			}
+			checkGolden(t, name+".golden.md", md.Bytes())
+			checkGolden(t, name+".golden.html", pngData.ReplaceAll(html.Bytes(), []byte("data:image/png;base64,PNG")))
+		})
+	}
+}
+
+func TestCharts(t *testing.T) {
+	points := func(ids ...string) []string {
+		var ns []string
+		for _, id := range ids {
+			ns = append(ns, "point-"+id+"-latency", "point-"+id+"-throughput")
+			if !strings.HasSuffix(id, "-r2") { // the second repeats have no observe.csv
+				ns = append(ns, "point-"+id+"-server-cpu", "point-"+id+"-server-memory")
+			}
+		}
+		return ns
+	}
+	tests := []struct {
+		name string
+		kind Kind
+		want []string
+	}{
+		{"sweep", KindSweep, append([]string{
+			"sweep-admin-api-throughput", "sweep-admin-api-p95", "sweep-token-throughput", "sweep-token-max-latency",
+			"sweep-jwks-throughput", "sweep-rss-at-ready", "sweep-seed-time", "sweep-boot-time",
+		}, points("orgs-n001", "orgs-n010", "orgs-n100", "realms-n001", "realms-n010", "realms-n100")...)},
+		{"hashing", KindVariants, append([]string{"variants-throughput", "variants-p95", "variants-cpu-ms-per-op"},
+			points("default-r1", "default-r2", "pbkdf2-1-r1", "pbkdf2-1-r2")...)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			m := build(t, tt.name)
+			if m.Kind != tt.kind {
+				t.Errorf("kind %s, want %s", m.Kind, tt.kind)
+			}
+			if got := chartNames(m); !slices.Equal(got, tt.want) {
+				t.Errorf("charts\n got %q\nwant %q", got, tt.want)
+			}
+			var html, md bytes.Buffer
+			if err := m.WriteHTML(&html); err != nil {
+				t.Fatal(err)
+			}
+			if err := m.WriteMarkdown(&md); err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range m.Charts() {
+				img, err := png.Decode(bytes.NewReader(c.PNG))
+				if err != nil {
+					t.Errorf("%s: %v", c.Name, err)
+					continue
+				}
+				if b := img.Bounds(); b.Dx() != ChartWidth || b.Dy() != ChartHeight {
+					t.Errorf("%s: %dx%d, want %dx%d", c.Name, b.Dx(), b.Dy(), ChartWidth, ChartHeight)
+				}
+				if !strings.Contains(html.String(), c.DataURI()) || !strings.Contains(html.String(), `id="chart-`+c.Name+`"`) {
+					t.Errorf("report.html does not embed chart %s", c.Name)
+				}
+				if !strings.Contains(md.String(), "("+c.File()+")") {
+					t.Errorf("report.md does not link chart %s", c.Name)
+				}
+				for _, s := range []string{"Test CPU", "Keycloak 26.4.7", "model"} {
+					if !strings.Contains(c.Caption, s) {
+						t.Errorf("%s: caption %q lacks %q", c.Name, c.Caption, s)
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestWrite(t *testing.T) {
+	t.Parallel()
+	m := build(t, "hashing")
+	dir := t.TempDir()
+	if err := m.Write(dir); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{HTMLFile, MDFile} {
+		if fi, err := os.Stat(filepath.Join(dir, f)); err != nil || fi.Size() == 0 {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+	pngs, _ := filepath.Glob(filepath.Join(dir, ChartsDir, "*.png"))
+	if len(pngs) != len(m.Charts()) {
+		t.Errorf("%d PNG files, want %d", len(pngs), len(m.Charts()))
+	}
+	for _, c := range m.Charts() {
+		b, err := os.ReadFile(filepath.Join(dir, c.File()))
+		if err != nil || !bytes.Equal(b, c.PNG) {
+			t.Errorf("%s: %v", c.File(), err)
+		}
+	}
+	left, _ := filepath.Glob(filepath.Join(dir, ".*tmp*"))
+	if len(left) > 0 {
+		t.Errorf("temporary files left: %v", left)
+	}
+}
+
+// TestMissingData: charts whose data is missing are left out with a note.
+func TestMissingData(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for _, p := range sweepPoints() {
+		if p.noTL {
+			continue
+		}
+		var keep []wl
+		for _, w := range p.wls {
+			if w.scenario == scenarioAdminAPI && w.phase == phaseWarm {
+				keep = append(keep, w)
+			}
+		}
+		p.wls = keep
+		p.boot = nil
+		if p.id == "orgs-n010" {
+			p.seed = nil // the next orgs point grew from it
+		}
+		writePoint(t, dir, "sweep", p)
+	}
+	// a point whose timeline does not match its summary
+	if err := os.WriteFile(filepath.Join(dir, "orgs-n001", "timeline.csv"), []byte("start_s,end_s\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// a point whose observe.csv is broken
+	if err := os.WriteFile(filepath.Join(dir, "orgs-n100", "observe.csv"), []byte("time,phase\nyesterday,cold\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m, err := Build(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := chartNames(m)
+	for _, want := range []string{"sweep-admin-api-throughput", "sweep-admin-api-p95", "sweep-seed-time", "point-realms-n001-latency", "point-orgs-n001-server-cpu"} {
+		if !slices.Contains(names, want) {
+			t.Errorf("chart %s missing", want)
+		}
+	}
+	for _, gone := range []string{"sweep-token-throughput", "sweep-token-max-latency", "sweep-jwks-throughput", "sweep-rss-at-ready", "sweep-boot-time", "point-orgs-n001-latency", "point-orgs-n100-server-cpu"} {
+		if slices.Contains(names, gone) {
+			t.Errorf("chart %s drawn without data", gone)
+		}
+	}
+	notes := strings.Join(m.Notes, "\n")
+	for _, want := range []string{
+		`"Token issuance throughput vs tenants" left out: no password-grant or client-credentials workload`,
+		`"JWKS throughput vs tenants" left out`,
+		`"Keycloak RSS at ready vs tenants" left out: no data`,
+		"Seed time of orgs N=100 left out: it grew from 10 tenants",
+		`Point orgs-n001: over-time charts left out`,
+		`Point orgs-n100: server charts left out: observe.csv: observe csv line 2: time`,
+	} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("notes lack %q:\n%s", want, notes)
+		}
+	}
+	var html bytes.Buffer
+	if err := m.WriteHTML(&html); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestBuildErrors(t *testing.T) {
+	empty := t.TempDir()
+	unfinished := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(unfinished, "p1"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	corrupt := t.TempDir()
+	writePoint(t, corrupt, "x", hashingPoints(false)[0])
+	if err := os.WriteFile(filepath.Join(corrupt, "default-r1", "summary.json"), []byte("{"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, dir, want string
+		notExist        bool
+	}{
+		{"missing", filepath.Join(empty, "nope"), "does not exist", true},
+		{"empty", empty, "no finished points", false},
+		{"unfinished", unfinished, "no finished points", false},
+		{"corrupt", corrupt, "summary.json", false},
+		{"file", file, "not a folder", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Build(context.Background(), tt.dir)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("error %v, want %q", err, tt.want)
+			}
+			if tt.notExist != errors.Is(err, os.ErrNotExist) {
+				t.Errorf("errors.Is(err, os.ErrNotExist) = %v", !tt.notExist)
+			}
+		})
+	}
+}
+
+// TestBuildPoint: one point folder is a report of its own.
+func TestBuildPoint(t *testing.T) {
+	t.Parallel()
+	m, err := Build(context.Background(), filepath.Join(fixturesDir, "sweep", "orgs-n010"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Points != 1 || m.Kind != KindSweep || len(m.Charts()) == 0 {
+		t.Errorf("points %d, kind %s, %d charts", m.Points, m.Kind, len(m.Charts()))
+	}
+}
+
+func TestBuildCancelled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := Build(ctx, filepath.Join(fixturesDir, "sweep")); !errors.Is(err, context.Canceled) {
+		t.Errorf("error %v, want context.Canceled", err)
+	}
+}
+
+// TestLongTimeline: an hour-long point is downsampled and drawn.
+func TestLongTimeline(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	p := hashingPoints(false)[0]
+	for i := range p.wls {
+		p.wls[i].rows = 1800
+	}
+	writePoint(t, dir, "long", p)
+	m, err := Build(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if names := chartNames(m); !slices.Contains(names, "point-default-r1-latency") || !slices.Contains(names, "point-default-r1-server-memory") {
+		t.Errorf("charts %q", names)
+	}
+}

@@ -1,0 +1,123 @@
+package report
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/kcbench/kcbench/internal/results"
+)
+
+// statusText summarises the statuses of a configuration's repeats.
+func statusText(c *config) string {
+	var names []string
+	count := map[string]int{}
+	for _, p := range c.points {
+		st := p.Summary.Status
+		if st == "" {
+			st = results.StatusDone
+		}
+		if count[st] == 0 {
+			names = append(names, st)
+		}
+		count[st]++
+	}
+	if len(names) == 1 {
+		return names[0]
+	}
+	parts := make([]string, len(names))
+	for i, n := range names {
+		parts[i] = fmt.Sprintf("%s ×%d", n, count[n])
+	}
+	return strings.Join(parts, ", ")
+}
+
+func runsText(c *config) string {
+	if len(c.done) == len(c.points) {
+		return strconv.Itoa(len(c.points))
+	}
+	return fmt.Sprintf("%d/%d", len(c.done), len(c.points))
+}
+
+const spreadNote = "Figures are means over the repeats; ±x is half the range (max − min) of the repeats."
+
+func (b *builder) sweepTables() {
+	first := "mode"
+	for _, s := range b.e.seriesNames() {
+		if strings.Contains(s, "=") {
+			first = "line"
+		}
+	}
+	t := Table{
+		Title:   "Points",
+		Caption: "Seed: seconds to reach N tenants at this point (tenants added); boot: restart to ready; RSS of Keycloak at ready. " + spreadNote,
+		Header:  []string{first, "N", "runs", "status", "seed s", "added", "boot s", "RSS at ready MiB"},
+	}
+	for _, c := range b.e.configs {
+		pa := c.pointFigures()
+		seed := fmtStat(pa.seedS, fmtFixed(1))
+		if !pa.seedS.Known() && pa.restored {
+			seed = "restored"
+		}
+		t.Rows = append(t.Rows, []string{
+			c.series, strconv.Itoa(c.tenants), runsText(c), statusText(c),
+			seed, fmtStat(pa.seedAdded, fmtFixed(0)), fmtStat(pa.bootS, fmtFixed(1)), fmtStat(pa.rssMiB, fmtFixed(0)),
+		})
+	}
+	b.m.Tables = append(b.m.Tables, t)
+	b.workloadTables([]string{first, "N"}, func(c *config) []string { return []string{c.series, strconv.Itoa(c.tenants)} })
+}
+
+func (b *builder) variantTables() {
+	t := Table{
+		Title:   "Points",
+		Caption: "Seed: seconds to reach the dataset at this point (tenants added); boot: restart to ready; RSS of Keycloak at ready. " + spreadNote,
+		Header:  []string{"variant", "runs", "status", "seed s", "added", "boot s", "RSS at ready MiB"},
+	}
+	for _, c := range b.e.configs {
+		pa := c.pointFigures()
+		seed := fmtStat(pa.seedS, fmtFixed(1))
+		if !pa.seedS.Known() && pa.restored {
+			seed = "restored"
+		}
+		t.Rows = append(t.Rows, []string{
+			c.label, runsText(c), statusText(c),
+			seed, fmtStat(pa.seedAdded, fmtFixed(0)), fmtStat(pa.bootS, fmtFixed(1)), fmtStat(pa.rssMiB, fmtFixed(0)),
+		})
+	}
+	b.m.Tables = append(b.m.Tables, t)
+	b.workloadTables([]string{"variant"}, func(c *config) []string { return []string{c.label} })
+}
+
+// workloadTables adds one table per workload (name and phase), one row per
+// configuration that ran it.
+func (b *builder) workloadTables(head []string, key func(*config) []string) {
+	for _, k := range b.e.workloadOrder() {
+		var scenario string
+		var models []string
+		t := Table{Header: append(slices.Clone(head),
+			"throughput/s", "p50 ms", "p95 ms", "p99 ms", "max ms", "errors %", "CPU-ms/op", "max RSS MiB")}
+		for _, c := range b.e.configs {
+			for _, w := range c.workloads() {
+				if w.key != k {
+					continue
+				}
+				scenario = w.scenario
+				for _, m := range w.models {
+					models = appendModelName(models, m)
+				}
+				t.Rows = append(t.Rows, append(key(c),
+					fmtStat(w.throughput, fmtFixed(1)), fmtStat(w.p50, fmtMs), fmtStat(w.p95, fmtMs),
+					fmtStat(w.p99, fmtMs), fmtStat(w.max, fmtMs), fmtStat(w.errPct, fmtFixed(2)),
+					fmtStat(w.cpuMs, fmtFixed(2)), fmtStat(w.rssMiB, fmtFixed(0))))
+			}
+		}
+		if len(t.Rows) == 0 {
+			continue // only in points that did not finish
+		}
+		t.Title = "Workload " + k.String()
+		t.Caption = fmt.Sprintf("Scenario %s, %s. Whole iterations; CPU-ms/op is the Keycloak process's CPU time per successful iteration.", scenario, modelsText(models))
+		b.m.Tables = append(b.m.Tables, t)
+	}
+}

@@ -1,0 +1,427 @@
+package scenario
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/kcbench/kcbench/internal/load"
+)
+
+// Config is one workload run: a scenario, an executor and their settings,
+// as `kcbench load` flags and YAML files (and experiment files'
+// workloads) give them. YAML keys are the flag names with underscores.
+// Zero values mean the defaults (ApplyDefaults).
+type Config struct {
+	Scenario string `yaml:"scenario"`
+	Executor string `yaml:"executor"`
+	// VUs is the number of VUs (closed model) or the VUs allocated up
+	// front (open model).
+	VUs        int     `yaml:"vus"`
+	MaxVUs     int     `yaml:"max_vus"`
+	StartVUs   int     `yaml:"start_vus"`
+	Rate       float64 `yaml:"rate"`
+	StartRate  float64 `yaml:"start_rate"`
+	Iterations int     `yaml:"iterations"`
+	// Duration is the measured time, after the warm-up (per-vu-iterations:
+	// the longest it may take). The ramping executors take Stages instead.
+	Duration time.Duration `yaml:"duration"`
+	// Warmup comes before Duration, or is the first part of the Stages.
+	Warmup time.Duration `yaml:"warmup"`
+	// GracefulStop is how long iterations running at the end may finish
+	// (0: load.DefaultGracefulStop).
+	GracefulStop time.Duration `yaml:"graceful_stop"`
+	Stages       Stages        `yaml:"stages"`
+	// Thresholds are pass/fail criteria (load.ParseThreshold).
+	Thresholds []string `yaml:"thresholds"`
+	// Timeout bounds each HTTP request (0: load.DefaultHTTPTimeout).
+	Timeout time.Duration `yaml:"timeout"`
+	// CPUBaseline, when set, measures the server's idle CPU for this long
+	// before the run, so that CPU per operation can be given net of it
+	// (what matters at low rates, where idle work is a large share).
+	CPUBaseline time.Duration `yaml:"cpu_baseline"`
+
+	TenantSkew          float64        `yaml:"tenant_skew"`
+	Seed                uint64         `yaml:"seed"`
+	Mix                 map[string]int `yaml:"mix"`
+	SessionsPerVU       int            `yaml:"sessions_per_vu"`
+	RefreshesPerSession int            `yaml:"refreshes_per_session"`
+	JourneyThink        time.Duration  `yaml:"journey_think"`
+	JourneyUserinfo     time.Duration  `yaml:"journey_userinfo_every"`
+	JourneyLifetime     time.Duration  `yaml:"journey_token_lifetime"`
+
+	// Realm, and the client and user below, replace a dataset manifest.
+	Realm        string `yaml:"realm"`
+	ClientID     string `yaml:"client_id"`
+	ClientSecret string `yaml:"client_secret"`
+	Username     string `yaml:"username"`
+	Password     string `yaml:"password"`
+	RedirectURI  string `yaml:"redirect_uri"`
+}
+
+// Config defaults.
+const (
+	DefaultExecutor = load.NameConstantVUs
+	DefaultVUs      = 10
+	DefaultDuration = 30 * time.Second
+)
+
+// Executors lists the executor names a Config takes.
+func Executors() []string {
+	return []string{load.NameConstantVUs, load.NameRampingVUs, load.NamePerVUIterations,
+		load.NameConstantArrivalRate, load.NameRampingArrivalRate}
+}
+
+// ApplyDefaults fills the zero fields that have a default.
+func (c *Config) ApplyDefaults() {
+	if c.Executor == "" {
+		c.Executor = DefaultExecutor
+	}
+	if c.VUs == 0 && c.Executor != load.NameRampingVUs {
+		c.VUs = DefaultVUs
+		if c.MaxVUs > 0 && c.MaxVUs < c.VUs {
+			c.VUs = c.MaxVUs
+		}
+	}
+	if c.Duration == 0 && !c.ramping() {
+		c.Duration = DefaultDuration
+	}
+	if c.GracefulStop == 0 {
+		c.GracefulStop = load.DefaultGracefulStop
+	}
+	if c.Timeout == 0 {
+		c.Timeout = load.DefaultHTTPTimeout
+	}
+	if c.Seed == 0 {
+		c.Seed = DefaultSeed
+	}
+}
+
+func (c *Config) ramping() bool {
+	return c.Executor == load.NameRampingVUs || c.Executor == load.NameRampingArrivalRate
+}
+
+// Validate reports every problem with c (defaults applied) at once, each
+// naming its key. It changes nothing.
+func (c *Config) Validate() error {
+	var errs []error
+	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	known := registry()
+	switch _, ok := known[c.Scenario]; {
+	case c.Scenario == "":
+		add("scenario: required (see kcbench scenarios)")
+	case !ok:
+		add("scenario: %q: unknown (see kcbench scenarios)", c.Scenario)
+	}
+	ramping := c.ramping()
+	if !slices.Contains(Executors(), c.Executor) {
+		add("executor: %q: want one of %s", c.Executor, strings.Join(Executors(), ", "))
+	}
+	if c.Warmup < 0 {
+		add("warmup: %v: must not be negative", c.Warmup)
+	}
+	if c.GracefulStop < 0 {
+		add("graceful_stop: %v: must not be negative", c.GracefulStop)
+	}
+	if c.Timeout < 0 {
+		add("timeout: %v: must not be negative", c.Timeout)
+	}
+	if c.CPUBaseline < 0 {
+		add("cpu_baseline: %v: must not be negative", c.CPUBaseline)
+	}
+	if !ramping && c.Duration <= 0 {
+		add("duration: %v: must be positive", c.Duration)
+	}
+	if !ramping && len(c.Stages) > 0 {
+		add("stages: apply to ramping-vus and ramping-arrival-rate only")
+	}
+	if ramping {
+		if len(c.Stages) == 0 {
+			add("stages: %s needs at least one stage", c.Executor)
+		}
+		var total time.Duration
+		for i, s := range c.Stages {
+			if s.Duration < 0 || s.Target < 0 {
+				add("stages: stage %d (%v:%g) must not be negative", i+1, s.Duration, s.Target)
+			}
+			if c.Executor == load.NameRampingVUs && s.Target != math.Trunc(s.Target) {
+				add("stages: stage %d: %g VUs is not a whole number", i+1, s.Target)
+			}
+			total += s.Duration
+		}
+		if len(c.Stages) > 0 && c.Warmup >= total {
+			add("warmup: %v: must be shorter than the stages (%v), whose first part it is", c.Warmup, total)
+		}
+	}
+	if c.Rate != 0 && c.Executor != load.NameConstantArrivalRate {
+		add("rate: applies to constant-arrival-rate only")
+	}
+	if c.Executor == load.NameConstantArrivalRate && !(c.Rate > 0 && !math.IsInf(c.Rate, 0)) {
+		add("rate: %v: constant-arrival-rate needs a positive rate", c.Rate)
+	}
+	if c.StartRate != 0 && c.Executor != load.NameRampingArrivalRate {
+		add("start_rate: applies to ramping-arrival-rate only")
+	}
+	if c.StartVUs != 0 && c.Executor != load.NameRampingVUs {
+		add("start_vus: applies to ramping-vus only")
+	}
+	if c.Iterations != 0 && c.Executor != load.NamePerVUIterations {
+		add("iterations: applies to per-vu-iterations only")
+	}
+	if c.Executor == load.NamePerVUIterations && c.Iterations < 1 {
+		add("iterations: %d: per-vu-iterations needs at least 1", c.Iterations)
+	}
+	if c.Executor != load.NameRampingVUs && c.VUs < 1 && c.MaxVUs < 1 {
+		add("vus: %d: must be at least 1", c.VUs)
+	}
+	if c.MaxVUs != 0 && c.Executor != load.NameConstantArrivalRate && c.Executor != load.NameRampingArrivalRate {
+		add("max_vus: applies to the arrival-rate executors only")
+	}
+	if c.MaxVUs != 0 && c.MaxVUs < c.VUs {
+		add("max_vus: %d: must not be less than vus (%d)", c.MaxVUs, c.VUs)
+	}
+	for _, t := range c.Thresholds {
+		if _, err := load.ParseThreshold(t); err != nil {
+			add("thresholds: %v", err)
+		}
+	}
+	if err := checkSkew(c.TenantSkew); err != nil {
+		add("tenant_skew: %v", err)
+	}
+	if len(c.Mix) > 0 && c.Scenario != NameMix {
+		add("mix: applies to the mix scenario only")
+	}
+	if c.Scenario == NameMix && len(c.Mix) > 0 {
+		if err := checkMix(c.Mix); err != nil {
+			add("mix: %v", err)
+		}
+	}
+	if c.SessionsPerVU < 0 || c.RefreshesPerSession < 0 {
+		add("sessions_per_vu, refreshes_per_session: must not be negative")
+	}
+	if c.JourneyThink < 0 || c.JourneyUserinfo < 0 || c.JourneyLifetime < 0 {
+		add("journey_*: durations must not be negative")
+	}
+	if c.Realm == "" && (c.ClientID != "" || c.Username != "" || c.ClientSecret != "" || c.Password != "") {
+		add("client_id, client_secret, username, password: need realm")
+	}
+	return errors.Join(errs...)
+}
+
+// NewExecutor builds the engine's executor. The warm-up comes before Duration
+// for the constant executors and per-vu-iterations, and is the first part
+// of the stages for the ramping ones.
+func (c *Config) NewExecutor() load.Executor {
+	total := c.Warmup + c.Duration
+	gs := c.GracefulStop
+	switch c.Executor {
+	case load.NameRampingVUs:
+		e := load.RampingVUs{StartVUs: c.StartVUs, GracefulStop: gs}
+		for _, s := range c.Stages {
+			e.Stages = append(e.Stages, load.VUStage{Duration: s.Duration, Target: int(s.Target)})
+		}
+		return e
+	case load.NamePerVUIterations:
+		return load.PerVUIterations{VUs: c.VUs, Iterations: c.Iterations, MaxDuration: total, GracefulStop: gs}
+	case load.NameConstantArrivalRate:
+		return load.ConstantArrivalRate{Rate: c.Rate, Duration: total, PreAllocatedVUs: c.VUs, MaxVUs: c.MaxVUs, GracefulStop: gs}
+	case load.NameRampingArrivalRate:
+		e := load.RampingArrivalRate{StartRate: c.StartRate, PreAllocatedVUs: c.VUs, MaxVUs: c.MaxVUs, GracefulStop: gs}
+		for _, s := range c.Stages {
+			e.Stages = append(e.Stages, load.Stage{Duration: s.Duration, Target: s.Target})
+		}
+		return e
+	default:
+		return load.ConstantVUs{VUs: c.VUs, Duration: total, GracefulStop: gs}
+	}
+}
+
+// MaxVUsAtOnce is the most VUs the run may have, for sizing connection
+// pools.
+func (c *Config) MaxVUsAtOnce() int {
+	n := max(c.VUs, c.MaxVUs, c.StartVUs)
+	if c.Executor == load.NameRampingVUs {
+		for _, s := range c.Stages {
+			n = max(n, int(s.Target))
+		}
+	}
+	return max(n, 1)
+}
+
+// Total is how long the run lasts, warm-up included and graceful stop
+// excluded (per-vu-iterations: at most).
+func (c *Config) Total() time.Duration {
+	if c.ramping() {
+		var t time.Duration
+		for _, s := range c.Stages {
+			t += s.Duration
+		}
+		return t
+	}
+	return c.Warmup + c.Duration
+}
+
+// Scaled returns c with every duration of the schedule (duration, warm-up,
+// stages) multiplied by scale, for quick looks; scale ≤ 0 or 1 changes
+// nothing.
+func (c Config) Scaled(scale float64) Config {
+	if scale <= 0 || scale == 1 {
+		return c
+	}
+	f := func(d time.Duration) time.Duration { return time.Duration(float64(d) * scale) }
+	c.Duration, c.Warmup = f(c.Duration), f(c.Warmup)
+	c.Stages = slices.Clone(c.Stages)
+	for i := range c.Stages {
+		c.Stages[i].Duration = f(c.Stages[i].Duration)
+	}
+	return c
+}
+
+// Describe says in one line what runs, e.g. "password-grant, constant-vus
+// 10 VUs for 30s after 5s warm-up".
+func (c *Config) Describe() string {
+	var d string
+	switch c.Executor {
+	case load.NameConstantVUs:
+		d = fmt.Sprintf("%d VUs for %v", c.VUs, c.Duration)
+	case load.NamePerVUIterations:
+		d = fmt.Sprintf("%d VUs × %d iterations (at most %v)", c.VUs, c.Iterations, c.Duration)
+	case load.NameConstantArrivalRate:
+		d = fmt.Sprintf("%g/s for %v", c.Rate, c.Duration)
+	default:
+		d = "stages " + c.Stages.String()
+	}
+	if c.Warmup > 0 {
+		d += fmt.Sprintf(" after %v warm-up", c.Warmup)
+	}
+	if c.Scenario == NameMix {
+		w := c.Mix
+		if len(w) == 0 {
+			w = DefaultMix()
+		}
+		return fmt.Sprintf("mix (%s), %s %s", MixString(w), c.Executor, d)
+	}
+	return fmt.Sprintf("%s, %s %s", c.Scenario, c.Executor, d)
+}
+
+// env is the scenario Env a Config asks for, without client and pool.
+func (c *Config) env() Env {
+	return Env{Seed: c.Seed, Mix: c.Mix, SessionsPerVU: c.SessionsPerVU, RefreshesPerSession: c.RefreshesPerSession,
+		Journey: JourneyOptions{Think: c.JourneyThink, UserinfoEvery: c.JourneyUserinfo, TokenLifetime: c.JourneyLifetime}}
+}
+
+// Stage is one ramping stage: move to Target (VUs, or iterations per
+// second) over Duration.
+type Stage struct {
+	Duration time.Duration
+	Target   float64
+}
+
+// Stages read "10s:50,30s:50" from a flag (flag.Value) or YAML (that
+// string, or a list of "10s:50" strings or {duration, target} maps).
+type Stages []Stage
+
+// String implements flag.Value.
+func (s *Stages) String() string {
+	if s == nil {
+		return ""
+	}
+	var parts []string
+	for _, st := range *s {
+		parts = append(parts, st.Duration.String()+":"+strconv.FormatFloat(st.Target, 'g', -1, 64))
+	}
+	return strings.Join(parts, ",")
+}
+
+// Set implements flag.Value.
+func (s *Stages) Set(v string) error {
+	var out Stages
+	for part := range strings.SplitSeq(v, ",") {
+		st, err := parseStage(part)
+		if err != nil {
+			return err
+		}
+		out = append(out, st)
+	}
+	*s = out
+	return nil
+}
+
+func parseStage(s string) (Stage, error) {
+	d, t, ok := strings.Cut(strings.TrimSpace(s), ":")
+	if !ok {
+		return Stage{}, fmt.Errorf("stage %q: want DURATION:TARGET, e.g. 30s:50", s)
+	}
+	dur, err := time.ParseDuration(d)
+	if err != nil {
+		return Stage{}, fmt.Errorf("stage %q: %v", s, err)
+	}
+	tgt, err := strconv.ParseFloat(t, 64)
+	if err != nil || math.IsNaN(tgt) || math.IsInf(tgt, 0) {
+		return Stage{}, fmt.Errorf("stage %q: target %q is not a number", s, t)
+	}
+	return Stage{dur, tgt}, nil
+}
+
+// UnmarshalYAML implements yaml.Unmarshaler.
+func (s *Stages) UnmarshalYAML(n *yaml.Node) error {
+	switch n.Kind {
+	case yaml.ScalarNode:
+		return s.Set(n.Value)
+	case yaml.SequenceNode:
+		var out Stages
+		for _, e := range n.Content {
+			switch e.Kind {
+			case yaml.ScalarNode:
+				st, err := parseStage(e.Value)
+				if err != nil {
+					return fmt.Errorf("line %d: %w", e.Line, err)
+				}
+				out = append(out, st)
+			case yaml.MappingNode:
+				st, err := stageFromMap(e)
+				if err != nil {
+					return err
+				}
+				out = append(out, st)
+			default:
+				return fmt.Errorf("line %d: a stage is DURATION:TARGET or {duration, target}", e.Line)
+			}
+		}
+		*s = out
+		return nil
+	}
+	return fmt.Errorf("line %d: stages are a list or a DUR:TARGET,… string", n.Line)
+}
+
+func stageFromMap(e *yaml.Node) (Stage, error) {
+	var st Stage
+	var dur string
+	for i := 0; i+1 < len(e.Content); i += 2 {
+		k, v := e.Content[i], e.Content[i+1]
+		switch k.Value {
+		case "duration":
+			dur = v.Value
+		case "target":
+			f, err := strconv.ParseFloat(v.Value, 64)
+			if err != nil {
+				return st, fmt.Errorf("line %d: target %q is not a number", v.Line, v.Value)
+			}
+			st.Target = f
+		default:
+			return st, fmt.Errorf("line %d: field %s not found in a stage (want duration, target)", k.Line, k.Value)
+		}
+	}
+	d, err := time.ParseDuration(dur)
+	if err != nil {
+		return st, fmt.Errorf("line %d: stage duration: %v", e.Line, err)
+	}
+	st.Duration = d
+	return st, nil
+}

@@ -1,0 +1,199 @@
+package scenario
+
+import (
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/kcbench/kcbench/internal/kc"
+	"github.com/kcbench/kcbench/internal/load"
+)
+
+// Env is what scenarios are built from.
+type Env struct {
+	// Client makes the OIDC calls. Build it on load.NewHTTPClient, with
+	// at least as many connections as VUs.
+	Client *kc.Client
+	// Admin makes the admin-api scenario's calls; other scenarios ignore it.
+	Admin *kc.Admin
+	// Pool is the tenants, users and clients to draw from.
+	Pool *Pool
+	// Seed makes each VU's random choices reproducible: VU i of a
+	// scenario always draws the same sequence.
+	Seed uint64
+	// Mix weighs the mix scenario's parts by scenario name; nil or empty
+	// means DefaultMix.
+	Mix map[string]int
+	// SessionsPerVU is how many sessions each refresh VU keeps (0:
+	// DefaultSessionsPerVU).
+	SessionsPerVU int
+	// RefreshesPerSession bounds how often a session is refreshed before
+	// it is replaced by a new login (0: unbounded).
+	RefreshesPerSession int
+	// Journey tunes the user-journey scenario.
+	Journey JourneyOptions
+}
+
+// Defaults.
+const (
+	DefaultSessionsPerVU = 2
+	// DefaultSeed is the Seed a CLI uses unless told otherwise.
+	DefaultSeed = 1
+	// tokenMargin: a VU renews an access token this long before it
+	// expires, so that no request carries an expired one.
+	tokenMargin = 30 * time.Second
+)
+
+// DefaultMix is the Keycloak sizing guide's mix: one login for eight
+// refreshes and eight client-credential grants.
+func DefaultMix() map[string]int {
+	return map[string]int{NameLoginForm: 1, NameRefresh: 8, NameClientCredentials: 8}
+}
+
+// Validate checks env for scenario name.
+func (e *Env) validate(name string) error {
+	var errs []error
+	if e.Client == nil {
+		errs = append(errs, errors.New("no Keycloak client"))
+	}
+	if e.Pool == nil {
+		errs = append(errs, errors.New("no users and clients (no dataset manifest and no realm given)"))
+	} else if err := e.Pool.missing(name); err != nil {
+		errs = append(errs, err)
+	}
+	if name == NameAdminAPI && e.Admin == nil {
+		errs = append(errs, errors.New("admin-api needs admin credentials"))
+	}
+	if e.SessionsPerVU < 0 {
+		errs = append(errs, fmt.Errorf("sessions per VU = %d: must not be negative", e.SessionsPerVU))
+	}
+	if e.RefreshesPerSession < 0 {
+		errs = append(errs, fmt.Errorf("refreshes per session = %d: must not be negative", e.RefreshesPerSession))
+	}
+	if err := e.Journey.validate(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// rng returns VU id's random source for the scenario called name.
+func (e *Env) rng(name string, id int) *rand.Rand {
+	h := fnv.New64a()
+	h.Write([]byte(name))
+	return rand.New(rand.NewPCG(e.Seed^h.Sum64(), uint64(id)))
+}
+
+// Scenario names.
+const (
+	NamePasswordGrant     = "password-grant"
+	NameLoginForm         = "login-form"
+	NameClientCredentials = "client-credentials"
+	NameRefresh           = "refresh"
+	NameIntrospect        = "introspect"
+	NameUserinfo          = "userinfo"
+	NameJWKS              = "jwks"
+	NameDiscovery         = "discovery"
+	NameLogout            = "logout"
+	NameOffline           = "offline"
+	NameAdminAPI          = "admin-api"
+	NameUserJourney       = "user-journey"
+	NameMix               = "mix"
+)
+
+// Operation names, as recorded and as thresholds and CPU figures name them.
+const (
+	OpPasswordGrant     = "password_grant"
+	OpClientCredentials = "client_credentials"
+	OpRefresh           = "refresh"
+	OpIntrospect        = "introspect"
+	OpUserinfo          = "userinfo"
+	OpJWKS              = "jwks"
+	OpDiscovery         = "discovery"
+	OpLogout            = "logout"
+	OpOfflineGrant      = "offline_grant"
+	OpOfflineRefresh    = "offline_refresh"
+	OpLoginPage         = "login_page"    // GET the authorization endpoint: the login form
+	OpLoginSubmit       = "login_submit"  // POST the credentials: the redirect with the code
+	OpCodeExchange      = "code_exchange" // the code for tokens
+	OpSessionLogin      = "session_login" // a login that replaces a VU's used-up session
+	OpAdminListRealms   = "admin_list_realms"
+	OpAdminGetRealm     = "admin_get_realm"
+	OpAdminListUsers    = "admin_list_users"
+	OpAdminListOrgs     = "admin_list_orgs"
+	OpAdminFindOrg      = "admin_find_org"
+	OpAdminGetOrg       = "admin_get_org"
+	OpAdminListMembers  = "admin_list_members"
+)
+
+// Info describes a scenario.
+type Info struct {
+	Name        string
+	Description string
+}
+
+type entry struct {
+	desc  string
+	build func(*Env) (load.Scenario, error)
+}
+
+// plain adapts a constructor that cannot fail.
+func plain(f func(*Env) load.Scenario) func(*Env) (load.Scenario, error) {
+	return func(e *Env) (load.Scenario, error) { return f(e), nil }
+}
+
+// registry is every scenario, by name: the one place they are listed.
+func registry() map[string]entry {
+	return map[string]entry{
+		NamePasswordGrant:     {"password grant (direct access) of a random user on the tenant's backend client", plain(newPasswordGrant)},
+		NameLoginForm:         {"browser login: authorization code + PKCE through the real login form, then the code exchange", plain(newLoginForm)},
+		NameClientCredentials: {"client-credentials grant of a random tenant's backend client", plain(newClientCredentials)},
+		NameRefresh:           {"refresh-token grant on a pool of live sessions (sessions per VU, refreshes per session)", plain(newRefresh)},
+		NameIntrospect:        {"token introspection by the backend client of an access token the VU holds", plain(newIntrospect)},
+		NameUserinfo:          {"userinfo with an openid access token the VU holds", plain(newUserinfo)},
+		NameJWKS:              {"the realm's JWKS (certs) document", plain(newJWKS)},
+		NameDiscovery:         {"the realm's OpenID discovery document", plain(newDiscovery)},
+		NameLogout:            {"a password-grant login, then its back-channel logout", plain(newLogout)},
+		NameOffline:           {"an offline_access password grant, then a refresh of the offline token", plain(newOffline)},
+		NameAdminAPI:          {"admin REST: list realms, get the realm, list users (orgs: list organizations, get one, list members)", plain(newAdminAPI)},
+		NameUserJourney:       {"a user's session: think, form login, userinfo every 5 s, silent refresh, 1–3 token lifetimes, 25 % log out", plain(newJourney)},
+		NameMix:               {"weighted mix of scenarios (default 1 login-form : 8 refresh : 8 client-credentials)", newMix},
+	}
+}
+
+// List describes every scenario, by name.
+func List() []Info {
+	var out []Info
+	for name, e := range registry() {
+		out = append(out, Info{Name: name, Description: e.desc})
+	}
+	slices.SortFunc(out, func(a, b Info) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// ErrUnknown is wrapped by ByName's error for a name no scenario has.
+var ErrUnknown = errors.New("unknown scenario")
+
+// ByName builds scenario name on env. env is copied; the scenario keeps
+// no reference to the caller's.
+func ByName(name string, env Env) (load.Scenario, error) {
+	e, ok := registry()[name]
+	if !ok {
+		return nil, fmt.Errorf("%w %q (see kcbench scenarios)", ErrUnknown, name)
+	}
+	if err := env.validate(name); err != nil {
+		return nil, fmt.Errorf("scenario %s: %w", name, err)
+	}
+	if env.SessionsPerVU == 0 {
+		env.SessionsPerVU = DefaultSessionsPerVU
+	}
+	env.Journey = env.Journey.withDefaults()
+	sc, err := e.build(&env)
+	if err != nil {
+		return nil, fmt.Errorf("scenario %s: %w", name, err)
+	}
+	return sc, nil
+}

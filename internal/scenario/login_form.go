@@ -1,0 +1,70 @@
+package scenario
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"time"
+
+	"github.com/kcbench/kcbench/internal/dataset"
+	"github.com/kcbench/kcbench/internal/kc"
+	"github.com/kcbench/kcbench/internal/load"
+)
+
+// loginForm logs a random user in as a browser does: the authorization
+// endpoint's login form (OpLoginPage), the credentials posted with the
+// VU's cookies (OpLoginSubmit, answered by a redirect carrying the code)
+// and the code exchanged for tokens with the PKCE verifier
+// (OpCodeExchange), on the tenant's public web client. Each iteration
+// starts with an empty cookie jar, so it is a full login, not SSO.
+type loginForm struct{ env *Env }
+
+var _ load.Scenario = (*loginForm)(nil)
+
+func newLoginForm(env *Env) load.Scenario { return &loginForm{env: env} }
+
+func (s *loginForm) Name() string { return NameLoginForm }
+
+func (s *loginForm) NewUser(_ context.Context, id int) (load.User, error) {
+	return &loginFormUser{env: s.env, rng: s.env.rng(NameLoginForm, id), b: s.env.Client.NewBrowser()}, nil
+}
+
+type loginFormUser struct {
+	env *Env
+	rng *rand.Rand
+	b   *kc.Browser
+}
+
+func (u *loginFormUser) Iterate(ctx context.Context, rec load.OpRecorder) error {
+	t, user := u.env.Pool.pick(u.rng)
+	u.b.ClearCookies()
+	_, err := browserLogin(ctx, u.env, u.b, t, user, kc.ScopeOpenID, rec)
+	return err
+}
+
+// browserLogin runs the browser flow for user of t, recording each step.
+// Refused credentials (the form shown again) fail a check.
+func browserLogin(ctx context.Context, env *Env, b *kc.Browser, t *dataset.Tenant, user, scope string, rec load.OpRecorder) (*kc.TokenResponse, error) {
+	cl := web(t)
+	ar := kc.NewAuthRequest(cl.ID, env.Pool.redirect, scope)
+	start := time.Now()
+	page, err := b.OpenLogin(ctx, t.Realm, ar)
+	rec.Record(OpLoginPage, start, err)
+	if err != nil {
+		return nil, err
+	}
+	start = time.Now()
+	code, err := b.SubmitLogin(ctx, page, ar, user, env.Pool.password)
+	var le *kc.LoginError
+	if errors.As(err, &le) {
+		err = load.CheckError{Check: "the login form accepted the credentials (it said: " + le.Message + ")"}
+	}
+	rec.Record(OpLoginSubmit, start, err)
+	if err != nil {
+		return nil, err
+	}
+	start = time.Now()
+	tr, err := env.Client.ExchangeCode(ctx, t.Realm, cl, code, ar.RedirectURI, ar.CodeVerifier)
+	rec.Record(OpCodeExchange, start, err)
+	return tr, err
+}

@@ -1,0 +1,166 @@
+package scenario
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/kcbench/kcbench/internal/load"
+)
+
+// mix runs other scenarios in proportion to their weights: each iteration
+// of a mix VU is one iteration of a part drawn at random by weight, run by
+// the VU's own user of that part (created with the mix VU).
+type mix struct {
+	env   *Env
+	parts []mixPart // by name
+	cum   []int     // cumulative weights
+}
+
+type mixPart struct {
+	name   string
+	weight int
+	sc     load.Scenario
+}
+
+var _ load.Scenario = (*mix)(nil)
+
+func newMix(env *Env) (load.Scenario, error) {
+	m, err := buildMix(env)
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// ParseMix reads weights written as name=weight[,name=weight…].
+func ParseMix(s string) (map[string]int, error) {
+	m := map[string]int{}
+	for part := range strings.SplitSeq(s, ",") {
+		name, w, ok := strings.Cut(strings.TrimSpace(part), "=")
+		var n int
+		if ok {
+			_, err := fmt.Sscan(w, &n)
+			ok = err == nil
+		}
+		if !ok || name == "" {
+			return nil, fmt.Errorf("mix %q: want scenario=weight[,scenario=weight…]", part)
+		}
+		m[name] = n
+	}
+	return m, nil
+}
+
+// MixString writes weights as ParseMix reads them, by name.
+func MixString(w map[string]int) string {
+	var parts []string
+	for _, name := range slices.Sorted(maps.Keys(w)) {
+		parts = append(parts, fmt.Sprintf("%s=%d", name, w[name]))
+	}
+	return strings.Join(parts, ",")
+}
+
+// checkMix reports every problem with mix weights.
+func checkMix(weights map[string]int) error {
+	reg := registry()
+	var errs []error
+	total := 0
+	for _, name := range slices.Sorted(maps.Keys(weights)) {
+		w := weights[name]
+		switch _, ok := reg[name]; {
+		case name == NameMix:
+			errs = append(errs, errors.New("a mix cannot contain a mix"))
+		case !ok:
+			errs = append(errs, fmt.Errorf("%w %q", ErrUnknown, name))
+		case w < 0:
+			errs = append(errs, fmt.Errorf("weight of %s = %d: must not be negative", name, w))
+		default:
+			total += w
+		}
+	}
+	if len(errs) == 0 && total == 0 {
+		errs = append(errs, errors.New("the weights add up to zero"))
+	}
+	return errors.Join(errs...)
+}
+
+func buildMix(env *Env) (*mix, error) {
+	weights := env.Mix
+	if len(weights) == 0 {
+		weights = DefaultMix()
+	}
+	if err := checkMix(weights); err != nil {
+		return nil, err
+	}
+	reg := registry()
+	m := &mix{env: env}
+	var errs []error
+	total := 0
+	for _, name := range slices.Sorted(maps.Keys(weights)) {
+		w := weights[name]
+		if w == 0 {
+			continue
+		}
+		if err := env.validate(name); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", name, err))
+			continue
+		}
+		sc, err := reg[name].build(env)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", name, err))
+			continue
+		}
+		total += w
+		m.parts = append(m.parts, mixPart{name: name, weight: w, sc: sc})
+		m.cum = append(m.cum, total)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+func (m *mix) Name() string { return NameMix }
+
+// Weights returns the parts' weights.
+func (m *mix) Weights() map[string]int {
+	w := map[string]int{}
+	for _, p := range m.parts {
+		w[p.name] = p.weight
+	}
+	return w
+}
+
+func (m *mix) NewUser(ctx context.Context, id int) (load.User, error) {
+	u := &mixUser{m: m, rng: m.env.rng(NameMix, id), users: make([]load.User, len(m.parts))}
+	for i, p := range m.parts {
+		pu, err := p.sc.NewUser(ctx, id)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", p.name, err)
+		}
+		u.users[i] = pu
+	}
+	return u, nil
+}
+
+type mixUser struct {
+	m     *mix
+	rng   *rand.Rand
+	users []load.User
+}
+
+func (u *mixUser) Iterate(ctx context.Context, rec load.OpRecorder) error {
+	i := pickWeighted(u.m.cum, u.rng.IntN(u.m.cum[len(u.m.cum)-1]))
+	return u.users[i].Iterate(ctx, rec)
+}
+
+// pickWeighted returns the part whose share of the cumulative weights cum
+// holds x, 0 ≤ x < cum[len(cum)-1].
+func pickWeighted(cum []int, x int) int {
+	return sort.SearchInts(cum, x+1)
+}

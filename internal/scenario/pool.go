@@ -1,0 +1,198 @@
+package scenario
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sort"
+
+	"github.com/kcbench/kcbench/internal/dataset"
+	"github.com/kcbench/kcbench/internal/kc"
+)
+
+// Pool is the tenants, users and clients a scenario draws from. It is
+// read-only once built and shared by all VUs.
+type Pool struct {
+	single   bool // one tenant and user given by hand
+	tenants  []dataset.Tenant
+	orgs     bool
+	password string
+	redirect string
+	username func(tenant, user int) string
+	skew     float64
+	zipf     *zipf // nil: tenants are picked uniformly
+}
+
+// Single is one realm, client and user given by hand, for a run without a
+// dataset manifest.
+type Single struct {
+	Realm        string
+	ClientID     string // used for every grant and for the login form
+	ClientSecret string // "" for a public client
+	Username     string
+	Password     string
+	RedirectURI  string // for the login form; "" means dataset.RedirectURI
+}
+
+// Validate reports what is missing. Only the realm is required; which
+// scenarios need a client and a user is checked when one is built.
+func (s Single) Validate() error {
+	if s.Realm == "" {
+		return errors.New("realm is empty")
+	}
+	return nil
+}
+
+// NewSinglePool returns a pool of one tenant with one user.
+func NewSinglePool(s Single) (*Pool, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	if s.RedirectURI == "" {
+		s.RedirectURI = dataset.RedirectURI
+	}
+	t := dataset.Tenant{Index: 1, ID: s.Realm, Realm: s.Realm, WebClient: s.ClientID,
+		Backend: s.ClientID, BackendSecret: s.ClientSecret, Users: 1}
+	user := s.Username
+	return &Pool{single: true, tenants: []dataset.Tenant{t}, password: s.Password, redirect: s.RedirectURI,
+		username: func(int, int) string { return user }}, nil
+}
+
+// NewManifestPool returns the pool of a seeded dataset's tenants. skew is
+// the zipf exponent of the tenant choice: 0 picks tenants uniformly; s > 0
+// picks tenant k (1-based) with probability proportional to 1/k^s.
+func NewManifestPool(m *dataset.Manifest, skew float64) (*Pool, error) {
+	n := m.Tenants()
+	if n < 1 {
+		return nil, errors.New("the dataset has no tenants")
+	}
+	if err := checkSkew(skew); err != nil {
+		return nil, err
+	}
+	p := &Pool{orgs: m.Spec.Mode == dataset.ModeOrgs, password: m.Password, redirect: dataset.RedirectURI,
+		username: m.Username, skew: skew}
+	p.tenants = make([]dataset.Tenant, n)
+	for i := range n {
+		p.tenants[i] = m.Tenant(i + 1)
+		if p.tenants[i].Users < 1 {
+			return nil, fmt.Errorf("tenant %s has no users", p.tenants[i].ID)
+		}
+	}
+	if skew > 0 {
+		p.zipf = newZipf(n, skew)
+	}
+	return p, nil
+}
+
+func checkSkew(s float64) error {
+	if math.IsNaN(s) || math.IsInf(s, 0) || s < 0 || s > 10 {
+		return fmt.Errorf("tenant skew %v: want a number from 0 (uniform) to 10", s)
+	}
+	return nil
+}
+
+// missing says what a hand-given pool lacks for scenario name.
+func (p *Pool) missing(name string) error {
+	if !p.single {
+		return nil
+	}
+	t := p.tenants[0]
+	var errs []error
+	switch name {
+	case NameJWKS, NameDiscovery, NameAdminAPI, NameMix:
+		return nil
+	}
+	if t.Backend == "" {
+		errs = append(errs, fmt.Errorf("%s needs a client id", name))
+	}
+	if name != NameClientCredentials && p.username(1, 1) == "" {
+		errs = append(errs, fmt.Errorf("%s needs a username (and password)", name))
+	}
+	return errors.Join(errs...)
+}
+
+// Tenants is the number of tenants.
+func (p *Pool) Tenants() int { return len(p.tenants) }
+
+// Orgs reports whether tenants are organizations in one shared realm.
+func (p *Pool) Orgs() bool { return p.orgs }
+
+// Skew is the zipf exponent of the tenant choice (0: uniform).
+func (p *Pool) Skew() float64 { return p.skew }
+
+// Password is the users' password.
+func (p *Pool) Password() string { return p.password }
+
+// RedirectURI is where the login form's redirect goes.
+func (p *Pool) RedirectURI() string { return p.redirect }
+
+// pick draws a tenant and one of its users.
+func (p *Pool) pick(r *rand.Rand) (*dataset.Tenant, string) {
+	t := p.pickTenant(r)
+	return t, p.username(t.Index, 1+r.IntN(t.Users))
+}
+
+func (p *Pool) pickTenant(r *rand.Rand) *dataset.Tenant {
+	switch {
+	case len(p.tenants) == 1:
+		return &p.tenants[0]
+	case p.zipf != nil:
+		return &p.tenants[p.zipf.pick(r.Float64())]
+	default:
+		return &p.tenants[r.IntN(len(p.tenants))]
+	}
+}
+
+// backend is the tenant's confidential client (password grant, client
+// credentials, introspection, logout).
+func backend(t *dataset.Tenant) kc.OAuthClient {
+	return kc.OAuthClient{ID: t.Backend, Secret: t.BackendSecret}
+}
+
+// web is the tenant's browser client (public in a dataset; in a Single
+// pool, the one client, with its secret if any).
+func web(t *dataset.Tenant) kc.OAuthClient {
+	if t.WebClient == t.Backend {
+		return backend(t)
+	}
+	return kc.OAuthClient{ID: t.WebClient}
+}
+
+// zipf draws ranks 0..n-1 with probability proportional to 1/(rank+1)^s,
+// by inverting its cumulative distribution. Unlike math/rand's Zipf it
+// accepts any s > 0, including the common s ≤ 1.
+type zipf struct {
+	cdf []float64 // cdf[k] = P(rank ≤ k); cdf[n-1] = 1
+}
+
+func newZipf(n int, s float64) *zipf {
+	cdf := make([]float64, n)
+	var sum float64
+	for k := range n {
+		sum += math.Pow(float64(k+1), -s)
+		cdf[k] = sum
+	}
+	for k := range cdf {
+		cdf[k] /= sum
+	}
+	cdf[n-1] = 1
+	return &zipf{cdf: cdf}
+}
+
+// pick maps u, uniform in [0, 1), to a rank.
+func (z *zipf) pick(u float64) int {
+	i := sort.SearchFloat64s(z.cdf, u)
+	if i < len(z.cdf) && z.cdf[i] == u {
+		i++ // P(rank ≤ i) = u: u falls into the next rank's interval [cdf[i], cdf[i+1])
+	}
+	return min(i, len(z.cdf)-1)
+}
+
+// prob is the probability of rank k.
+func (z *zipf) prob(k int) float64 {
+	if k == 0 {
+		return z.cdf[0]
+	}
+	return z.cdf[k] - z.cdf[k-1]
+}

@@ -1,0 +1,341 @@
+package scenario
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/kcbench/kcbench/internal/dataset"
+	"github.com/kcbench/kcbench/internal/h1"
+	"github.com/kcbench/kcbench/internal/kc"
+	"github.com/kcbench/kcbench/internal/load"
+	"github.com/kcbench/kcbench/internal/observe"
+)
+
+// RunInput is one workload run against a Keycloak.
+type RunInput struct {
+	Target kc.Target
+	// Manifest gives the users and clients; nil when Config.Realm names
+	// them by hand.
+	Manifest *dataset.Manifest
+	// Config is the workload, with defaults applied and validated.
+	Config Config
+	// Progress, when set, is called about once a second from the engine;
+	// it must not block.
+	Progress func(load.Progress)
+	// HTTPClient makes the requests (nil: an h1 client sized for the run).
+	HTTPClient *http.Client
+}
+
+// RunResult is a workload's outcome.
+type RunResult struct {
+	// Stats are the engine's results, thresholds evaluated.
+	Stats load.Stats
+	// CPU is the server's CPU time over the measured window.
+	CPU ServerCPU
+	// Recorder holds the interval histograms (Recorder.WriteHlog).
+	Recorder *load.Recorder
+	// ThresholdErr wraps load.ErrThresholdsFailed when a threshold
+	// failed, nil otherwise.
+	ThresholdErr error
+}
+
+// ErrNoUsers means neither a manifest nor a realm says who logs in.
+var ErrNoUsers = errors.New("no dataset manifest and no realm given")
+
+// Run runs in.Config's scenario against in.Target: it builds the pool,
+// the scenario and the executor, measures the server's CPU time after the
+// warm-up (from /proc for a local server, else from its management
+// /metrics when reachable), runs, and evaluates the thresholds. An
+// interrupted run returns its partial result with an error wrapping the
+// context's.
+func Run(ctx context.Context, in RunInput) (*RunResult, error) {
+	cfg := in.Config
+	cfg.ApplyDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	var ths []load.Threshold
+	for _, t := range cfg.Thresholds {
+		th, err := load.ParseThreshold(t)
+		if err != nil {
+			return nil, err
+		}
+		ths = append(ths, th)
+	}
+	hc := in.HTTPClient
+	if hc == nil {
+		hc = h1.NewClient(cfg.MaxVUsAtOnce(), cfg.Timeout)
+	}
+	env := cfg.env()
+	env.Client = kc.New(in.Target.BaseURL, hc)
+	if a := in.Target.Admin; a.ClientID != "" || a.Username != "" {
+		env.Admin = kc.NewAdmin(kc.New(in.Target.BaseURL, hc), a)
+	}
+	var err error
+	switch {
+	case cfg.Realm != "":
+		env.Pool, err = NewSinglePool(Single{Realm: cfg.Realm, ClientID: cfg.ClientID, ClientSecret: cfg.ClientSecret,
+			Username: cfg.Username, Password: cfg.Password, RedirectURI: cfg.RedirectURI})
+	case in.Manifest != nil:
+		env.Pool, err = NewManifestPool(in.Manifest, cfg.TenantSkew)
+	default:
+		err = ErrNoUsers
+	}
+	if err != nil {
+		return nil, err
+	}
+	sc, err := ByName(cfg.Scenario, env)
+	if err != nil {
+		return nil, err
+	}
+	ex := cfg.NewExecutor()
+	if err := ex.Validate(); err != nil {
+		return nil, fmt.Errorf("%s: %w", cfg.Executor, err)
+	}
+
+	opts := []load.RecorderOption{load.WithWarmup(cfg.Warmup)}
+	if in.Progress != nil {
+		opts = append(opts, load.WithProgress(in.Progress))
+	}
+	rec := load.NewRecorder(opts...)
+	cpu := newCPUWindow(ctx, in.Target)
+	if cfg.CPUBaseline > 0 {
+		if err := cpu.baseline(ctx, cfg.CPUBaseline); err != nil {
+			return nil, err
+		}
+	}
+	stats, runErr := ex.Run(ctx, &markFirst{Scenario: sc, first: func() { cpu.begin(cfg.Warmup) }}, rec)
+	cpu.end()
+	if runErr != nil && stats.Start.IsZero() {
+		return nil, runErr // nothing ran (e.g. a VU could not log in)
+	}
+	res := &RunResult{Stats: stats, Recorder: rec, CPU: cpu.result(stats)}
+	if len(ths) > 0 {
+		res.Stats.Thresholds, res.ThresholdErr = stats.Check(ths)
+	}
+	return res, runErr
+}
+
+// markFirst calls first when the run's first iteration starts: the run's
+// clock has started and every up-front VU exists.
+type markFirst struct {
+	load.Scenario
+	once  sync.Once
+	first func()
+}
+
+func (m *markFirst) NewUser(ctx context.Context, id int) (load.User, error) {
+	u, err := m.Scenario.NewUser(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return &markFirstUser{User: u, m: m}, nil
+}
+
+type markFirstUser struct {
+	load.User
+	m *markFirst
+}
+
+func (u *markFirstUser) Iterate(ctx context.Context, rec load.OpRecorder) error {
+	u.m.once.Do(u.m.first)
+	return u.User.Iterate(ctx, rec)
+}
+
+// ServerCPU is the server's CPU time over a run's measured window, per
+// successful operation.
+type ServerCPU struct {
+	Available bool    `json:"available"`
+	Source    string  `json:"source,omitempty"`
+	Reason    string  `json:"unavailable_reason,omitempty"`
+	CPU       float64 `json:"cpu_s,omitempty"`
+	Window    float64 `json:"window_s,omitempty"`
+	Cores     float64 `json:"cores,omitempty"` // CPU / Window
+	// PerIteration is CPU-ms per successful iteration.
+	PerIteration float64 `json:"cpu_ms_per_iteration,omitempty"`
+	// PerOp is CPU-ms per successful operation when an iteration is one
+	// operation (otherwise an iteration's CPU cannot be told apart between
+	// its operations).
+	PerOp map[string]float64 `json:"cpu_ms_per_op,omitempty"`
+	// Resolution is the sampler's granularity.
+	Resolution string `json:"resolution,omitempty"`
+	// IdleCores is the server's CPU use before the run, without load
+	// (when measured: Config.CPUBaseline), and NetPerIteration is
+	// PerIteration without it: (CPU − IdleCores × Window) per successful
+	// iteration.
+	IdleCores       float64 `json:"idle_cores,omitempty"`
+	Baseline        float64 `json:"baseline_s,omitempty"`
+	NetPerIteration float64 `json:"net_cpu_ms_per_iteration,omitempty"`
+}
+
+// Write renders the figures as the end of a summary.
+func (r ServerCPU) Write(w io.Writer) error {
+	if !r.Available {
+		_, err := fmt.Fprintf(w, "server cpu:   unavailable: %s\n", r.Reason)
+		return err
+	}
+	if _, err := fmt.Fprintf(w, "server cpu:   %.2f s over %.1f s measured (%.2f cores), from %s\n", r.CPU, r.Window, r.Cores, r.Source); err != nil {
+		return err
+	}
+	if r.PerIteration > 0 {
+		fmt.Fprintf(w, "  %.2f ms per successful iteration\n", r.PerIteration)
+	}
+	if r.Baseline > 0 {
+		fmt.Fprintf(w, "  %.2f ms per successful iteration net of the idle %.3f cores (measured for %.0f s before)\n",
+			r.NetPerIteration, r.IdleCores, r.Baseline)
+	}
+	for _, op := range slices.Sorted(func(yield func(string) bool) {
+		for k := range r.PerOp {
+			if !yield(k) {
+				return
+			}
+		}
+	}) {
+		if _, err := fmt.Fprintf(w, "  %.2f ms per successful %s\n", r.PerOp[op], op); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// cpuWindow samples the server's CPU time at the end of the warm-up and
+// at the end of the run.
+type cpuWindow struct {
+	ctx     context.Context
+	sampler observe.CPUSampler
+	reason  string // why there is no sampler
+	res     string
+
+	idle, idleFor float64 // cores and seconds of the baseline
+
+	mu      sync.Mutex
+	t0, t1  time.Time
+	c0, c1  time.Duration
+	err     error
+	timer   *time.Timer
+	started bool
+	sampled chan struct{} // closed once the first sample is taken or abandoned
+}
+
+func newCPUWindow(ctx context.Context, tg kc.Target) *cpuWindow {
+	w := &cpuWindow{ctx: ctx, sampled: make(chan struct{})}
+	switch {
+	case tg.PID > 0:
+		w.sampler = observe.ProcCPU{Proc: os.DirFS("/proc"), PID: tg.PID}
+		w.res = "10 ms (clock ticks)"
+	case tg.ManagementURL != "":
+		m := observe.MetricsCPU{URL: tg.ManagementURL}
+		if _, err := m.CPUTime(ctx); err != nil {
+			w.reason = err.Error()
+		} else {
+			w.sampler = m
+			w.res = "Micrometer's text format: 4 significant digits"
+		}
+	default:
+		w.reason = "the target is not a local stack and has no management URL"
+	}
+	return w
+}
+
+// baseline measures the server's idle CPU use for d.
+func (w *cpuWindow) baseline(ctx context.Context, d time.Duration) error {
+	if w.sampler == nil {
+		return nil
+	}
+	c0, err := w.sampler.CPUTime(ctx)
+	if err != nil {
+		return nil // the run says the CPU is unavailable
+	}
+	t0 := time.Now()
+	if err := sleep(ctx, d); err != nil {
+		return err
+	}
+	c1, err := w.sampler.CPUTime(ctx)
+	if err != nil {
+		return nil
+	}
+	w.idleFor = time.Since(t0).Seconds()
+	w.idle = (c1 - c0).Seconds() / w.idleFor
+	return nil
+}
+
+// begin schedules the first sample after warmup.
+func (w *cpuWindow) begin(warmup time.Duration) {
+	if w.sampler == nil {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.started = true
+	w.timer = time.AfterFunc(warmup, func() {
+		defer close(w.sampled)
+		c, err := w.sampler.CPUTime(w.ctx)
+		w.mu.Lock()
+		w.t0, w.c0, w.err = time.Now(), c, err
+		w.mu.Unlock()
+	})
+}
+
+// end takes the last sample.
+func (w *cpuWindow) end() {
+	w.mu.Lock()
+	started, timer := w.started, w.timer
+	w.mu.Unlock()
+	if w.sampler == nil || !started {
+		return
+	}
+	if timer.Stop() { // the run ended within the warm-up
+		w.mu.Lock()
+		w.err = errors.New("the run ended before its warm-up did")
+		w.mu.Unlock()
+		close(w.sampled)
+		return
+	}
+	<-w.sampled
+	c, err := w.sampler.CPUTime(context.WithoutCancel(w.ctx))
+	w.mu.Lock()
+	w.t1, w.c1 = time.Now(), c
+	if w.err == nil {
+		w.err = err
+	}
+	w.mu.Unlock()
+}
+
+func (w *cpuWindow) result(s load.Stats) ServerCPU {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	switch {
+	case w.sampler == nil:
+		return ServerCPU{Reason: w.reason}
+	case !w.started:
+		return ServerCPU{Source: w.sampler.Source(), Reason: "no iteration ran"}
+	case w.err != nil:
+		return ServerCPU{Source: w.sampler.Source(), Reason: w.err.Error()}
+	}
+	r := ServerCPU{Available: true, Source: w.sampler.Source(), Resolution: w.res,
+		CPU: (w.c1 - w.c0).Seconds(), Window: w.t1.Sub(w.t0).Seconds()}
+	if r.Window > 0 {
+		r.Cores = r.CPU / r.Window
+	}
+	ms := r.CPU * 1000
+	if it, ok := s.Op(load.IterationOp); ok && it.OK > 0 {
+		r.PerIteration = ms / float64(it.OK)
+		if w.idleFor > 0 {
+			r.IdleCores, r.Baseline = w.idle, w.idleFor
+			r.NetPerIteration = max(ms-w.idle*r.Window*1000, 0) / float64(it.OK)
+		}
+	}
+	if len(s.Ops) == 2 { // the iteration and its one operation
+		if o := s.Ops[1]; o.OK > 0 {
+			r.PerOp = map[string]float64{o.Name: ms / float64(o.OK)}
+		}
+	}
+	return r
+}

@@ -1,0 +1,273 @@
+//go:build integration
+
+package scenario
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kcbench/kcbench/internal/dataset"
+	"github.com/kcbench/kcbench/internal/h1"
+	"github.com/kcbench/kcbench/internal/kc"
+	"github.com/kcbench/kcbench/internal/load"
+	"github.com/kcbench/kcbench/internal/stack/stacktest"
+)
+
+// These tests run every scenario against a real Keycloak and PostgreSQL
+// (one stack for the package) with small seeded datasets, at low rates and
+// for a few seconds each.
+
+var shared stacktest.Shared
+
+func TestMain(m *testing.M) { os.Exit(stacktest.Main(m, &shared)) }
+
+// fixture is the stack with its datasets, seeded once.
+type fixture struct {
+	tg     kc.Target
+	admin  *kc.Admin
+	client *kc.Client
+	realms *dataset.Manifest // 2 tenants, pbkdf2-sha256:1
+	orgs   *dataset.Manifest // 2 tenants in one realm, pbkdf2-sha256:1
+	argon  *dataset.Manifest // 1 tenant, Keycloak's default policy (argon2id)
+}
+
+var (
+	fixOnce sync.Once
+	fix     *fixture
+	fixErr  error
+)
+
+func setup(t *testing.T) *fixture {
+	t.Helper()
+	s := shared.Get(t)
+	fixOnce.Do(func() {
+		tg := s.Target()
+		f := &fixture{tg: tg, client: kc.New(tg.BaseURL, h1.NewClient(16, 30*time.Second))}
+		f.admin = kc.NewAdmin(kc.New(tg.BaseURL, nil), tg.Admin)
+		ctx := context.Background()
+		seed := func(mode dataset.Mode, tenants int, pol dataset.Policy, prefix string) *dataset.Manifest {
+			if fixErr != nil {
+				return nil
+			}
+			spec := dataset.Spec{Mode: mode, Tenants: tenants, Content: dataset.DefaultContent, Policy: pol, Prefix: prefix, Seed: 1}
+			res, err := dataset.Seed(ctx, f.admin, spec, dataset.SeedOptions{Strategy: dataset.Fast, Target: tg.BaseURL})
+			if err != nil {
+				fixErr = fmt.Errorf("seed %s %s: %w", mode, pol, err)
+				return nil
+			}
+			return res.Manifest
+		}
+		fast := dataset.Policy{Algorithm: "pbkdf2-sha256", Iterations: 1}
+		f.realms = seed(dataset.ModeRealms, 2, fast, "kcb")
+		f.orgs = seed(dataset.ModeOrgs, 2, fast, "kco")
+		f.argon = seed(dataset.ModeRealms, 1, dataset.Policy{}, "kca")
+		fix = f
+	})
+	if fixErr != nil {
+		t.Fatal(fixErr)
+	}
+	return fix
+}
+
+func (f *fixture) env(t *testing.T, m *dataset.Manifest, skew float64) Env {
+	t.Helper()
+	p, err := NewManifestPool(m, skew)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Env{Client: f.client, Admin: f.admin, Pool: p, Seed: DefaultSeed}
+}
+
+// run runs sc and returns its stats, failing the test on an engine error.
+func run(t *testing.T, sc load.Scenario, ex load.Executor) load.Stats {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := ex.Run(ctx, sc, nil)
+	if err != nil {
+		t.Fatalf("%s: %v", sc.Name(), err)
+	}
+	return s
+}
+
+// lowRate is a few seconds at 4 iterations per second.
+var lowRate = load.ConstantArrivalRate{Rate: 4, Duration: 2500 * time.Millisecond, PreAllocatedVUs: 2, MaxVUs: 20, GracefulStop: 10 * time.Second}
+
+// expectOps checks that the run had no errors and that each op ran n
+// times per iteration (n < 0: at least once overall).
+func expectOps(t *testing.T, s load.Stats, ops map[string]int) {
+	t.Helper()
+	it, _ := s.Op(load.IterationOp)
+	if it.Count < 5 || it.Errors != 0 || s.Dropped != 0 {
+		t.Errorf("%s: %d iterations, %d failed %v, %d dropped", s.Scenario, it.Count, it.Errors, it.ErrorClasses, s.Dropped)
+	}
+	for _, o := range s.Ops {
+		if o.Errors != 0 {
+			t.Errorf("%s: %s failed %d times: %v", s.Scenario, o.Name, o.Errors, o.ErrorClasses)
+		}
+	}
+	for op, per := range ops {
+		o, ok := s.Op(op)
+		switch {
+		case !ok:
+			t.Errorf("%s: no %s", s.Scenario, op)
+		case per > 0 && o.Count != int64(per)*it.Count:
+			t.Errorf("%s: %d %s for %d iterations, want %d each", s.Scenario, o.Count, op, it.Count, per)
+		}
+	}
+}
+
+func TestScenariosRealms(t *testing.T) {
+	f := setup(t)
+	env := f.env(t, f.realms, 1.1)
+	cases := map[string]map[string]int{
+		NamePasswordGrant:     {OpPasswordGrant: 1},
+		NameLoginForm:         {OpLoginPage: 1, OpLoginSubmit: 1, OpCodeExchange: 1},
+		NameClientCredentials: {OpClientCredentials: 1},
+		NameIntrospect:        {OpIntrospect: 1},
+		NameUserinfo:          {OpUserinfo: 1},
+		NameJWKS:              {OpJWKS: 1},
+		NameDiscovery:         {OpDiscovery: 1},
+		NameLogout:            {OpPasswordGrant: 1, OpLogout: 1},
+		NameOffline:           {OpOfflineGrant: 1, OpOfflineRefresh: 1},
+		NameAdminAPI:          {OpAdminListRealms: 1, OpAdminGetRealm: 1, OpAdminListUsers: 1},
+		NameMix:               {OpRefresh: -1, OpClientCredentials: -1},
+	}
+	for name, ops := range cases {
+		t.Run(name, func(t *testing.T) {
+			sc, err := ByName(name, env)
+			if err != nil {
+				t.Fatal(err)
+			}
+			expectOps(t, run(t, sc, lowRate), ops)
+		})
+	}
+}
+
+// Refreshes never exceed sessions × refreshes per session: used-up
+// sessions are replaced by new logins.
+func TestRefreshPool(t *testing.T) {
+	f := setup(t)
+	env := f.env(t, f.realms, 0)
+	env.SessionsPerVU, env.RefreshesPerSession = 2, 3
+	sc, err := ByName(NameRefresh, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex := load.ConstantVUs{VUs: 2, Duration: 2 * time.Second, GracefulStop: 10 * time.Second}
+	s := run(t, sc, ex)
+	expectOps(t, s, map[string]int{OpRefresh: 1})
+	ref, _ := s.Op(OpRefresh)
+	logins, _ := s.Op(OpSessionLogin)
+	sessions := int64(ex.VUs*env.SessionsPerVU) + logins.OK
+	if ref.OK > sessions*int64(env.RefreshesPerSession) || logins.OK == 0 {
+		t.Fatalf("%d refreshes over %d sessions (%d replaced) of at most %d refreshes", ref.OK, sessions, logins.OK, env.RefreshesPerSession)
+	}
+	t.Logf("%d refreshes over %d sessions", ref.OK, sessions)
+}
+
+func TestScenariosOrgs(t *testing.T) {
+	f := setup(t)
+	env := f.env(t, f.orgs, 0)
+	cases := map[string]map[string]int{
+		// Organizations turn the login into identity-first: the username
+		// form, then the password form, both in login_submit.
+		NameLoginForm:     {OpLoginPage: 1, OpLoginSubmit: 1, OpCodeExchange: 1},
+		NamePasswordGrant: {OpPasswordGrant: 1},
+		NameAdminAPI:      {OpAdminListOrgs: 1, OpAdminGetOrg: 1, OpAdminListMembers: 1, OpAdminFindOrg: -1},
+	}
+	for name, ops := range cases {
+		t.Run(name, func(t *testing.T) {
+			sc, err := ByName(name, env)
+			if err != nil {
+				t.Fatal(err)
+			}
+			expectOps(t, run(t, sc, lowRate), ops)
+		})
+	}
+}
+
+func TestUserJourney(t *testing.T) {
+	f := setup(t)
+	env := f.env(t, f.realms, 0)
+	// Tokens planned to live 2 s: sessions of 2–6 s with refreshes, so a
+	// short run sees whole sessions.
+	env.Journey = JourneyOptions{Think: 100 * time.Millisecond, UserinfoEvery: 500 * time.Millisecond, TokenLifetime: 2 * time.Second}
+	sc, err := ByName(NameUserJourney, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := run(t, sc, load.ConstantVUs{VUs: 4, Duration: 6 * time.Second, GracefulStop: 10 * time.Second})
+	expectOps(t, s, map[string]int{OpLoginPage: -1, OpLoginSubmit: -1, OpCodeExchange: -1, OpUserinfo: -1, OpRefresh: -1})
+	logins, _ := s.Op(OpCodeExchange)
+	infos, _ := s.Op(OpUserinfo)
+	refreshes, _ := s.Op(OpRefresh)
+	if logins.OK < 4 || infos.OK < 2*logins.OK || refreshes.OK < logins.OK/2 {
+		t.Errorf("%d logins, %d userinfo, %d refreshes", logins.OK, infos.OK, refreshes.OK)
+	}
+	t.Logf("%d logins, %d userinfo, %d refreshes, %d iterations", logins.OK, infos.OK, refreshes.OK, s.Iterations)
+}
+
+// A wrong password is Keycloak's HTTP error, not a crash: the password
+// grant answers 400 invalid_grant in Keycloak 26; the login form shows the
+// form again with a message, a failed check.
+func TestWrongPassword(t *testing.T) {
+	f := setup(t)
+	tn := f.realms.Tenant(1)
+	p, err := NewSinglePool(Single{Realm: tn.Realm, ClientID: tn.Backend, ClientSecret: tn.BackendSecret,
+		Username: f.realms.Username(1, 1), Password: "wrong"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := Env{Client: f.client, Pool: p}
+	ex := load.ConstantVUs{VUs: 1, Duration: time.Second}
+	for name, class := range map[string]string{NamePasswordGrant: "http_400", NameLoginForm: load.ClassCheck} {
+		sc, err := ByName(name, env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := run(t, sc, ex)
+		it, _ := s.Op(load.IterationOp)
+		if it.Count == 0 || it.Errors != it.Count || it.ErrorClasses[class] != it.Count {
+			t.Errorf("%s: %d iterations, errors %v, want all %s", name, it.Count, it.ErrorClasses, class)
+		}
+	}
+	// The login form in a realm whose web client is confidential.
+	p2, _ := NewSinglePool(Single{Realm: tn.Realm, ClientID: tn.Backend, ClientSecret: tn.BackendSecret,
+		Username: f.realms.Username(1, 1), Password: f.realms.Password})
+	sc, _ := ByName(NameLoginForm, Env{Client: f.client, Pool: p2})
+	expectOps(t, run(t, sc, lowRate), map[string]int{OpCodeExchange: 1})
+}
+
+// The hashing policy dominates a login's cost: Keycloak's default argon2id
+// costs several times the server CPU of one PBKDF2 iteration. Measured
+// through Run, as kcbench load does: after a warm-up, from /proc.
+func TestServerCPUPerLogin(t *testing.T) {
+	f := setup(t)
+	if !f.tg.Local() {
+		t.Skip("needs a local server")
+	}
+	perLogin := func(m *dataset.Manifest) float64 {
+		cfg := Config{Scenario: NamePasswordGrant, VUs: 2, Duration: 3 * time.Second, Warmup: time.Second,
+			Thresholds: []string{"errors<1%"}}
+		res, err := Run(context.Background(), RunInput{Target: f.tg, Manifest: m, Config: cfg})
+		if err != nil {
+			t.Fatal(err)
+		}
+		o, _ := res.Stats.Op(OpPasswordGrant)
+		if o.OK < 10 || res.ThresholdErr != nil || !res.CPU.Available {
+			t.Fatalf("%d logins, %d errors, thresholds %v, cpu %+v", o.OK, o.Errors, res.ThresholdErr, res.CPU)
+		}
+		t.Logf("%s: %d logins in 3 s (%.1f/s), %.1f ms server CPU each (%s)", m.Spec.Policy, o.OK, o.Rate, res.CPU.PerOp[OpPasswordGrant], res.CPU.Source)
+		return res.CPU.PerOp[OpPasswordGrant]
+	}
+	fast := perLogin(f.realms)
+	argon := perLogin(f.argon)
+	if argon < 2*fast || argon < 20 {
+		t.Fatalf("argon2: %.1f ms per login, pbkdf2-sha256:1: %.1f ms; want argon2 clearly dearer", argon, fast)
+	}
+}
