@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 RT=${1:-100}
 OT=${2:-300}
 POLICY=${3:-default}
-BIN=bin/kcbench
+BIN=${KCBENCH_BIN:-bin/kcbench}
 STATE=$(mktemp -d /tmp/kcbench-bench-seed.XXXXXX)
 chmod 755 "$STATE"
 trap '$BIN down --state-dir "$STATE" >/dev/null 2>&1 || true; rm -rf "$STATE"' EXIT
