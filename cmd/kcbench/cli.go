@@ -5,8 +5,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/kcbench/kcbench/internal/buildinfo"
 	"io"
-	"runtime/debug"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -197,21 +197,6 @@ func cmdVersion(ctx context.Context, e *env, args []string) error {
 	if err := parse(fs, args, 0); err != nil {
 		return err
 	}
-	fmt.Fprintln(e.stdout, "kcbench", version())
+	fmt.Fprintln(e.stdout, "kcbench", buildinfo.Version())
 	return nil
-}
-
-// version is the module version, or the VCS revision of a dev build.
-func version() string {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "unknown"
-	}
-	v := bi.Main.Version
-	for _, s := range bi.Settings {
-		if s.Key == "vcs.revision" && len(s.Value) >= 12 {
-			v += " (" + s.Value[:12] + ")"
-		}
-	}
-	return v
 }

@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -16,6 +15,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/kcbench/kcbench/internal/buildinfo"
 	"github.com/kcbench/kcbench/internal/dataset"
 	"github.com/kcbench/kcbench/internal/fileutil"
 	"github.com/kcbench/kcbench/internal/kc"
@@ -289,7 +289,7 @@ func (r *Runner) runPoint(ctx context.Context, p Point) (*results.Summary, error
 		return nil, err
 	}
 	start := time.Now()
-	man := results.Manifest{Schema: results.Schema, Kcbench: kcbenchVersion(), Experiment: r.File.Name, Point: p.ID,
+	man := results.Manifest{Schema: results.Schema, Kcbench: buildinfo.Version(), Experiment: r.File.Name, Point: p.ID,
 		Params: p.Params(), Keycloak: p.Stack.Version, Machine: ReadMachine(), Seed: int64(r.File.Seed), Start: start.UTC()}
 	man.Options, _ = json.Marshal(p.Stack)
 	man.Dataset, _ = json.Marshal(p.Spec)
@@ -503,20 +503,6 @@ func writePoint(dir string, man results.Manifest, sum *results.Summary, timeline
 		}
 	}
 	return fileutil.WriteJSON(filepath.Join(dir, results.SummaryFile), sum, 0o644)
-}
-
-func kcbenchVersion() string {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "unknown"
-	}
-	v := bi.Main.Version
-	for _, s := range bi.Settings {
-		if s.Key == "vcs.revision" && len(s.Value) >= 12 {
-			v += " (" + s.Value[:12] + ")"
-		}
-	}
-	return v
 }
 
 // ReadMachine describes this machine.

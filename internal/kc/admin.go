@@ -68,20 +68,7 @@ func (a *Admin) send(ctx context.Context, method, p string, body any, read func(
 		return err
 	}
 	req.Header.Set("Authorization", "Bearer "+tok)
-	op := method + " " + p
-	resp, err := a.c.hc.Do(req)
-	if err != nil {
-		return fmt.Errorf("%s: %w", op, err)
-	}
-	defer func() {
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-	}()
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-		return &APIError{Op: op, Status: resp.StatusCode, Body: strings.TrimSpace(string(b))}
-	}
-	return read(resp)
+	return a.c.exchange(req, method+" "+p, read)
 }
 
 // CreateRealm creates a realm from a full representation (clients, roles,

@@ -96,9 +96,22 @@ func (c *Client) Token(ctx context.Context, realm string, form url.Values) (*Tok
 	return &tr, nil
 }
 
-// do sends req and decodes a JSON body into out (if non-nil). The body is
-// always drained and closed.
+// do sends req and decodes a JSON body into out (if non-nil).
 func (c *Client) do(req *http.Request, op string, out any) error {
+	return c.exchange(req, op, func(resp *http.Response) error {
+		if out == nil {
+			return nil
+		}
+		if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+			return fmt.Errorf("%s: decode: %w", op, err)
+		}
+		return nil
+	})
+}
+
+// exchange sends req, turns a non-2xx answer into an *APIError and hands a
+// 2xx one to read. The body is always drained and closed.
+func (c *Client) exchange(req *http.Request, op string, read func(*http.Response) error) error {
 	resp, err := c.hc.Do(req)
 	if err != nil {
 		return fmt.Errorf("%s: %w", op, err)
@@ -111,13 +124,7 @@ func (c *Client) do(req *http.Request, op string, out any) error {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 		return &APIError{Op: op, Status: resp.StatusCode, Body: strings.TrimSpace(string(b))}
 	}
-	if out == nil {
-		return nil
-	}
-	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
-		return fmt.Errorf("%s: decode: %w", op, err)
-	}
-	return nil
+	return read(resp)
 }
 
 // Admin is an authenticated admin REST client. It fetches an admin token on
