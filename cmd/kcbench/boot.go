@@ -144,4 +144,3 @@ func printBoots(w io.Writer, rep bootReport) error {
 	fmt.Fprintf(w, "\nrestarts: n=%d  min %.2f s  median %.2f s  max %.2f s  median RSS %.0f MiB\n", r.N, r.MinSeconds, r.MedianSeconds, r.MaxSeconds, r.MedianRSSMiB)
 	return nil
 }
-

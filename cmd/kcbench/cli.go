@@ -42,7 +42,7 @@ type command struct {
 
 func commands() []command {
 	return []command{
-		{"quickstart", "the main job: start a local stack, measure it, print a summary, stop it", cmdQuickstart},
+		{"quickstart", "the main job: a local stack, a small dataset in both modes, the standard scenarios cold and warm, a report, a summary and a sizing estimate", cmdQuickstart},
 		{"up", "start the local stack (PostgreSQL + Keycloak) and leave it running", cmdUp},
 		{"status", "show the local stack (or an external --target): versions, URLs, pids, RSS, readiness", cmdStatus},
 		{"restart", "restart Keycloak of the local stack and print the boot time", cmdRestart},

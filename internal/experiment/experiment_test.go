@@ -75,20 +75,20 @@ repeats: 2
 
 func TestBadFiles(t *testing.T) {
 	cases := map[string]string{
-		"":                                       "empty experiment file",
-		"name: x\nbogus: 1\n":                    "line 2: field bogus not found",
-		"name: x\nwarmup: soon\n":                "line 2",
-		"name: x\nworkloads: []\n":               "runs no workload",
+		"":                         "empty experiment file",
+		"name: x\nbogus: 1\n":      "line 2: field bogus not found",
+		"name: x\nwarmup: soon\n":  "line 2",
+		"name: x\nworkloads: []\n": "runs no workload",
 		"name: x\ndataset:\n  tenants: []\n  modes: []\nworkloads:\n  - scenario: jwks\n": "",
-		"name: x\ndataset:\n  tenants: [0]\nworkloads:\n  - scenario: jwks\n":            "dataset.tenants[0]",
-		"name: x\ndataset:\n  modes: [silos]\nworkloads:\n  - scenario: jwks\n":          "dataset.modes[0]",
-		"name: x\nworkloads:\n  - scenario: nope\n":                                    `workloads[0] (nope): scenario: "nope": unknown`,
-		"name: x\nworkloads:\n  - scenario: jwks\n    duration: -1s\n":                  "duration",
-		"name: x\nworkloads:\n  - scenario: jwks\n  - scenario: jwks\n":                 "used twice",
-		"name: x\nwatchdog:\n  max_rss: lots\nworkloads:\n  - scenario: jwks\n":         "watchdog.max_rss",
-		"name: x\nphases: [hot]\nworkloads:\n  - scenario: jwks\n":                       "phases[0]",
-		"name: 'a b'\nworkloads:\n  - scenario: jwks\n":                                 "name:",
-		"name: x\nworkloads:\n  - scenario: jwks\n    vus: many\n":                      "line 4",
+		"name: x\ndataset:\n  tenants: [0]\nworkloads:\n  - scenario: jwks\n":             "dataset.tenants[0]",
+		"name: x\ndataset:\n  modes: [silos]\nworkloads:\n  - scenario: jwks\n":           "dataset.modes[0]",
+		"name: x\nworkloads:\n  - scenario: nope\n":                                       `workloads[0] (nope): scenario: "nope": unknown`,
+		"name: x\nworkloads:\n  - scenario: jwks\n    duration: -1s\n":                    "duration",
+		"name: x\nworkloads:\n  - scenario: jwks\n  - scenario: jwks\n":                   "used twice",
+		"name: x\nwatchdog:\n  max_rss: lots\nworkloads:\n  - scenario: jwks\n":           "watchdog.max_rss",
+		"name: x\nphases: [hot]\nworkloads:\n  - scenario: jwks\n":                        "phases[0]",
+		"name: 'a b'\nworkloads:\n  - scenario: jwks\n":                                   "name:",
+		"name: x\nworkloads:\n  - scenario: jwks\n    vus: many\n":                        "line 4",
 	}
 	for in, want := range cases {
 		_, err := Parse([]byte(in))
