@@ -5,7 +5,7 @@ BIN     := bin/kcbench
 # per package, so run packages one at a time on small machines.
 ITEST_FLAGS ?= -tags integration -p 1 -count=1 -timeout 40m
 
-.PHONY: build run test unit-test integration-test vet bench bench-seed fuzz clean
+.PHONY: build run test unit-test integration-test vet bench bench-seed bench-loadgen fuzz clean
 
 build:
 	$(GO) build -o $(BIN) ./cmd/kcbench
@@ -32,6 +32,11 @@ bench:
 # Seed time, fast vs rest, both modes; growth; snapshot restore. Several minutes.
 bench-seed: build
 	scripts/bench-seed.sh $(BENCH_SEED_ARGS)
+
+# kcbench's load engine vs wrk and k6 (when installed) on the local stack's
+# JWKS endpoint: CPU-µs per request and ratios. Needs `bin/kcbench up`.
+bench-loadgen: build
+	$(BIN) loadgen-bench $(LOADGEN_FLAGS)
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParseStat -fuzztime 20s ./internal/stack/

@@ -61,7 +61,7 @@ func (f *loadFile) register(fs *flag.FlagSet) {
 	fs.IntVar(&c.Iterations, "iterations", c.Iterations, "`N` iterations per VU (per-vu-iterations)")
 	fs.DurationVar(&c.Duration, "duration", c.Duration, "measured time, after the warm-up (per-vu-iterations: the longest it may take)")
 	fs.DurationVar(&c.Warmup, "warmup", c.Warmup, "warm-up whose numbers are discarded: before --duration, or the first part of --stages")
-	fs.DurationVar(&c.GracefulStop, "graceful-stop", c.GracefulStop, "how long iterations running at the end may finish")
+	fs.DurationVar(&c.GracefulStop, "graceful-stop", c.GracefulStop, "how long iterations running at the end may finish (0: the default)")
 	fs.Var(&c.Stages, "stages", "ramping stages `DUR:TARGET,…`, e.g. '10s:50,30s:50' (target VUs or iterations/s)")
 	fs.Var((*listFlag)(&c.Thresholds), "threshold", "pass/fail `EXPR`, repeatable: [op:]p95<500ms, errors<1%, rate>100 (exit 3 when one fails)")
 	fs.DurationVar(&c.Timeout, "timeout", c.Timeout, "HTTP request timeout")

@@ -37,6 +37,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -62,7 +63,9 @@ const UserAgent = "kcbench"
 // ready to use; it is safe for concurrent use.
 type Transport struct {
 	// Timeout bounds a request from the start of RoundTrip to the end of
-	// its response body (0: no limit beyond the request's context).
+	// its response body (0: no limit beyond the request's context). A
+	// request may time out up to a tenth of it (at most 1 s) early: a
+	// connection's deadline is not moved for every request.
 	Timeout time.Duration
 	// MaxIdlePerHost bounds the idle connections kept per host:port
 	// (0: DefaultMaxIdlePerHost). Set it to at least the number of VUs.
@@ -96,7 +99,7 @@ func (t *Transport) CloseIdleConnections() {
 	t.mu.Unlock()
 	for _, cs := range idle {
 		for _, c := range cs {
-			c.nc.Close()
+			c.close()
 		}
 	}
 	if f, ok := t.fallbackRT().(interface{ CloseIdleConnections() }); ok {
@@ -215,10 +218,14 @@ func rewind(req *http.Request) (*http.Request, bool) {
 
 func (t *Transport) getConn(ctx context.Context, addr string, deadline time.Time) (*conn, bool, error) {
 	t.mu.Lock()
-	if cs := t.idle[addr]; len(cs) > 0 {
+	for cs := t.idle[addr]; len(cs) > 0; cs = t.idle[addr] {
 		c := cs[len(cs)-1]
 		cs[len(cs)-1] = nil
 		t.idle[addr] = cs[:len(cs)-1]
+		if c.aborted.Load() || !c.watch(ctx) { // cancelled while idle
+			c.close()
+			continue
+		}
 		t.mu.Unlock()
 		return c, true, nil
 	}
@@ -235,6 +242,7 @@ func (t *Transport) getConn(ctx context.Context, addr string, deadline time.Time
 	rw := newRawIO(nc)
 	c := &conn{t: t, addr: addr, nc: nc, br: bufio.NewReaderSize(rw, readBufferSize), bw: bufio.NewWriterSize(rw, writeBufferSize)}
 	c.abort = c.cancel
+	c.watch(ctx)
 	return c, false, nil
 }
 
@@ -249,7 +257,7 @@ func (t *Transport) putConn(c *conn) {
 		return
 	}
 	t.mu.Unlock()
-	c.nc.Close()
+	c.close()
 }
 
 // conn is one connection; it serves one exchange at a time.
@@ -260,32 +268,76 @@ type conn struct {
 	br    *bufio.Reader
 	bw    *bufio.Writer
 	abort func() // c.cancel, bound once
-	stop  func() bool
 	raw   []byte // scratch for the response head
-	hasDL bool   // a deadline is set on nc
-	got   bool   // a byte of the current answer arrived
+	dl    time.Time
+	got   bool // a byte of the current answer arrived
+
+	// The connection watches the Done channel of the context of its
+	// requests, registered once for as long as its requests share it (a
+	// load run's VUs all do): a registration per request costs more than
+	// the rest of the client's own work.
+	watched   <-chan struct{}
+	stopWatch func() bool
+	aborted   atomic.Bool // the watched context was cancelled
 }
 
 // aLongTimeAgo is a deadline in the past: it fails pending I/O at once.
 var aLongTimeAgo = time.Unix(1, 0)
 
-func (c *conn) cancel() { c.nc.SetDeadline(aLongTimeAgo) }
+func (c *conn) cancel() {
+	c.aborted.Store(true)
+	c.nc.SetDeadline(aLongTimeAgo)
+}
+
+// watch makes ctx's cancellation abort the connection's I/O. It reports
+// false when the connection was watching another context that is done:
+// its abort may still be on its way, so the connection must not be used.
+func (c *conn) watch(ctx context.Context) bool {
+	done := ctx.Done()
+	if done == c.watched {
+		return true
+	}
+	if c.stopWatch != nil {
+		if !c.stopWatch() {
+			c.stopWatch = nil
+			return false
+		}
+	}
+	c.watched, c.stopWatch = done, nil
+	if done != nil {
+		c.stopWatch = context.AfterFunc(ctx, c.abort)
+	}
+	return true
+}
+
+func (c *conn) close() {
+	if c.stopWatch != nil {
+		c.stopWatch()
+		c.stopWatch, c.watched = nil, nil
+	}
+	c.nc.Close()
+}
+
+// deadlineSlack is how much earlier than its Timeout a request may time
+// out: a connection's deadline is moved only when it is older than that,
+// sparing most requests the runtime timer update.
+func deadlineSlack(timeout time.Duration) time.Duration { return min(timeout/10, time.Second) }
 
 // roundTrip does one exchange. retryable reports that it failed before
 // any byte of an answer arrived, as when the server had closed a kept-alive
 // connection: the request never reached it.
 func (c *conn) roundTrip(ctx context.Context, req *http.Request, deadline time.Time) (resp *http.Response, retryable bool, err error) {
-	if !deadline.IsZero() {
-		c.nc.SetDeadline(deadline)
-		c.hasDL = true
-	} else if c.hasDL {
-		c.nc.SetDeadline(time.Time{})
-		c.hasDL = false
+	if c.aborted.Load() { // ctx was cancelled
+		c.release(false)
+		return nil, false, fmt.Errorf("h1: %w", context.Cause(ctx))
 	}
-	if ctx.Done() != nil {
-		c.stop = context.AfterFunc(ctx, c.abort)
-	} else {
-		c.stop = nil
+	switch {
+	case deadline.IsZero() && !c.dl.IsZero():
+		c.nc.SetDeadline(time.Time{})
+		c.dl = time.Time{}
+	case !deadline.IsZero() && (c.dl.IsZero() || deadline.Sub(c.dl) > deadlineSlack(c.t.Timeout)):
+		c.nc.SetDeadline(deadline)
+		c.dl = deadline
 	}
 	c.got = false
 	fail := func(err error) (*http.Response, bool, error) {
@@ -546,17 +598,13 @@ func headerHas(h http.Header, key, token string) bool {
 }
 
 // release ends the exchange: the connection goes back to the pool when
-// reuse is true and the exchange was not cancelled, else it is closed.
+// reuse is true and its context was not cancelled, else it is closed.
 func (c *conn) release(reuse bool) {
-	if c.stop != nil && !c.stop() {
-		reuse = false // the cancellation fired: the deadline is poisoned
-	}
-	c.stop = nil
-	if reuse && c.br.Buffered() == 0 {
+	if reuse && c.br.Buffered() == 0 && !c.aborted.Load() {
 		c.t.putConn(c)
 		return
 	}
-	c.nc.Close()
+	c.close()
 }
 
 // body is one response body. Reading it to its end (or closing it) gives

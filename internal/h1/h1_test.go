@@ -422,3 +422,24 @@ func BenchmarkGet(b *testing.B) {
 		})
 	}
 }
+
+// A connection kept from a run whose context was cancelled serves the
+// next run without inheriting the cancellation.
+func TestConnectionOutlivesItsContext(t *testing.T) {
+	srv, _ := server(t, func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") })
+	c := NewClient(4, 5*time.Second)
+	for range 200 {
+		ctx, cancel := context.WithCancel(context.Background())
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		cancel() // the conn is idle, watching a context now done
+		if string(b) != "ok" {
+			t.Fatalf("%q", b)
+		}
+	}
+}

@@ -72,6 +72,7 @@ func Run(ctx context.Context, in RunInput) (*RunResult, error) {
 	hc := in.HTTPClient
 	if hc == nil {
 		hc = h1.NewClient(cfg.MaxVUsAtOnce(), cfg.Timeout)
+		defer hc.CloseIdleConnections()
 	}
 	env := cfg.env()
 	env.Client = kc.New(in.Target.BaseURL, hc)
