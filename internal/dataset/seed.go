@@ -327,29 +327,39 @@ func (sd *seeder) fast(ctx context.Context, todo []int) error {
 			return nil
 		})
 	}
+	realm := sd.s.SharedRealm()
 	if sd.orgIDs == nil {
-		// No shared realm yet: one representation with every tenant
-		// inline, imported in one transaction.
-		sd.o.Logf("seed: creating realm %s with %d tenants inline", sd.s.SharedRealm(), len(todo))
-		if err := sd.adm.CreateRealm(ctx, sd.b.sharedRealm(todo)); err != nil {
-			return fmt.Errorf("realm %s: %w", sd.s.SharedRealm(), err)
+		// No shared realm yet: the realm with the first tenants inline,
+		// imported in one transaction. A few at most: one transaction
+		// with hundreds of tenants runs into the server's transaction
+		// timeout (300 s) on a small machine.
+		first := todo[:min(len(todo), inlineTenants)]
+		sd.o.Logf("seed: creating realm %s with %d tenants inline", realm, len(first))
+		if err := sd.adm.CreateRealm(ctx, sd.b.sharedRealm(first)); err != nil {
+			return fmt.Errorf("realm %s: %w", realm, err)
 		}
-		for _, i := range todo {
+		for _, i := range first {
 			sd.markDone(i)
 		}
-		return nil
+		sd.orgIDs = map[string]string{}
+		todo = todo[len(first):]
 	}
 	// Growth: a partial import per batch, then organizations and members.
-	const batch = 25
-	realm := sd.s.SharedRealm()
-	for lo := 0; lo < len(todo); lo += batch {
-		hi := min(lo+batch, len(todo))
+	for lo := 0; lo < len(todo); lo += growthBatch {
+		hi := min(lo+growthBatch, len(todo))
 		part := todo[lo:hi]
-		if _, err := sd.adm.PartialImport(ctx, realm, sd.b.tenantPartial(part)); err != nil {
+		res, err := sd.adm.PartialImport(ctx, realm, sd.b.tenantPartial(part))
+		if err != nil {
 			return fmt.Errorf("partial import of tenants %s..%s: %w", TenantID(part[0]), TenantID(part[len(part)-1]), err)
 		}
-		err := parallel(ctx, len(part), sd.o.Concurrency, func(ctx context.Context, k int) error {
-			return sd.completeOrg(ctx, part[k], nil)
+		ids := map[string]string{}
+		for _, r := range res.Results {
+			if r.ResourceType == "USER" && r.ID != "" {
+				ids[r.ResourceName] = r.ID
+			}
+		}
+		err = parallel(ctx, len(part), sd.o.Concurrency, func(ctx context.Context, k int) error {
+			return sd.completeOrg(ctx, part[k], ids)
 		})
 		if err != nil {
 			return err
@@ -357,6 +367,13 @@ func (sd *seeder) fast(ctx context.Context, todo []int) error {
 	}
 	return nil
 }
+
+// Orgs-mode batch sizes: tenants inline in a new shared realm, and tenants
+// per partial import when growing.
+const (
+	inlineTenants = 25
+	growthBatch   = 25
+)
 
 // completeOrg makes tenant i's organization, adds its members and marks it
 // complete. Every step tolerates an earlier, interrupted attempt. userIDs

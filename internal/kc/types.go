@@ -131,9 +131,18 @@ type PartialImportRep struct {
 
 // PartialImportResult is partialImport's answer.
 type PartialImportResult struct {
-	Added       int `json:"added"`
-	Skipped     int `json:"skipped"`
-	Overwritten int `json:"overwritten"`
+	Added       int                   `json:"added"`
+	Skipped     int                   `json:"skipped"`
+	Overwritten int                   `json:"overwritten"`
+	Results     []PartialImportAction `json:"results"`
+}
+
+// PartialImportAction is what partialImport did with one resource.
+type PartialImportAction struct {
+	Action       string `json:"action"` // ADDED, SKIPPED, OVERWRITTEN
+	ResourceType string `json:"resourceType"`
+	ResourceName string `json:"resourceName"`
+	ID           string `json:"id"`
 }
 
 // Bool returns a pointer to b, for the optional booleans above.
