@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net/http"
 	"strings"
+	"time"
 
 	"github.com/kcbench/kcbench/internal/sizing"
 )
@@ -18,12 +20,39 @@ const measuredSource = "measured by kcbench"
 // memoryOverrideSource names --memory-request-mib as the source of the memory.
 const memoryOverrideSource = "--memory-request-mib"
 
+// Defaults of kcbench size's live and tenant modes.
+const (
+	defaultMetricsInterval = 30 * time.Second
+	defaultPeak            = 1.0
+)
+
 // sizeFlags are the flags of kcbench size.
 type sizeFlags struct {
 	in                       sizing.Input
 	asJSON, k8s              bool
 	loginMs, ccMs, refreshMs float64
 	memoryRequestMiB         float64
+
+	// --from: costs measured in a results folder.
+	from, variant string
+	// --from-metrics: the load a running Keycloak reports.
+	fromMetrics listFlag
+	interval    time.Duration
+	peak        float64
+	// --tenants-from: the tenant capacity under SLOs.
+	tenantsFrom              string
+	sloAdminP95, sloTokenP95 time.Duration
+	sloErrorPct              float64
+	sloPhase                 string
+	memoryLimitMiB           float64
+}
+
+// loadFlags set the load, costFlags the cost per operation, sloFlags the
+// objectives of --tenants-from.
+func loadFlags() []string { return []string{"logins", "client-credentials", "refresh", "logouts"} }
+func costFlags() []string { return []string{"login-cpu-ms", "cc-cpu-ms", "refresh-cpu-ms"} }
+func sloFlags() []string {
+	return []string{"slo-admin-p95", "slo-token-p95", "slo-error-rate", "slo-phase", "memory-limit-mib"}
 }
 
 func (f *sizeFlags) register(fs *flag.FlagSet) {
@@ -42,9 +71,10 @@ func (f *sizeFlags) register(fs *flag.FlagSet) {
 		fmt.Sprintf("`N` clients used at the same time; above %d the users and realms caches are raised to %d× and %d× that",
 			sizing.GuideClientsThreshold, sizing.UsersCachePerClient, sizing.RealmsCachePerClient))
 	fs.BoolVar(&f.asJSON, "json", false, "print the sizing as JSON (the Result with its input and steps); "+
-		"with the CPU-ms flags an object with guide, measured, rates_comparison and sizing_comparison")
+		"with the CPU-ms flags an object with guide, measured, rates_comparison and sizing_comparison; with --from one "+
+		"such object per variant under variants (with its calibration); with --from-metrics the observed load under observed")
 	fs.BoolVar(&f.k8s, "k8s", false, "print YAML for a Keycloak CR's spec: instances, resources (requests and limits) "+
-		"and the cache options; with the CPU-ms flags, for the measured sizing")
+		"and the cache options; with the CPU-ms flags, for the measured sizing; with --from, one document per variant")
 	fs.Float64Var(&f.loginMs, "login-cpu-ms", 0, "`MS`: server CPU-ms per login as kcbench measures it (with --cc-cpu-ms and --refresh-cpu-ms: "+
 		"size with rate = 1000 ÷ CPU-ms and compare with the guide)")
 	fs.Float64Var(&f.ccMs, "cc-cpu-ms", 0, "`MS`: server CPU-ms per client-credential grant as kcbench measures it (see --login-cpu-ms)")
@@ -52,12 +82,32 @@ func (f *sizeFlags) register(fs *flag.FlagSet) {
 	fs.Float64Var(&f.memoryRequestMiB, "memory-request-mib", 0,
 		fmt.Sprintf("`MIB`: memory request per pod, e.g. a measured RSS, instead of the guide's %g (must exceed the %g MiB non-heap)",
 			sizing.GuideMemoryRequestMiB, sizing.GuideNonHeapMiB))
+
+	fs.StringVar(&f.from, "from", "", "`DIR`: a results folder (results/<experiment>, or one point's folder): size with the server CPU-ms "+
+		"per login, client-credential grant and refresh kcbench measured there, per variant, next to the guide's")
+	fs.StringVar(&f.variant, "variant", "", "`NAME`: with --from or --tenants-from, only this variant of the experiment")
+	fs.Var(&f.fromMetrics, "from-metrics", "`URL`: management URL of a running Keycloak (e.g. http://host:9000); size for the "+
+		"logins, client-credential grants, refreshes and logouts per second its /metrics report over --interval, times --peak. "+
+		"Repeat it for every pod of a cluster: the rates are summed")
+	fs.DurationVar(&f.interval, "interval", defaultMetricsInterval, "`DURATION` between the two reads of /metrics with --from-metrics")
+	fs.Float64Var(&f.peak, "peak", defaultPeak, "`FACTOR` the observed rates are multiplied by (e.g. 3 for a peak of three times the observed load) with --from-metrics")
+	fs.StringVar(&f.tenantsFrom, "tenants-from", "", "`DIR`: a multi-tenancy results folder: per mode, the largest tenant count at which "+
+		"the SLOs (--slo-*, --memory-limit-mib) held and what broke first beyond it")
+	fs.DurationVar(&f.sloAdminP95, "slo-admin-p95", sizing.DefaultSLOAdminP95, "`DURATION`: with --tenants-from, the bound on every admin REST operation's p95 (0: not checked)")
+	fs.DurationVar(&f.sloTokenP95, "slo-token-p95", sizing.DefaultSLOTokenP95, "`DURATION`: with --tenants-from, the bound on every token-endpoint operation's p95 (0: not checked)")
+	fs.Float64Var(&f.sloErrorPct, "slo-error-rate", 100*sizing.DefaultSLOMaxErrorRate, "`PCT`: with --tenants-from, the most failed iterations a workload may have (0: not checked)")
+	fs.StringVar(&f.sloPhase, "slo-phase", sizing.DefaultSLOPhase, "`PHASE` whose latencies and errors --tenants-from checks: warm, cold, or all")
+	fs.Float64Var(&f.memoryLimitMiB, "memory-limit-mib", 0, "`MIB`: with --tenants-from, the pod memory limit Keycloak's RSS must stay under "+
+		"(default: the limit the sizing gives a pod, 1360 with the guide's memory)")
 }
 
 // sizeUsage explains the guide's rules for kcbench size -h. Its numbers come
 // from the sizing package's constants, so they cannot drift from the code.
 func sizeUsage(w io.Writer, fs *flag.FlagSet) {
 	fmt.Fprintf(w, `Usage: kcbench size --logins N --client-credentials N --refresh N [--logouts N] [flags]
+       kcbench size --from results/<experiment> [--variant NAME] [load flags] [flags]
+       kcbench size --from-metrics URL [--interval 30s] [--peak F] [--from DIR] [flags]
+       kcbench size --tenants-from results/<experiment> [--slo-… ] [--memory-limit-mib MIB]
 
 Sizes Keycloak pods, the database and the caches for a target load with the
 rules of the %s, and prints every number with the
@@ -73,10 +123,37 @@ arithmetic that produced it:
   caches            above %d concurrently used clients: users cache %d×, realms
                     cache %d× the clients
 
-The guide's rates are replaced by measured ones with --login-cpu-ms, --cc-cpu-ms
-and --refresh-cpu-ms together (rate per vCPU = 1000 ÷ CPU-ms); the output then
-puts the guide's figures and the measured ones side by side with their ratio.
-For now they are given by flag; reading them from a results folder comes later.
+The guide's rates are replaced by measured ones (rate per vCPU = 1000 ÷ CPU-ms),
+and the output then puts the guide's figures and the measured ones side by side
+with their ratio:
+
+  --from results/<experiment>   the server CPU-ms per operation kcbench measured:
+                                warm phase preferred, realms mode, fewest tenants,
+                                mean over repeats; login-form or password-grant →
+                                logins, client-credentials, refresh; per variant
+                                (--variant NAME for one). Without a load given,
+                                the guide's example load is sized.
+  --login-cpu-ms, --cc-cpu-ms, --refresh-cpu-ms   the same figures by hand
+
+The load can come from a running Keycloak instead of --logins etc.:
+
+  --from-metrics URL            reads URL/metrics twice, --interval apart, and
+                                sizes for the rates × --peak (repeat it per pod):
+                                  %s: events login,
+                                    client_login, refresh_token, logout; error=""
+                                  %s
+                                    reported by algorithm and hashing strength
+                                Needs %s and the build option
+                                %s; the runtime options
+                                %s and
+                                %s pick events and labels.
+
+Tenants: --tenants-from results/<multitenancy experiment> gives, per mode, the
+largest tenant count at which the SLOs held (admin API p95, token p95, failed
+iterations, RSS at ready and during the workloads under --memory-limit-mib,
+no aborted point) and what broke first beyond it.
+
+Exit codes: 0 ok, 1 unreadable results or metrics, 2 bad flags or paths.
 
 Flags:
 `, sizing.GuideSource,
@@ -84,11 +161,72 @@ Flags:
 		sizing.GuideMemoryRequestMiB, sizing.GuideNonHeapMiB, sizing.GuideHeapPct/100, sizing.MemoryLimitStepMiB,
 		sizing.GuideDBRequestsUnit, sizing.GuideDBVCPUMinPerUnit, sizing.GuideDBVCPUMaxPerUnit, sizing.GuideDBWriteIOPSPerUnit,
 		sizing.GuideDBIdleVCPU,
-		sizing.GuideClientsThreshold, sizing.UsersCachePerClient, sizing.RealmsCachePerClient)
+		sizing.GuideClientsThreshold, sizing.UsersCachePerClient, sizing.RealmsCachePerClient,
+		sizing.MetricUserEvents, sizing.MetricHashValidations, sizing.OptMetricsEnabled, sizing.OptEventMetricsEnabled,
+		sizing.OptEventMetricsEvents, sizing.OptEventMetricsTags)
 	fs.PrintDefaults()
 }
 
+// sizeDeps is what kcbench size takes from outside the process besides
+// env: the clock, sleeping and HTTP for --from-metrics, so that tests can
+// fake them.
+type sizeDeps struct {
+	now   func() time.Time
+	sleep func(ctx context.Context, d time.Duration) error
+	hc    *http.Client
+}
+
+func realSizeDeps() sizeDeps {
+	return sizeDeps{now: time.Now, sleep: sleepCtx, hc: &http.Client{Timeout: metricsScrapeTimeout}}
+}
+
+// sleepCtx sleeps for d or until ctx is done.
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
 func cmdSize(ctx context.Context, e *env, args []string) error {
+	return runSize(ctx, e, args, realSizeDeps())
+}
+
+// sizeOutput is kcbench size's JSON when it compares or observes (the
+// guide-only sizing is a plain sizing.Result). Fields are omitted when
+// they do not apply.
+type sizeOutput struct {
+	// Observed is the load read from /metrics (--from-metrics).
+	Observed *sizing.Live `json:"observed,omitempty"`
+	// Results is the --from folder; Load says where the load came from.
+	Results string `json:"results,omitempty"`
+	Load    string `json:"load,omitempty"`
+	// Sizing is the guide-only sizing of an observed load.
+	Sizing *sizing.Result `json:"sizing,omitempty"`
+	// Guide, Measured and the comparisons: the CPU-ms flags.
+	Guide            *sizing.Result     `json:"guide,omitempty"`
+	Measured         *sizing.Result     `json:"measured,omitempty"`
+	RatesComparison  *sizing.Comparison `json:"rates_comparison,omitempty"`
+	SizingComparison *sizing.Comparison `json:"sizing_comparison,omitempty"`
+	// Variants: --from, one per variant of the experiment.
+	Variants []variantSizing `json:"variants,omitempty"`
+	Notes    []string        `json:"notes,omitempty"`
+}
+
+// variantSizing is the calibrated sizing of one variant.
+type variantSizing struct {
+	Calibration      sizing.Calibration `json:"calibration"`
+	Guide            sizing.Result      `json:"guide"`
+	Measured         sizing.Result      `json:"measured"`
+	RatesComparison  sizing.Comparison  `json:"rates_comparison"`
+	SizingComparison sizing.Comparison  `json:"sizing_comparison"`
+}
+
+func runSize(ctx context.Context, e *env, args []string, d sizeDeps) error {
 	fs := newFlags(e, "size", "size [flags]")
 	fs.Usage = func() { sizeUsage(e.stderr, fs) }
 	var f sizeFlags
@@ -103,16 +241,59 @@ func cmdSize(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if f.tenantsFrom != "" {
+		return sizeTenants(e, &f, set, in)
+	}
+
+	out := sizeOutput{}
+	var cals []sizing.Calibration
+	if f.from != "" {
+		// Read the results before waiting on /metrics: a bad folder fails fast.
+		var notes []string
+		cals, notes, err = readCalibrations(f.from, f.variant)
+		if err != nil {
+			return err
+		}
+		out.Results, out.Notes = f.from, notes
+	}
+	switch {
+	case len(f.fromMetrics) > 0:
+		live, err := observeLoad(ctx, e, d, f.fromMetrics, f.interval, f.peak)
+		if err != nil {
+			return err
+		}
+		live.Apply(&in)
+		if guide != nil {
+			live.Apply(guide)
+		}
+		out.Observed = &live
+		out.Load = "observed on " + live.Source + fmt.Sprintf(" × peak factor %g", f.peak)
+	case f.from != "" && !anySet(set, loadFlags()):
+		in.LoginsPerSec, in.ClientCredentialsPerSec, in.RefreshesPerSec, in.LogoutsPerSec = 45, 360, 360, 5
+		out.Load = "the sizing guide's example load (no --logins, --client-credentials, --refresh or --logouts given)"
+	}
+
+	if cals != nil {
+		return writeFromSizing(e.stdout, &f, in, cals, out)
+	}
+
 	r, err := sizing.Calculate(in)
 	if err != nil {
 		return err // inputs has validated in; this is a bug, not a usage error
 	}
-	switch {
-	case f.k8s:
-		return r.WriteK8s(e.stdout)
-	case guide == nil && f.asJSON:
-		return writeJSON(e.stdout, r)
-	case guide == nil:
+	if guide == nil {
+		switch {
+		case f.k8s:
+			return r.WriteK8s(e.stdout)
+		case f.asJSON && out.Observed == nil:
+			return writeJSON(e.stdout, r)
+		case f.asJSON:
+			out.Sizing = &r
+			return writeJSON(e.stdout, out)
+		}
+		if err := writeObserved(e.stdout, out.Observed); err != nil {
+			return err
+		}
 		return r.WriteText(e.stdout)
 	}
 
@@ -122,24 +303,131 @@ func cmdSize(ctx context.Context, e *env, args []string) error {
 	}
 	rates := sizing.Compare(gr.Input.Rates, r.Input.Rates)
 	figures := sizing.CompareResults(gr, r)
-	if f.asJSON {
-		return writeJSON(e.stdout, struct {
-			Guide            sizing.Result     `json:"guide"`
-			Measured         sizing.Result     `json:"measured"`
-			RatesComparison  sizing.Comparison `json:"rates_comparison"`
-			SizingComparison sizing.Comparison `json:"sizing_comparison"`
-		}{gr, r, rates, figures})
+	switch {
+	case f.k8s:
+		return r.WriteK8s(e.stdout)
+	case f.asJSON:
+		out.Guide, out.Measured, out.RatesComparison, out.SizingComparison = &gr, &r, &rates, &figures
+		return writeJSON(e.stdout, out)
+	}
+	if err := writeObserved(e.stdout, out.Observed); err != nil {
+		return err
 	}
 	if err := r.WriteText(e.stdout); err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stdout, "\nCompared with the %s (ratio = measured ÷ guide)\n\n", sizing.GuideSource)
-	fmt.Fprintf(e.stdout, "Rates (a ratio above 1 means more operations per vCPU, or more CPU-ms per operation)\n")
-	if err := rates.WriteText(e.stdout); err != nil {
+	return writeComparisons(e.stdout, rates, figures)
+}
+
+// writeObserved writes the observed load, if any, and a blank line.
+func writeObserved(w io.Writer, l *sizing.Live) error {
+	if l == nil {
+		return nil
+	}
+	if err := l.WriteText(w); err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stdout, "\nSizing for this load (a ratio above 1 means more resources)\n")
-	return figures.WriteText(e.stdout)
+	_, err := fmt.Fprintln(w)
+	return err
+}
+
+// writeComparisons writes the rates and the sizing figures of the guide
+// next to the measured ones.
+func writeComparisons(w io.Writer, rates, figures sizing.Comparison) error {
+	fmt.Fprintf(w, "\nCompared with the %s (ratio = measured ÷ guide)\n\n", rates.A)
+	fmt.Fprintf(w, "Rates (a ratio above 1 means more operations per vCPU, or more CPU-ms per operation)\n")
+	if err := rates.WriteText(w); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\nSizing for this load (a ratio above 1 means more resources)\n")
+	return figures.WriteText(w)
+}
+
+// writeFromSizing sizes in with each variant's measured costs and writes,
+// per variant, where the figures came from, the sizing and the comparison
+// with the guide (or YAML per variant with --k8s, or one JSON object).
+func writeFromSizing(w io.Writer, f *sizeFlags, in sizing.Input, cals []sizing.Calibration, out sizeOutput) error {
+	gr, err := sizing.Calculate(in)
+	if err != nil {
+		return err
+	}
+	for _, c := range cals {
+		m := in
+		m.Rates = c.Rates()
+		r, err := sizing.Calculate(m)
+		if err != nil {
+			return fmt.Errorf("variant %s: %w", c.Variant, err)
+		}
+		rates, figures := sizing.Compare(gr.Input.Rates, r.Input.Rates), sizing.CompareResults(gr, r)
+		// The full source heads the variant's section; the tables get a short one.
+		rates.B, figures.B = "measured", "measured"
+		if c.Variant != "" {
+			rates.B, figures.B = "measured: "+c.Variant, "measured: "+c.Variant
+		}
+		out.Variants = append(out.Variants, variantSizing{Calibration: c, Guide: gr, Measured: r,
+			RatesComparison: rates, SizingComparison: figures})
+	}
+	switch {
+	case f.asJSON:
+		return writeJSON(w, out)
+	case f.k8s:
+		for i, v := range out.Variants {
+			if i > 0 {
+				fmt.Fprintln(w, "---")
+			}
+			if err := v.Measured.WriteK8s(w); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := writeObserved(w, out.Observed); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "Costs measured by kcbench in %s", out.Results)
+	if len(out.Variants) > 1 {
+		fmt.Fprintf(w, ": %d variants, each sized below", len(out.Variants))
+	}
+	fmt.Fprintln(w)
+	if out.Load != "" && out.Observed == nil {
+		fmt.Fprintf(w, "Load: %s\n", out.Load)
+	}
+	for _, n := range out.Notes {
+		fmt.Fprintf(w, "  - %s\n", n)
+	}
+	for _, v := range out.Variants {
+		fmt.Fprintf(w, "\n%s\n", strings.Repeat("=", 78))
+		if err := v.Calibration.WriteText(w); err != nil {
+			return err
+		}
+		fmt.Fprintln(w)
+		if err := v.Measured.WriteText(w); err != nil {
+			return err
+		}
+		if err := writeComparisons(w, v.RatesComparison, v.SizingComparison); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func anySet(set map[string]bool, names []string) bool {
+	for _, n := range names {
+		if set[n] {
+			return true
+		}
+	}
+	return false
+}
+
+func setOf(set map[string]bool, names []string) []string {
+	var out []string
+	for _, n := range names {
+		if set[n] {
+			out = append(out, "--"+n)
+		}
+	}
+	return out
 }
 
 // inputs turns the flags into the Input to size and, when the three CPU-ms
@@ -154,6 +442,7 @@ func (f *sizeFlags) inputs(set map[string]bool) (in sizing.Input, guide *sizing.
 	if set["second-site"] && f.in.Sites != 2 {
 		problems = append(problems, "--second-site: only applies with --sites 2")
 	}
+	problems = append(problems, f.modeProblems(set)...)
 
 	in = f.in
 	compare := false
@@ -210,6 +499,80 @@ func (f *sizeFlags) inputs(set map[string]bool) (in sizing.Input, guide *sizing.
 		return in, &g, nil
 	}
 	return in, nil, nil
+}
+
+// modeProblems checks the flags of the --from, --from-metrics and
+// --tenants-from modes: what each needs, and what does not go together.
+func (f *sizeFlags) modeProblems(set map[string]bool) []string {
+	var problems []string
+	if f.tenantsFrom != "" {
+		var off []string
+		for _, n := range []string{"from", "from-metrics", "k8s"} {
+			if set[n] {
+				off = append(off, "--"+n)
+			}
+		}
+		off = append(off, setOf(set, loadFlags())...)
+		off = append(off, setOf(set, costFlags())...)
+		if len(off) > 0 {
+			problems = append(problems, fmt.Sprintf("--tenants-from reports tenant capacity, not a sizing for a load: drop %s",
+				strings.Join(off, ", ")))
+		}
+	} else if given := setOf(set, sloFlags()); len(given) > 0 {
+		problems = append(problems, fmt.Sprintf("%s: only with --tenants-from", strings.Join(given, ", ")))
+	}
+	if set["from"] && f.from == "" {
+		problems = append(problems, "--from: want a results folder, e.g. results/quickstart")
+	}
+	if set["tenants-from"] && f.tenantsFrom == "" {
+		problems = append(problems, "--tenants-from: want a results folder, e.g. results/multitenancy")
+	}
+	if f.from != "" {
+		if given := setOf(set, costFlags()); len(given) > 0 {
+			problems = append(problems, fmt.Sprintf("--from and %s: both give the cost per operation; pick one", strings.Join(given, ", ")))
+		}
+	}
+	if set["variant"] && f.from == "" && f.tenantsFrom == "" {
+		problems = append(problems, "--variant: only with --from or --tenants-from")
+	}
+	if len(f.fromMetrics) > 0 {
+		if given := setOf(set, loadFlags()); len(given) > 0 {
+			problems = append(problems, fmt.Sprintf("--from-metrics and %s: both give the load; pick one", strings.Join(given, ", ")))
+		}
+		for _, u := range f.fromMetrics {
+			if !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
+				problems = append(problems, fmt.Sprintf("--from-metrics %q: want Keycloak's management URL, e.g. http://127.0.0.1:9000", u))
+			}
+		}
+		if f.interval <= 0 {
+			problems = append(problems, fmt.Sprintf("--interval: must be > 0, got %s", f.interval))
+		}
+		if !(f.peak > 0) || math.IsInf(f.peak, 0) {
+			problems = append(problems, fmt.Sprintf("--peak: must be a finite factor > 0, got %g", f.peak))
+		}
+	} else if given := setOf(set, []string{"interval", "peak"}); len(given) > 0 {
+		problems = append(problems, fmt.Sprintf("%s: only with --from-metrics", strings.Join(given, ", ")))
+	}
+	if f.tenantsFrom != "" {
+		if f.sloAdminP95 < 0 {
+			problems = append(problems, fmt.Sprintf("--slo-admin-p95: must be ≥ 0, got %s", f.sloAdminP95))
+		}
+		if f.sloTokenP95 < 0 {
+			problems = append(problems, fmt.Sprintf("--slo-token-p95: must be ≥ 0, got %s", f.sloTokenP95))
+		}
+		if !(f.sloErrorPct >= 0 && f.sloErrorPct <= 100) {
+			problems = append(problems, fmt.Sprintf("--slo-error-rate: must be a percentage from 0 to 100, got %g", f.sloErrorPct))
+		}
+		switch f.sloPhase {
+		case sizing.PhaseWarm, sizing.PhaseCold, "all":
+		default:
+			problems = append(problems, fmt.Sprintf("--slo-phase: want warm, cold or all, got %q", f.sloPhase))
+		}
+		if set["memory-limit-mib"] && (!(f.memoryLimitMiB > 0) || math.IsInf(f.memoryLimitMiB, 0)) {
+			problems = append(problems, fmt.Sprintf("--memory-limit-mib: must be a finite number of MiB > 0, got %g", f.memoryLimitMiB))
+		}
+	}
+	return problems
 }
 
 // flagProblems lists the problems in err, a joined sizing validation error,

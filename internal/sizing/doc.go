@@ -5,11 +5,29 @@
 // The per-vCPU rates can be replaced by ones measured with kcbench
 // (RatesFromCPUms), so the same arithmetic yields a calibrated sizing.
 //
-// Its one job is arithmetic. It does no I/O except rendering a Result to an
-// io.Writer the caller passes in (WriteText, WriteK8s, Comparison.WriteText),
-// and it imports only the standard library: results files are read by other
-// packages (report, experiment), which hand their numbers in. It must not
-// import any other kcbench package.
+// Its one job is arithmetic. It does no I/O except rendering to an io.Writer
+// the caller passes in (WriteText, WriteK8s, Comparison.WriteText,
+// Calibration.WriteText, Live.WriteText, WriteTenantsText), and it imports
+// only the standard library: results files and /metrics are read by the
+// caller (cmd/kcbench), which hands their numbers in. It must not import any
+// other kcbench package.
+//
+// Three inputs besides the flags' load:
+//
+//   - Calibrate turns kcbench's measured server CPU-ms per operation
+//     (Measurement: one workload of one experiment point) into one
+//     Calibration per variant: warm phase before cold, realms mode before
+//     organizations, fewest tenants, the browser login before the password
+//     grant, mean over repeats. Its Rates replace the guide's; an operation
+//     not measured keeps the guide's rate.
+//   - LiveRates turns two snapshots of a running Keycloak's counters
+//     (keycloak_user_events_total, keycloak_credentials_password_hashing_
+//     validations_total) into rates, times a peak factor, and says which
+//     metrics were missing and which options turn them on.
+//   - TenantCapacities checks SLOs (admin and token p95, failed iterations,
+//     RSS under the pod's memory limit, finished points) at every tenant
+//     count of a multi-tenancy experiment and gives, per mode, the largest
+//     count at which they held and what broke first beyond it.
 //
 // # The rules
 //
