@@ -7,7 +7,11 @@
 // renders. Compare reads two result folders and flags each delta as noise
 // when it lies within the spread of the repeats.
 //
-// report imports results, load (for the Stats inside summary.json),
+// A folder of capacity searches (capacity.json) gets its own report:
+// latency and achieved rate against the asked rate (capacity.go).
+//
+// report imports results, capacity (capacity.json's reader), load (for
+// the Stats inside summary.json),
 // observe (for observe.csv's reader only) and fileutil; it must not import
 // the stages that drive a server (stack, kc, dataset, scenario) nor the
 // experiment runner.

@@ -96,6 +96,9 @@ func (m *Model) Charts() []Chart {
 // or one point folder) and builds the report: aggregates, tables and
 // charts. Charts that lack data are left out with a note.
 func Build(ctx context.Context, dir string) (*Model, error) {
+	if m, err := buildCapacity(ctx, dir); m != nil || err != nil {
+		return m, err // capacity searches (capacity.go)
+	}
 	e, err := loadExperiment(dir)
 	if err != nil {
 		return nil, err

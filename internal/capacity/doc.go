@@ -1,0 +1,71 @@
+// Package capacity finds the highest arrival rate a server sustains while
+// meeting its SLOs, and records how it got there.
+//
+// Search takes a StepFunc, which runs one constant-arrival-rate step at a
+// given rate for a given time and returns the engine's Stats (plus server
+// CPU and RSS when the caller can measure them). The search runs a
+// discarded warm-up at the starting rate, then steps rising by Step from
+// Start until one fails, then a binary search between the last passing and
+// the first failing rate down to Resolution. It is the incremental mode of
+// Keycloak's own benchmark, without its false passes: a step passes only
+// when every SLO holds AND it achieved at least 95 % of the asked rate AND
+// it dropped (or cut off) fewer than 1 % of its arrivals AND it completed
+// at least 50 successful iterations (Options.MinAchieved, MaxDropped,
+// MinOK). A step in which every iteration failed is a failure whatever the
+// SLOs say; if even the starting rate fails, the Result says so plainly.
+//
+// The package knows nothing of Keycloak: kcbench's CLI binds the StepFunc
+// to a scenario against a Keycloak. It imports load (Stats, thresholds)
+// and the standard library only; it must not import kc, scenario, stack,
+// dataset or experiment. Its gate subpackage compares results for CI.
+//
+// # capacity.json
+//
+// A search writes capacity.json and steps.csv (one row per step, the same
+// figures) into its folder (Result.WriteDir). Other tools (kcbench gate,
+// kcbench report, kcbench size --from) read capacity.json with ReadFile.
+// Rates are iterations per second, latencies milliseconds from each
+// arrival's intended start (open model: no coordinated omission), CPU is
+// the server process's own CPU time.
+//
+//	schema               1
+//	kind                 "capacity"
+//	scenario             workload name, e.g. "password-grant" or "mix"
+//	params               free-form labels: keycloak_version, dataset,
+//	                     password_policy, target, machine_cores, repeat…
+//	slos                 the SLOs, canonical text, e.g. ["p99<500ms","errors<0.1%"]
+//	settings             start, step, step_duration_s, warmup_s, resolution,
+//	                     max_rate (0: none), min_ok, min_achieved_pct,
+//	                     max_dropped_pct, pause_s
+//	found                true when at least one step met every SLO
+//	max_rate             THE RESULT: highest asked rate that met every SLO
+//	                     (0 when none)
+//	first_failed_rate    lowest rate that failed after the ramp: the limit
+//	                     lies in [max_rate, first_failed_rate)
+//	best_step            index of the step that set max_rate (-1: none)
+//	achieved_rate        iterations/s finished at the best step
+//	p95_ms, p99_ms       latency at the best step
+//	cpu_ms_per_op        server CPU-ms per successful iteration at the best
+//	                     step: what sizing needs (kcbench size --from)
+//	server_cores         server CPU cores busy at the best step
+//	ops_per_cpu_second   1000 / cpu_ms_per_op: operations per second per
+//	                     fully used vCPU of server at that cost
+//	max_rss_bytes        highest server RSS seen during any step
+//	capped               true when max_rate is the cap (settings.max_rate
+//	                     or the step limit) and no SLO failed: a lower bound
+//	interrupted          true when the search was cancelled
+//	conclusion           one sentence: the finding, or why there is none
+//	boot_s, rss_at_ready_bytes  the server boot measured before the search
+//	                     (version matrix), when measured
+//	steps[]              every step in the order run, warm-up included:
+//	  index, phase       warmup | ramp | search
+//	  rate               asked; achieved_rate, ok_rate: finished and
+//	                     successful iterations per second
+//	  duration_s         measured window
+//	  iterations, ok, errors, dropped, interrupted, dropped_pct, error_pct
+//	  p50_ms, p95_ms, p99_ms, max_ms
+//	  cpu_ms_per_op, server_cores, rss_bytes   (absent when unknown)
+//	  slos[]             each SLO with its actual value and pass
+//	  pass, failures[]   the verdict and every reason it failed
+//	start, end           UTC times of the search
+package capacity

@@ -1,0 +1,160 @@
+package capacity
+
+import (
+	"context"
+	"io"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kcbench/kcbench/internal/load"
+)
+
+// getScenario sends one GET per iteration, recorded as "get".
+type getScenario struct {
+	url    string
+	client *http.Client
+}
+
+var _ load.Scenario = (*getScenario)(nil)
+
+func (g *getScenario) Name() string                                    { return "get" }
+func (g *getScenario) NewUser(context.Context, int) (load.User, error) { return g, nil }
+
+func (g *getScenario) Iterate(ctx context.Context, rec load.OpRecorder) error {
+	start := time.Now()
+	err := func() error {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, g.url, nil)
+		if err != nil {
+			return err
+		}
+		resp, err := g.client.Do(req)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		io.Copy(io.Discard, resp.Body) // so that the connection is reused
+		if resp.StatusCode != http.StatusOK {
+			return load.StatusError{Code: resp.StatusCode}
+		}
+		return nil
+	}()
+	rec.Record("get", start, err)
+	return err
+}
+
+// httpSteps runs each step as a constant-arrival-rate run of GETs to url.
+func httpSteps(url string, maxVUs int) StepFunc {
+	sc := &getScenario{url: url, client: load.NewHTTPClient(maxVUs, 5*time.Second)}
+	return func(ctx context.Context, rate float64, d time.Duration) (StepResult, error) {
+		e := load.ConstantArrivalRate{Rate: rate, Duration: d, PreAllocatedVUs: min(maxVUs, 20), MaxVUs: maxVUs, GracefulStop: time.Second}
+		s, err := e.Run(ctx, sc, nil)
+		return StepResult{Stats: s}, err
+	}
+}
+
+// queue serves one request per 1/rate seconds, in arrival order: below
+// that rate a request is answered at once, above it requests queue and
+// their latency grows by (asked−rate)/rate seconds per second of load.
+type queue struct {
+	interval time.Duration
+	mu       sync.Mutex
+	next     time.Time
+}
+
+func (q *queue) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	q.mu.Lock()
+	t := time.Now()
+	if q.next.After(t) {
+		t = q.next
+	}
+	q.next = t.Add(q.interval)
+	q.mu.Unlock()
+	select {
+	case <-time.After(time.Until(t)):
+	case <-r.Context().Done():
+		return
+	}
+	io.WriteString(w, "ok")
+}
+
+func TestHTTPSearchFindsQueueRate(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs for about 15 s")
+	}
+	t.Parallel()
+	const rate = 100.0
+	srv := httptest.NewServer(&queue{interval: time.Duration(float64(time.Second) / rate)})
+	defer srv.Close()
+	// Above 100/s the queue's wait at the end of a 2 s step is
+	// 2·(r−100)/100 s: p99 < 100 ms holds up to about 105/s.
+	o := Options{SLOs: mustSLOs(t, "p99<100ms,errors<1%"), Start: 25, Step: 25, Resolution: 10,
+		StepDuration: 2 * time.Second, Warmup: 500 * time.Millisecond, Pause: 200 * time.Millisecond}
+	r, err := Search(t.Context(), httpSteps(srv.URL, 300), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range r.Steps {
+		t.Logf("%-6s %6.1f/s achieved %6.1f p99 %7.2fms dropped %d pass %v %v", s.Phase, s.Rate, s.Achieved, s.P99, s.Dropped, s.Pass, s.Failures)
+	}
+	if !r.Found || math.Abs(r.MaxRate-rate) > o.Resolution {
+		t.Errorf("max rate %g, want %g ± %g: %s", r.MaxRate, rate, o.Resolution, r.Conclusion)
+	}
+	if r.Steps[0].Phase != PhaseWarmup || len(r.Steps) < 6 {
+		t.Errorf("%d steps, first %s", len(r.Steps), r.Steps[0].Phase)
+	}
+}
+
+func TestHTTPFailingServerNeverPasses(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		http.Error(w, "no", http.StatusServiceUnavailable)
+	}))
+	defer srv.Close()
+	// Fast failures meet the latency SLO; no error SLO is given.
+	o := Options{SLOs: mustSLOs(t, "p99<500ms"), Start: 100, Step: 100, StepDuration: time.Second, Warmup: -1, Pause: -1}
+	r, err := Search(t.Context(), httpSteps(srv.URL, 50), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Found || r.MaxRate != 0 || len(r.Steps) != 1 {
+		t.Fatalf("found %v at %g after %d steps", r.Found, r.MaxRate, len(r.Steps))
+	}
+	s := r.Steps[0]
+	if s.Errors == 0 || s.OK != 0 || !strings.Contains(strings.Join(s.Failures, ";"), "every iteration failed") {
+		t.Errorf("step %+v", s)
+	}
+	if !strings.Contains(r.Conclusion, "even the starting rate 100/s failed") {
+		t.Errorf("conclusion %q", r.Conclusion)
+	}
+}
+
+func TestHTTPDroppedIterationsFail(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		time.Sleep(50 * time.Millisecond)
+		io.WriteString(w, "ok")
+	}))
+	defer srv.Close()
+	// 4 VUs of 50 ms serve 80/s at most: at 100/s about a fifth of the
+	// arrivals find no free VU. Latency stays far within the SLO.
+	o := Options{SLOs: mustSLOs(t, "p99<2s,errors<1%"), Start: 100, Step: 100, StepDuration: time.Second,
+		Warmup: -1, Pause: -1, MinOK: 10}
+	r, err := Search(t.Context(), httpSteps(srv.URL, 4), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := r.Steps[0]
+	if r.Found || s.Pass || s.Dropped == 0 || !strings.Contains(strings.Join(s.Failures, ";"), "dropped") {
+		t.Errorf("found %v, step %+v", r.Found, s)
+	}
+	for _, slo := range s.SLOs {
+		if !slo.Pass {
+			t.Errorf("SLO %v failed; the test wants the drops alone to fail the step", slo)
+		}
+	}
+}

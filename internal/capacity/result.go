@@ -1,0 +1,286 @@
+package capacity
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/kcbench/kcbench/internal/load"
+)
+
+// Schema is the version of capacity.json.
+const Schema = 1
+
+// Kind is capacity.json's "kind", telling it apart from other JSON files.
+const Kind = "capacity"
+
+// File names a search writes into its folder (WriteDir).
+const (
+	ResultFile = "capacity.json"
+	StepsFile  = "steps.csv"
+)
+
+// Step phases.
+const (
+	PhaseWarmup = "warmup" // discarded: not judged against the search
+	PhaseRamp   = "ramp"   // rising by Settings.Step from Settings.Start
+	PhaseSearch = "search" // binary search between the last pass and the first failure
+)
+
+// Step is one constant-arrival-rate run of a search.
+type Step struct {
+	Index    int     `json:"index"` // 0-based, in the order run
+	Phase    string  `json:"phase"`
+	Rate     float64 `json:"rate"`       // asked, iterations per second
+	Duration float64 `json:"duration_s"` // measured window
+	// Achieved is iterations finished per second of the measured window,
+	// failed ones included; OKRate counts the successful ones only.
+	Achieved    float64 `json:"achieved_rate"`
+	OKRate      float64 `json:"ok_rate"`
+	Iterations  int64   `json:"iterations"`
+	OK          int64   `json:"ok"`
+	Errors      int64   `json:"errors"`
+	Dropped     int64   `json:"dropped"`     // arrivals that found no free VU
+	Interrupted int64   `json:"interrupted"` // iterations cut off at the end of the step
+	DroppedPct  float64 `json:"dropped_pct"` // of the arrivals
+	ErrorPct    float64 `json:"error_pct"`   // of the finished iterations
+	// Iteration latency from the intended start (open model), in ms.
+	P50 float64 `json:"p50_ms"`
+	P95 float64 `json:"p95_ms"`
+	P99 float64 `json:"p99_ms"`
+	Max float64 `json:"max_ms"`
+	// Server figures; 0 when unknown.
+	CPUMsPerOp  float64 `json:"cpu_ms_per_op,omitempty"` // server CPU-ms per successful iteration
+	ServerCores float64 `json:"server_cores,omitempty"`  // server CPU time over the window
+	RSSBytes    int64   `json:"rss_bytes,omitempty"`     // server peak RSS during the step
+	// SLOs are the SLOs evaluated on the step.
+	SLOs []load.ThresholdResult `json:"slos"`
+	// Pass is true when the step met every SLO and every guard (achieved
+	// rate, dropped arrivals, successful iterations); Failures says why
+	// not, one reason each.
+	Pass     bool      `json:"pass"`
+	Failures []string  `json:"failures,omitempty"`
+	Note     string    `json:"note,omitempty"`
+	Start    time.Time `json:"start"`
+}
+
+// Settings are a search's options as run.
+type Settings struct {
+	Start        float64 `json:"start"`
+	Step         float64 `json:"step"`
+	StepDuration float64 `json:"step_duration_s"`
+	Warmup       float64 `json:"warmup_s"`
+	Resolution   float64 `json:"resolution"`
+	MaxRate      float64 `json:"max_rate,omitempty"`
+	MinOK        int64   `json:"min_ok"`
+	MinAchieved  float64 `json:"min_achieved_pct"`
+	MaxDropped   float64 `json:"max_dropped_pct"`
+	Pause        float64 `json:"pause_s"`
+}
+
+// Result is a search's outcome, capacity.json (see the package doc for
+// its fields).
+type Result struct {
+	Schema   int    `json:"schema"`
+	Kind     string `json:"kind"`
+	Scenario string `json:"scenario"`
+	// Params describe what was searched (server version, dataset, target,
+	// machine…); the caller fills them. "repeat" tells repeats apart.
+	Params   map[string]string `json:"params,omitempty"`
+	SLOs     []load.Threshold  `json:"slos"`
+	Settings Settings          `json:"settings"`
+
+	// Found is true when at least one step met every SLO.
+	Found bool `json:"found"`
+	// MaxRate is the highest asked rate that met every SLO (0 if none);
+	// the true limit lies below FirstFailedRate when that is set.
+	MaxRate         float64 `json:"max_rate"`
+	FirstFailedRate float64 `json:"first_failed_rate,omitempty"`
+	// BestStep is the index of the step that set MaxRate (-1 if none).
+	BestStep int `json:"best_step"`
+	// Figures of the best step: achieved rate, latency, server CPU.
+	Achieved    float64 `json:"achieved_rate"`
+	P95         float64 `json:"p95_ms"`
+	P99         float64 `json:"p99_ms"`
+	CPUMsPerOp  float64 `json:"cpu_ms_per_op,omitempty"`
+	ServerCores float64 `json:"server_cores,omitempty"`
+	// OpsPerCPUSecond is 1000 / CPUMsPerOp: the operations per second one
+	// fully busy vCPU of server would sustain at this cost.
+	OpsPerCPUSecond float64 `json:"ops_per_cpu_second,omitempty"`
+	// MaxRSSBytes is the highest server RSS seen in any step.
+	MaxRSSBytes int64 `json:"max_rss_bytes,omitempty"`
+	// Capped is true when the search stopped at Settings.MaxRate without
+	// an SLO failing: the server may take more.
+	Capped bool `json:"capped"`
+	// Interrupted is true when the search was cancelled; the figures are
+	// those reached so far.
+	Interrupted bool `json:"interrupted,omitempty"`
+	// Conclusion says in one sentence what the search found, or plainly
+	// that even the starting rate failed.
+	Conclusion string `json:"conclusion"`
+	// Server boot, when the caller measured one before the search.
+	BootSeconds     float64 `json:"boot_s,omitempty"`
+	RSSAtReadyBytes int64   `json:"rss_at_ready_bytes,omitempty"`
+
+	Steps []Step    `json:"steps"`
+	Start time.Time `json:"start"`
+	End   time.Time `json:"end"`
+}
+
+// Best returns the step that set MaxRate, or nil.
+func (r *Result) Best() *Step {
+	if r.BestStep < 0 || r.BestStep >= len(r.Steps) {
+		return nil
+	}
+	return &r.Steps[r.BestStep]
+}
+
+// StepAt returns the last passing or failing judged step (warm-up
+// excluded) run at rate, or nil.
+func (r *Result) StepAt(rate float64) *Step {
+	for i := len(r.Steps) - 1; i >= 0; i-- {
+		s := &r.Steps[i]
+		if s.Phase != PhaseWarmup && sameRate(s.Rate, rate) {
+			return s
+		}
+	}
+	return nil
+}
+
+func sameRate(a, b float64) bool { return math.Abs(a-b) <= 1e-9*max(1, math.Abs(a), math.Abs(b)) }
+
+// CommonRate is the highest ramp rate that every result passed: the rate
+// at which their latency and CPU are compared like for like (the ramps of
+// searches with the same start and step run the same rates). ok is false
+// when no ramp rate passed in all of them.
+func CommonRate(rs []*Result) (rate float64, ok bool) {
+	if len(rs) == 0 {
+		return 0, false
+	}
+	for _, s := range rs[0].Steps {
+		if s.Phase != PhaseRamp || !s.Pass || (ok && s.Rate <= rate) {
+			continue
+		}
+		all := true
+		for _, r := range rs[1:] {
+			if t := r.StepAt(s.Rate); t == nil || !t.Pass {
+				all = false
+				break
+			}
+		}
+		if all {
+			rate, ok = s.Rate, true
+		}
+	}
+	return rate, ok
+}
+
+// WriteJSON writes r as indented JSON.
+func (r *Result) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false) // SLOs read p99<500ms, not p99\u003c500ms
+	return enc.Encode(r)
+}
+
+// stepsHeader is steps.csv's header.
+var stepsHeader = []string{"index", "phase", "rate", "achieved_rate", "ok_rate", "duration_s",
+	"iterations", "ok", "errors", "dropped", "interrupted", "dropped_pct", "error_pct",
+	"p50_ms", "p95_ms", "p99_ms", "max_ms", "cpu_ms_per_op", "server_cores", "rss_bytes", "pass", "failures"}
+
+// WriteStepsCSV writes one row per step.
+func (r *Result) WriteStepsCSV(w io.Writer) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(stepsHeader); err != nil {
+		return err
+	}
+	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+	f3 := func(v float64) string { return strconv.FormatFloat(math.Round(v*1000)/1000, 'f', -1, 64) }
+	i := func(v int64) string { return strconv.FormatInt(v, 10) }
+	for _, s := range r.Steps {
+		fails := ""
+		for k, x := range s.Failures {
+			if k > 0 {
+				fails += "; "
+			}
+			fails += x
+		}
+		if err := cw.Write([]string{strconv.Itoa(s.Index), s.Phase, f(s.Rate), f3(s.Achieved), f3(s.OKRate), f3(s.Duration),
+			i(s.Iterations), i(s.OK), i(s.Errors), i(s.Dropped), i(s.Interrupted), f3(s.DroppedPct), f3(s.ErrorPct),
+			f3(s.P50), f3(s.P95), f3(s.P99), f3(s.Max), f3(s.CPUMsPerOp), f3(s.ServerCores), i(s.RSSBytes),
+			strconv.FormatBool(s.Pass), fails}); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// WriteDir writes steps.csv and then capacity.json into dir (created if
+// needed), each through a temporary file and a rename, so that a
+// capacity.json means a complete result.
+func (r *Result) WriteDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	if err := load.WriteFile(filepath.Join(dir, StepsFile), r.WriteStepsCSV); err != nil {
+		return err
+	}
+	return load.WriteFile(filepath.Join(dir, ResultFile), r.WriteJSON)
+}
+
+// ErrNotCapacity means a JSON file is not a capacity result.
+var ErrNotCapacity = errors.New("not a capacity result")
+
+// ReadFile reads a capacity.json.
+func ReadFile(path string) (*Result, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var r Result
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if r.Kind != Kind {
+		return nil, fmt.Errorf("%s: %w (kind %q)", path, ErrNotCapacity, r.Kind)
+	}
+	if r.Schema != Schema {
+		return nil, fmt.Errorf("%s: schema %d, this kcbench reads %d", path, r.Schema, Schema)
+	}
+	return &r, nil
+}
+
+// ReadDir reads dir/capacity.json.
+func ReadDir(dir string) (*Result, error) { return ReadFile(filepath.Join(dir, ResultFile)) }
+
+// FindDirs lists dir itself when it holds a capacity.json, else its
+// immediate subfolders that do (repeats, or the versions of a matrix),
+// sorted by name. It returns nothing, without error, when there is none.
+func FindDirs(dir string) ([]string, error) {
+	if _, err := os.Stat(filepath.Join(dir, ResultFile)); err == nil {
+		return []string{dir}, nil
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, e := range ents {
+		if !e.IsDir() {
+			continue
+		}
+		sub := filepath.Join(dir, e.Name())
+		if _, err := os.Stat(filepath.Join(sub, ResultFile)); err == nil {
+			out = append(out, sub)
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,413 @@
+package capacity
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/kcbench/kcbench/internal/load"
+)
+
+// Defaults of Options; zero fields take them (WithDefaults).
+const (
+	DefaultStart        = 10.0             // iterations per second
+	DefaultStep         = 10.0             // iterations per second
+	DefaultStepDuration = 30 * time.Second // per step
+	DefaultWarmup       = 30 * time.Second // discarded, at the starting rate
+	// DefaultResolutionDivisor: without a Resolution, the binary search
+	// stops within Step/DefaultResolutionDivisor.
+	DefaultResolutionDivisor = 10.0
+	// DefaultMinOK is the fewest successful iterations a passing step
+	// needs: a percentile of a handful of samples proves nothing.
+	DefaultMinOK = 50
+	// DefaultMinAchieved is the share of the asked rate a passing step
+	// must achieve.
+	DefaultMinAchieved = 0.95
+	// DefaultMaxDropped is the share of arrivals a passing step may drop
+	// (or have cut off at its end): it must stay below it.
+	DefaultMaxDropped = 0.01
+	// DefaultPause follows a failed step, so that the server drains what
+	// the step left queued before the next one starts.
+	DefaultPause = 2 * time.Second
+	// DefaultMaxSteps bounds a search whose SLOs never fail.
+	DefaultMaxSteps = 100
+)
+
+// StepResult is what a StepFunc measured at one rate.
+type StepResult struct {
+	// Stats are the engine's results of a constant-arrival-rate run.
+	Stats load.Stats
+	// Server figures over the measured window; 0 when unknown.
+	CPUMsPerOp  float64 // server CPU-ms per successful iteration
+	ServerCores float64 // server CPU time / window
+	RSSBytes    int64   // peak server RSS
+	// Note is carried into the step, e.g. why the server CPU is unknown.
+	Note string
+}
+
+// StepFunc runs one step: rate iterations per second for d (open model),
+// and returns what it measured. Search calls it once per step, never
+// concurrently. When ctx is cancelled it should return promptly with an
+// error wrapping ctx.Err().
+type StepFunc func(ctx context.Context, rate float64, d time.Duration) (StepResult, error)
+
+// Options configure a search. Zero fields take the defaults above
+// (WithDefaults); then Validate checks them.
+type Options struct {
+	// SLOs every passing step must meet (ParseSLOs); at least one.
+	SLOs         []load.Threshold
+	Start        float64       // first rate, iterations per second
+	Step         float64       // ramp increment, iterations per second
+	StepDuration time.Duration // length of each step
+	// Warmup is a discarded run at Start before the first step; negative
+	// means none.
+	Warmup time.Duration
+	// Resolution ends the binary search: the limit is known within it.
+	Resolution float64
+	// MaxRate caps the ramp (0: no cap); reaching it without a failure
+	// ends the search as Capped.
+	MaxRate     float64
+	MinOK       int64   // successful iterations a passing step needs
+	MinAchieved float64 // fraction of the asked rate a passing step achieves
+	MaxDropped  float64 // fraction of arrivals a passing step must stay below
+	// Pause follows every failed step; negative means none.
+	Pause    time.Duration
+	MaxSteps int
+
+	// BeforeStep and AfterStep, when set, are called around each step
+	// (warm-up included), for progress.
+	BeforeStep func(index int, phase string, rate float64, d time.Duration)
+	AfterStep  func(Step)
+}
+
+// WithDefaults returns o with its zero fields set to the defaults.
+func (o Options) WithDefaults() Options {
+	if o.Start == 0 {
+		o.Start = DefaultStart
+	}
+	if o.Step == 0 {
+		o.Step = DefaultStep
+	}
+	if o.StepDuration == 0 {
+		o.StepDuration = DefaultStepDuration
+	}
+	if o.Warmup == 0 {
+		o.Warmup = DefaultWarmup
+	}
+	if o.Resolution == 0 {
+		o.Resolution = o.Step / DefaultResolutionDivisor
+	}
+	if o.MinOK == 0 {
+		o.MinOK = DefaultMinOK
+	}
+	if o.MinAchieved == 0 {
+		o.MinAchieved = DefaultMinAchieved
+	}
+	if o.MaxDropped == 0 {
+		o.MaxDropped = DefaultMaxDropped
+	}
+	if o.Pause == 0 {
+		o.Pause = DefaultPause
+	}
+	if o.MaxSteps == 0 {
+		o.MaxSteps = DefaultMaxSteps
+	}
+	return o
+}
+
+// Validate reports every problem with o (defaults applied) at once.
+func (o Options) Validate() error {
+	var errs []error
+	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	positive := func(v float64) bool { return v > 0 && !math.IsInf(v, 0) }
+	if len(o.SLOs) == 0 {
+		add("slo: at least one is required (e.g. 'p99<500ms,errors<0.1%%')")
+	}
+	if !positive(o.Start) {
+		add("start: %v: must be a positive rate", o.Start)
+	}
+	if !positive(o.Step) {
+		add("step: %v: must be a positive rate", o.Step)
+	}
+	if o.StepDuration <= 0 {
+		add("step duration: %v: must be positive", o.StepDuration)
+	}
+	if !positive(o.Resolution) {
+		add("resolution: %v: must be a positive rate", o.Resolution)
+	}
+	if o.MaxRate < 0 || math.IsNaN(o.MaxRate) || math.IsInf(o.MaxRate, 0) || (o.MaxRate > 0 && o.MaxRate < o.Start) {
+		add("max rate: %v: must be 0 (no cap) or at least the start rate %v", o.MaxRate, o.Start)
+	}
+	if o.MinOK < 1 {
+		add("min ok: %d: a passing step needs at least 1 successful iteration", o.MinOK)
+	}
+	if !(o.MinAchieved > 0 && o.MinAchieved <= 1) {
+		add("min achieved: %v: must be a fraction in (0, 1]", o.MinAchieved)
+	}
+	if !(o.MaxDropped > 0 && o.MaxDropped < 1) {
+		add("max dropped: %v: must be a fraction in (0, 1)", o.MaxDropped)
+	}
+	if o.MaxSteps < 1 {
+		add("max steps: %d: must be at least 1", o.MaxSteps)
+	}
+	return errors.Join(errs...)
+}
+
+func (o Options) settings() Settings {
+	return Settings{
+		Start: o.Start, Step: o.Step, StepDuration: o.StepDuration.Seconds(), Warmup: max(o.Warmup, 0).Seconds(),
+		Resolution: o.Resolution, MaxRate: o.MaxRate, MinOK: o.MinOK,
+		MinAchieved: 100 * o.MinAchieved, MaxDropped: 100 * o.MaxDropped, Pause: max(o.Pause, 0).Seconds(),
+	}
+}
+
+// Judge turns one step's measurements at the asked rate into a Step: its
+// figures, its SLOs evaluated, and whether it passed. A step passes only
+// when it met every SLO, achieved at least MinAchieved of the asked rate,
+// dropped (and cut off) fewer than MaxDropped of its arrivals, completed
+// at least MinOK successful iterations and was not interrupted. A step in
+// which every iteration failed never passes, whatever the SLOs say.
+func (o Options) Judge(rate float64, r StepResult) Step {
+	s := r.Stats
+	st := Step{Rate: rate, Duration: s.Duration.Seconds(), Dropped: s.Dropped, Interrupted: s.Interrupted,
+		CPUMsPerOp: r.CPUMsPerOp, ServerCores: r.ServerCores, RSSBytes: r.RSSBytes, Note: r.Note, Start: s.Start}
+	it, _ := s.Op(load.IterationOp)
+	st.Iterations, st.OK, st.Errors = it.Count, it.OK, it.Errors
+	st.Achieved = it.Rate
+	if st.Duration > 0 {
+		st.OKRate = float64(it.OK) / st.Duration
+	}
+	arrivals := it.Count + s.Dropped + s.Interrupted
+	if arrivals > 0 {
+		st.DroppedPct = 100 * float64(s.Dropped) / float64(arrivals)
+	}
+	st.ErrorPct = 100 * it.ErrorRate()
+	st.P50, st.P95, st.P99, st.Max = ms(it.Latency.P50), ms(it.Latency.P95), ms(it.Latency.P99), ms(it.Latency.Max)
+
+	fail := func(format string, args ...any) { st.Failures = append(st.Failures, fmt.Sprintf(format, args...)) }
+	if s.Aborted {
+		fail("interrupted before its end")
+	}
+	switch {
+	case it.Count == 0:
+		fail("no iteration finished")
+	case it.OK == 0:
+		fail("every iteration failed (%d of %d)", it.Errors, it.Count)
+	case it.OK < o.MinOK:
+		fail("only %d successful iterations, fewer than the %d a step needs", it.OK, o.MinOK)
+	}
+	if st.Achieved < o.MinAchieved*rate {
+		fail("achieved %.1f/s, below %g%% of the asked %g/s", st.Achieved, 100*o.MinAchieved, rate)
+	}
+	if s.Dropped > 0 && st.DroppedPct >= 100*o.MaxDropped {
+		fail("dropped %d arrivals (%.1f%%, not below %g%%): no free VU", s.Dropped, st.DroppedPct, 100*o.MaxDropped)
+	}
+	if arrivals > 0 && s.Interrupted > 0 {
+		if pct := 100 * float64(s.Interrupted) / float64(arrivals); pct >= 100*o.MaxDropped {
+			fail("%d iterations (%.1f%%) were still running at the end of the step and were cut off", s.Interrupted, pct)
+		}
+	}
+	for _, t := range o.SLOs {
+		tr := t.Evaluate(s)
+		st.SLOs = append(st.SLOs, tr)
+		if !tr.Pass {
+			fail("SLO %s", strings.TrimPrefix(tr.String(), "✗ "))
+		}
+	}
+	st.Pass = len(st.Failures) == 0
+	return st
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// Search finds the highest arrival rate that meets every SLO: a discarded
+// warm-up at the starting rate, then steps rising by Step from Start until
+// one fails (or MaxRate passes), then a binary search between the last
+// passing and the first failing rate until they are within Resolution.
+// Every step is recorded in the Result.
+//
+// When even the starting rate fails the Result says so (Found false) and
+// the error is nil: that is a finding, not a failure of the search. An
+// error from run, or a cancelled ctx, ends the search; the Result returned
+// beside the error holds the steps run so far.
+func Search(ctx context.Context, run StepFunc, o Options) (*Result, error) {
+	o = o.WithDefaults()
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	s := &searcher{run: run, o: o, res: &Result{Schema: Schema, Kind: Kind, SLOs: o.SLOs, Settings: o.settings(),
+		BestStep: -1, Start: time.Now().UTC()}}
+	err := s.search(ctx)
+	s.finish(ctx, err)
+	return s.res, err
+}
+
+type searcher struct {
+	run StepFunc
+	o   Options
+	res *Result
+}
+
+// step runs and records one step.
+func (s *searcher) step(ctx context.Context, phase string, rate float64, d time.Duration) (Step, error) {
+	idx := len(s.res.Steps)
+	if s.o.BeforeStep != nil {
+		s.o.BeforeStep(idx, phase, rate, d)
+	}
+	r, err := s.run(ctx, rate, d)
+	if err != nil && r.Stats.Start.IsZero() {
+		return Step{}, fmt.Errorf("step %d (%s, %g/s): %w", idx, phase, rate, err)
+	}
+	st := s.o.Judge(rate, r)
+	st.Index, st.Phase = idx, phase
+	s.res.Steps = append(s.res.Steps, st)
+	s.res.MaxRSSBytes = max(s.res.MaxRSSBytes, st.RSSBytes)
+	if s.o.AfterStep != nil {
+		s.o.AfterStep(st)
+	}
+	if err != nil {
+		return st, fmt.Errorf("step %d (%s, %g/s): %w", idx, phase, rate, err)
+	}
+	if ctx.Err() != nil {
+		return st, ctx.Err()
+	}
+	if !st.Pass && phase != PhaseWarmup && s.o.Pause > 0 {
+		if err := sleep(ctx, s.o.Pause); err != nil {
+			return st, err
+		}
+	}
+	return st, nil
+}
+
+func (s *searcher) pass(st Step) {
+	s.res.Found = true
+	s.res.MaxRate = st.Rate
+	s.res.BestStep = st.Index
+}
+
+func (s *searcher) search(ctx context.Context) error {
+	o := s.o
+	if o.Warmup > 0 {
+		if _, err := s.step(ctx, PhaseWarmup, o.Start, o.Warmup); err != nil {
+			return err
+		}
+	}
+	var lo, hi float64 // last pass, first failure
+	for rate := o.Start; ; {
+		if len(s.res.Steps) >= o.MaxSteps {
+			s.res.Capped = true
+			return nil
+		}
+		st, err := s.step(ctx, PhaseRamp, rate, o.StepDuration)
+		if err != nil {
+			return err
+		}
+		if !st.Pass {
+			hi = rate
+			break
+		}
+		s.pass(st)
+		lo = rate
+		if o.MaxRate > 0 && rate >= o.MaxRate {
+			s.res.Capped = true
+			return nil
+		}
+		rate += o.Step
+		if o.MaxRate > 0 {
+			rate = min(rate, o.MaxRate)
+		}
+	}
+	if !s.res.Found {
+		return nil
+	}
+	for hi-lo > o.Resolution*(1+1e-9) {
+		if len(s.res.Steps) >= o.MaxSteps {
+			break
+		}
+		mid := midpoint(lo, hi, o.Resolution)
+		st, err := s.step(ctx, PhaseSearch, mid, o.StepDuration)
+		if err != nil {
+			return err
+		}
+		if st.Pass {
+			s.pass(st)
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	s.res.FirstFailedRate = hi
+	return nil
+}
+
+// midpoint returns a rate strictly between lo and hi, near their middle,
+// on a multiple of res above lo so that the rates tried stay round.
+func midpoint(lo, hi, res float64) float64 {
+	n := max(math.Round((hi-lo)/res/2), 1)
+	mid := lo + n*res
+	if mid >= hi || mid <= lo {
+		mid = (lo + hi) / 2
+	}
+	return mid
+}
+
+// finish fills the result's summary figures and its conclusion.
+func (s *searcher) finish(ctx context.Context, err error) {
+	r := s.res
+	r.End = time.Now().UTC()
+	r.Interrupted = ctx.Err() != nil
+	if b := r.Best(); b != nil {
+		r.Achieved, r.P95, r.P99 = b.Achieved, b.P95, b.P99
+		r.CPUMsPerOp, r.ServerCores = b.CPUMsPerOp, b.ServerCores
+		if b.CPUMsPerOp > 0 {
+			r.OpsPerCPUSecond = 1000 / b.CPUMsPerOp
+		}
+	}
+	// the failure that bounds the result: the lowest failed judged rate
+	var failed *Step
+	for i := range r.Steps {
+		st := &r.Steps[i]
+		if st.Phase != PhaseWarmup && !st.Pass && (failed == nil || st.Rate < failed.Rate) {
+			failed = st
+		}
+	}
+	why := func(st *Step) string { return strings.Join(st.Failures, "; ") }
+	switch {
+	case r.Interrupted || err != nil:
+		what := "interrupted"
+		if !r.Interrupted {
+			what = "stopped by an error"
+		}
+		if r.Found {
+			r.Conclusion = fmt.Sprintf("%s: so far %g/s met every SLO", what, r.MaxRate)
+		} else {
+			r.Conclusion = what + " before any step met every SLO"
+		}
+	case !r.Found && failed != nil:
+		r.Conclusion = fmt.Sprintf("even the starting rate %g/s failed: %s. Start lower.", failed.Rate, why(failed))
+	case !r.Found:
+		r.Conclusion = "no step was judged"
+	case r.Capped && failed == nil:
+		r.Conclusion = fmt.Sprintf("%g/s met every SLO and is as high as the search was allowed to go: the server may take more", r.MaxRate)
+	case failed != nil:
+		r.Conclusion = fmt.Sprintf("%g/s is the highest rate that met every SLO (within %g/s); %g/s failed: %s",
+			r.MaxRate, r.Settings.Resolution, failed.Rate, why(failed))
+	default:
+		r.Conclusion = fmt.Sprintf("%g/s met every SLO", r.MaxRate)
+	}
+}
+
+// sleep waits d or until ctx is done.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

@@ -1,0 +1,64 @@
+package capacity
+
+import (
+	"errors"
+	"strings"
+
+	"github.com/kcbench/kcbench/internal/load"
+)
+
+// ParseSLOs reads a comma-separated list of SLOs such as
+// "p99<500ms,errors<0.1%". Each one is a load threshold (see
+// load.ParseThreshold): [op:]metric cmp value, where an SLO without an
+// operation applies to whole iterations. Every problem is reported at once.
+func ParseSLOs(s string) ([]load.Threshold, error) {
+	var (
+		out  []load.Threshold
+		errs []error
+	)
+	for part := range strings.SplitSeq(s, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		t, err := load.ParseThreshold(part)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		out = append(out, t)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	if len(out) == 0 {
+		return nil, errors.New("no SLO given (e.g. 'p99<500ms,errors<0.1%')")
+	}
+	return out, nil
+}
+
+// FormatSLOs is the inverse of ParseSLOs, in canonical form.
+func FormatSLOs(ts []load.Threshold) string {
+	parts := make([]string, len(ts))
+	for i, t := range ts {
+		parts[i] = t.String()
+	}
+	return strings.Join(parts, ",")
+}
+
+// LatencyLimit returns the largest latency limit (in milliseconds) among
+// the SLOs of upper-bound form (p99<500ms), and whether there is one. The
+// CLI sizes the virtual-user pool from it.
+func LatencyLimit(ts []load.Threshold) (float64, bool) {
+	var limit float64
+	found := false
+	for _, t := range ts {
+		if t.Unit() != load.UnitMillis || !strings.HasPrefix(t.Cmp, "<") {
+			continue
+		}
+		if !found || t.Limit > limit {
+			limit, found = t.Limit, true
+		}
+	}
+	return limit, found
+}

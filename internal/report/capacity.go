@@ -1,0 +1,357 @@
+package report
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/kcbench/kcbench/internal/capacity"
+	"github.com/kcbench/kcbench/internal/load"
+	"github.com/kcbench/kcbench/internal/results"
+)
+
+// KindCapacity: capacity searches (capacity.json), one or several (repeats,
+// or the versions of a matrix); charts are drawn against the asked rate.
+const KindCapacity Kind = "capacity"
+
+// capacityParamVersion is the parameter kcbench capacity records the
+// Keycloak version under.
+const capacityParamVersion = "keycloak_version"
+
+// capacityRun is one capacity.json read back.
+type capacityRun struct {
+	dir   string
+	label string // what tells it apart from the others
+	res   *capacity.Result
+}
+
+// buildCapacity builds the report of dir when it holds capacity searches:
+// a capacity.json, or subfolders with one and no experiment point among
+// them. It returns nil, nil for any other folder.
+func buildCapacity(ctx context.Context, dir string) (*Model, error) {
+	if _, err := os.Stat(filepath.Join(dir, results.SummaryFile)); err == nil {
+		return nil, nil
+	}
+	dirs, err := capacity.FindDirs(dir)
+	if err != nil || len(dirs) == 0 {
+		return nil, nil // not a capacity folder; Build says what it is
+	}
+	if points, _ := filepath.Glob(filepath.Join(dir, "*", results.SummaryFile)); len(points) > 0 {
+		return nil, nil
+	}
+	var runs []*capacityRun
+	for _, d := range dirs {
+		r, err := capacity.ReadDir(d)
+		if err != nil {
+			return nil, fmt.Errorf("results %s: %w", dir, err)
+		}
+		runs = append(runs, &capacityRun{dir: d, res: r})
+	}
+	labelCapacityRuns(runs)
+	m := &Model{
+		Experiment: filepath.Base(filepath.Clean(dir)),
+		Kind:       KindCapacity,
+		Points:     len(runs),
+		Configs:    len(runs),
+		Machine:    capacityMachine(runs),
+		Versions:   capacityVersions(runs),
+		LoadModel:  "open (constant-arrival-rate steps; latency from each arrival's intended start)",
+	}
+	b := &builder{ctx: ctx, m: m}
+	b.capacityOverview(runs)
+	for _, r := range runs {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		b.capacityCharts(r)
+	}
+	b.capacityTables(runs)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// labelCapacityRuns labels each run by scenario and the params that differ
+// between runs (e.g. the Keycloak version of a matrix, or the repeat).
+func labelCapacityRuns(runs []*capacityRun) {
+	varying := map[string]bool{}
+	for _, r := range runs {
+		for k, v := range r.res.Params {
+			for _, o := range runs {
+				if o.res.Params[k] != v {
+					varying[k] = true
+				}
+			}
+		}
+	}
+	scenarios := map[string]bool{}
+	for _, r := range runs {
+		scenarios[r.res.Scenario] = true
+	}
+	for _, r := range runs {
+		var parts []string
+		if len(scenarios) > 1 || len(varying) == 0 {
+			parts = append(parts, r.res.Scenario)
+		}
+		for _, k := range slices.Sorted(maps.Keys(varying)) {
+			if v := r.res.Params[k]; v != "" {
+				if k == capacityParamVersion {
+					parts = append(parts, "Keycloak "+v)
+				} else {
+					parts = append(parts, k+" "+v)
+				}
+			}
+		}
+		r.label = strings.Join(parts, " · ")
+		if r.label == "" {
+			r.label = filepath.Base(r.dir)
+		}
+	}
+}
+
+func capacityMachine(runs []*capacityRun) string {
+	var cores []string
+	for _, r := range runs {
+		if c := r.res.Params["machine_cores"]; c != "" && !slices.Contains(cores, c) {
+			cores = append(cores, c)
+		}
+	}
+	if len(cores) == 0 {
+		return "unknown machine"
+	}
+	return strings.Join(cores, ", ") + " cores (load generator and server on the same machine unless the target was external)"
+}
+
+func capacityVersions(runs []*capacityRun) string {
+	var vs []string
+	for _, r := range runs {
+		if v := r.res.Params[capacityParamVersion]; v != "" && !slices.Contains(vs, v) {
+			vs = append(vs, v)
+		}
+	}
+	if len(vs) == 0 {
+		return "Keycloak version not recorded"
+	}
+	return "Keycloak " + strings.Join(vs, ", ")
+}
+
+// capacityOverview draws, for several runs, the max rate at SLO and the
+// CPU per operation side by side.
+func (b *builder) capacityOverview(runs []*capacityRun) {
+	if len(runs) < 2 {
+		return
+	}
+	b.startSection("Capacity at SLO", false)
+	var scen []string
+	for _, r := range runs {
+		if !slices.Contains(scen, r.res.Scenario) {
+			scen = append(scen, r.res.Scenario)
+		}
+	}
+	sub := []string{b.m.Machine, b.m.Versions + " · " + capacitySLOText(runs)}
+	for _, c := range []struct {
+		name, title, yLabel string
+		value               func(*capacity.Result) float64
+	}{
+		{"capacity-max-rate", "Highest rate meeting every SLO", "iterations/s", func(r *capacity.Result) float64 { return r.MaxRate }},
+		{"capacity-cpu-ms-per-op", "Server CPU per operation at that rate", "server CPU-ms per iteration", func(r *capacity.Result) float64 { return r.CPUMsPerOp }},
+	} {
+		var bars []barSeries
+		for _, r := range runs {
+			bs := barSeries{label: r.label, values: make([]float64, len(scen))}
+			for i := range bs.values {
+				bs.values[i] = math.NaN()
+			}
+			if v := c.value(r.res); v > 0 {
+				bs.values[slices.Index(scen, r.res.Scenario)] = v
+			}
+			bars = append(bars, bs)
+		}
+		b.add(c.name, c.title, sub, barChart{title: c.title, sub: sub, yLabel: c.yLabel, groups: scen, bars: bars})
+	}
+}
+
+func capacitySLOText(runs []*capacityRun) string {
+	var ss []string
+	for _, r := range runs {
+		if s := capacity.FormatSLOs(r.res.SLOs); !slices.Contains(ss, s) {
+			ss = append(ss, s)
+		}
+	}
+	return "SLOs " + strings.Join(ss, " / ")
+}
+
+// capacityCharts draws one search: latency against the asked rate with
+// the latency SLOs as horizontal lines, and the achieved rate against the
+// asked one; the highest rate that met every SLO is marked.
+func (b *builder) capacityCharts(r *capacityRun) {
+	res := r.res
+	b.startSection("Capacity search: "+r.label, false)
+	steps := slices.Clone(res.Steps)
+	steps = slices.DeleteFunc(steps, func(s capacity.Step) bool { return s.Phase == capacity.PhaseWarmup })
+	slices.SortStableFunc(steps, func(a, c capacity.Step) int {
+		switch {
+		case a.Rate < c.Rate:
+			return -1
+		case a.Rate > c.Rate:
+			return 1
+		}
+		return 0
+	})
+	var p50, p95, p99, achieved, asked, floor []xy
+	var ticks []float64
+	lo, hi := math.Inf(1), 0.0
+	for _, s := range steps {
+		p50 = append(p50, xy{s.Rate, s.P50})
+		p95 = append(p95, xy{s.Rate, s.P95})
+		p99 = append(p99, xy{s.Rate, s.P99})
+		achieved = append(achieved, xy{s.Rate, s.Achieved})
+		if !slices.Contains(ticks, s.Rate) {
+			ticks = append(ticks, s.Rate)
+		}
+		for _, v := range []float64{s.P50, s.P99} {
+			if v > 0 {
+				lo, hi = min(lo, v), max(hi, v)
+			}
+		}
+	}
+	if len(steps) == 0 {
+		b.note("Capacity search %s: no judged step; charts left out.", r.label)
+		return
+	}
+	xmin, xmax := steps[0].Rate, steps[len(steps)-1].Rate
+	asked = []xy{{xmin, xmin}, {xmax, xmax}}
+	frac := capacity.DefaultMinAchieved
+	if res.Settings.MinAchieved > 0 {
+		frac = res.Settings.MinAchieved / 100
+	}
+	floor = []xy{{xmin, xmin * frac}, {xmax, xmax * frac}}
+	series := []lineSeries{{label: "p50", parts: [][]xy{p50}, color: 0}, {label: "p95", parts: [][]xy{p95}, color: 1}, {label: "p99", parts: [][]xy{p99}, color: 2}}
+	for i, t := range res.SLOs {
+		if t.Unit() != load.UnitMillis || (t.Op != "" && t.Op != load.IterationOp) {
+			continue
+		}
+		series = append(series, lineSeries{label: "SLO " + t.String(), parts: [][]xy{{{xmin, t.Limit}, {xmax, t.Limit}}}, color: 3 + i})
+		lo, hi = min(lo, t.Limit), max(hi, t.Limit)
+	}
+	var marks []vmark
+	if res.Found {
+		marks = append(marks, vmark{x: res.MaxRate, label: "max at SLO " + strconv.FormatFloat(res.MaxRate, 'g', -1, 64) + "/s"})
+	}
+	logY := hi > 0 && hi/lo > 50
+	yl := "latency ms"
+	if logY {
+		yl += " (log)"
+	}
+	if len(ticks) > 12 {
+		ticks = nil
+	}
+	stem := "capacity-" + fileSafe(r.label)
+	sub := []string{b.m.Machine, capacityVersionOf(res) + " · SLOs " + capacity.FormatSLOs(res.SLOs) + " · " + capacityFinding(res)}
+	title := r.label + ": latency against the asked rate"
+	b.add(stem+"-latency", title, sub, lineChart{title: title, sub: sub, xLabel: "asked rate (iterations/s)", yLabel: yl,
+		logY: logY, xTicks: ticks, points: true, zeroY: true, headroom: true, series: series, marks: marks})
+	title = r.label + ": achieved against the asked rate"
+	b.add(stem+"-rate", title, sub, lineChart{title: title, sub: sub, xLabel: "asked rate (iterations/s)", yLabel: "iterations/s",
+		xTicks: ticks, points: true, zeroY: true, headroom: true, marks: marks, series: []lineSeries{
+			{label: "achieved", parts: [][]xy{achieved}, color: 0},
+			{label: "asked", parts: [][]xy{asked}, color: 2},
+			{label: strconv.FormatFloat(100*frac, 'g', -1, 64) + "% of asked (pass floor)", parts: [][]xy{floor}, color: 4},
+		}})
+}
+
+// capacityFinding is the result in a few words, for a chart's subtitle.
+func capacityFinding(r *capacity.Result) string {
+	switch {
+	case !r.Found:
+		return "no rate met the SLOs"
+	case r.Capped:
+		return fmt.Sprintf("≥ %g/s (capped)", r.MaxRate)
+	case r.FirstFailedRate > 0:
+		return fmt.Sprintf("max %g/s, %g/s failed", r.MaxRate, r.FirstFailedRate)
+	}
+	return fmt.Sprintf("max %g/s", r.MaxRate)
+}
+
+func capacityVersionOf(r *capacity.Result) string {
+	if v := r.Params[capacityParamVersion]; v != "" {
+		return "Keycloak " + v
+	}
+	return "Keycloak version not recorded"
+}
+
+// capacityTables lists the results (with p99 at the highest ramp rate
+// they all passed) and every step of every search.
+func (b *builder) capacityTables(runs []*capacityRun) {
+	all := make([]*capacity.Result, len(runs))
+	for i, r := range runs {
+		all[i] = r.res
+	}
+	common, haveCommon := capacity.CommonRate(all)
+	header := []string{"search", "scenario", "SLOs", "max rate at SLO /s", "first failed /s", "achieved /s", "p99 ms", "CPU-ms/op", "ops/s per vCPU"}
+	if haveCommon && len(runs) > 1 {
+		header = append(header, fmt.Sprintf("p99 @ %g/s ms", common))
+	}
+	header = append(header, "boot s", "RSS at ready MiB", "peak RSS MiB")
+	t := Table{Title: "Capacity", Header: header,
+		Caption: "The highest asked rate at which every SLO held and the step achieved ≥ 95% of it, dropped < 1% and completed the minimum successful iterations. CPU is the server process's own, at that rate."}
+	for _, r := range runs {
+		res := r.res
+		rate := "none"
+		if res.Found {
+			rate = strconv.FormatFloat(res.MaxRate, 'g', -1, 64)
+			if res.Capped {
+				rate = "≥ " + rate
+			}
+		}
+		row := []string{r.label, res.Scenario, capacity.FormatSLOs(res.SLOs), rate, optNum(res.FirstFailedRate, fmtG),
+			optNum(res.Achieved, fmtFixed(1)), optNum(res.P99, fmtMs), optNum(res.CPUMsPerOp, fmtFixed(2)), optNum(res.OpsPerCPUSecond, fmtFixed(0))}
+		if haveCommon && len(runs) > 1 {
+			v := "-"
+			if s := res.StepAt(common); s != nil {
+				v = fmtMs(s.P99)
+			}
+			row = append(row, v)
+		}
+		row = append(row, optNum(res.BootSeconds, fmtFixed(1)), optNum(float64(res.RSSAtReadyBytes)/mib, fmtFixed(0)), optNum(float64(res.MaxRSSBytes)/mib, fmtFixed(0)))
+		t.Rows = append(t.Rows, row)
+		if !res.Found || res.Capped {
+			b.note("%s: %s", r.label, res.Conclusion)
+		}
+	}
+	b.m.Tables = append(b.m.Tables, t)
+	for _, r := range runs {
+		st := Table{Title: "Steps: " + r.label, Caption: r.res.Conclusion,
+			Header: []string{"step", "phase", "asked /s", "achieved /s", "dropped", "errors %", "p50 ms", "p95 ms", "p99 ms", "max ms", "CPU-ms/op", "RSS MiB", "verdict"}}
+		for _, s := range r.res.Steps {
+			v := "pass"
+			switch {
+			case s.Phase == capacity.PhaseWarmup:
+				v = "discarded"
+			case !s.Pass:
+				v = "fail: " + strings.Join(s.Failures, "; ")
+			}
+			st.Rows = append(st.Rows, []string{strconv.Itoa(s.Index), s.Phase, fmtG(s.Rate), fmtFixed(1)(s.Achieved), strconv.FormatInt(s.Dropped, 10),
+				fmtFixed(2)(s.ErrorPct), fmtMs(s.P50), fmtMs(s.P95), fmtMs(s.P99), fmtMs(s.Max), optNum(s.CPUMsPerOp, fmtFixed(2)),
+				optNum(float64(s.RSSBytes)/mib, fmtFixed(0)), v})
+		}
+		b.m.Tables = append(b.m.Tables, st)
+	}
+}
+
+func fmtG(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+
+// optNum formats v, or "-" when it is not positive (unknown).
+func optNum(v float64, f func(float64) string) string {
+	if !(v > 0) {
+		return "-"
+	}
+	return f(v)
+}

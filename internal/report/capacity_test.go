@@ -1,0 +1,97 @@
+package report
+
+import (
+	"bytes"
+	"context"
+	"image/png"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kcbench/kcbench/internal/capacity"
+	"github.com/kcbench/kcbench/internal/load"
+)
+
+// writeCapacityResult writes a fake search's folder: the server holds the
+// SLO up to limit/s.
+func writeCapacityResult(t *testing.T, dir, version string, limit float64) {
+	t.Helper()
+	run := func(_ context.Context, rate float64, d time.Duration) (capacity.StepResult, error) {
+		n := int64(rate * d.Seconds())
+		lat := 20 * time.Millisecond
+		if rate > limit {
+			lat = time.Duration(rate-limit) * 100 * time.Millisecond
+		}
+		return capacity.StepResult{CPUMsPerOp: 3, RSSBytes: 600 << 20, Stats: load.Stats{Start: time.Now(), Duration: d, Ops: []load.OpStats{{
+			Name: load.IterationOp, Count: n, OK: n, Rate: rate * 0.99, Latency: load.Dist{P50: lat / 2, P95: lat * 8 / 10, P99: lat, Max: lat}}}}}, nil
+	}
+	slos, _ := capacity.ParseSLOs("p99<500ms,errors<0.1%")
+	r, err := capacity.Search(t.Context(), run, capacity.Options{SLOs: slos, Start: 20, Step: 20, Resolution: 2,
+		StepDuration: 10 * time.Second, Warmup: time.Second, Pause: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Scenario = "client-credentials"
+	r.Params = map[string]string{"keycloak_version": version, "machine_cores": "2"}
+	r.BootSeconds, r.RSSAtReadyBytes = 12.5, 500<<20
+	if err := r.WriteDir(dir); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestCapacityReport(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	writeCapacityResult(t, dir, "26.7.3", 97)
+	m, err := Build(t.Context(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Kind != KindCapacity || m.Points != 1 || len(m.Charts()) != 2 || len(m.Tables) != 2 {
+		t.Fatalf("kind %s, %d points, %d charts, %d tables, notes %v", m.Kind, m.Points, len(m.Charts()), len(m.Tables), m.Notes)
+	}
+	for _, c := range m.Charts() {
+		img, err := png.Decode(bytes.NewReader(c.PNG))
+		if err != nil {
+			t.Fatalf("%s: %v", c.Name, err)
+		}
+		if b := img.Bounds(); b.Dx() != ChartWidth || b.Dy() != ChartHeight {
+			t.Errorf("%s: %v", c.Name, b)
+		}
+	}
+	if got := m.Tables[0].Rows[0]; got[3] != "100" || got[4] != "102" || got[7] != "3.00" {
+		t.Errorf("capacity row %v: want max 100, first failed 102, 3.00 CPU-ms/op", got)
+	}
+	var md bytes.Buffer
+	if err := m.WriteMarkdown(&md); err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{"Kind: capacity", "latency against the asked rate", "achieved against the asked rate", "discarded", "Keycloak 26.7.3"} {
+		if !strings.Contains(md.String(), w) {
+			t.Errorf("markdown lacks %q", w)
+		}
+	}
+	if err := m.Write(dir); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestCapacityMatrixReport(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	writeCapacityResult(t, filepath.Join(dir, "26.4.7"), "26.4.7", 70)
+	writeCapacityResult(t, filepath.Join(dir, "26.7.3"), "26.7.3", 97)
+	m, err := Build(t.Context(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// two overview bar charts, then two charts per version
+	if m.Points != 2 || len(m.Charts()) != 6 || m.Sections[0].Title != "Capacity at SLO" {
+		t.Fatalf("%d points, %d charts, sections %v", m.Points, len(m.Charts()), m.Sections)
+	}
+	hdr := m.Tables[0].Header
+	if !strings.Contains(strings.Join(hdr, "|"), "p99 @ 60/s ms") || m.Tables[0].Rows[0][0] != "Keycloak 26.4.7" {
+		t.Errorf("matrix table %v %v", hdr, m.Tables[0].Rows)
+	}
+}
