@@ -325,3 +325,55 @@ func TestExportThenSeedFromFiles(t *testing.T) {
 		t.Fatalf("reseed from files: %+v %v", res, err)
 	}
 }
+
+// A request of an interrupted run may create a realm after the next run
+// looked at the Target (the server finishes what the client gave up on).
+// Seeding then meets the realm on creation: it remakes a half-made realm of
+// this dataset and refuses a foreign one.
+func TestRealmAppearingDuringSeed(t *testing.T) {
+	e := newEnv(t)
+	for _, strat := range []dataset.Strategy{dataset.Rest, dataset.Fast} {
+		t.Run(string(strat), func(t *testing.T) {
+			e.t = t
+			prefix := "ap" + string(strat[0])
+			s := spec(dataset.ModeRealms, prefix, 3)
+			mf := filepath.Join(t.TempDir(), "m.json")
+			appear := func(fingerprint string) func(done, total int) {
+				var once bool
+				return func(done, total int) {
+					if once {
+						return
+					}
+					once = true
+					r := kc.RealmRep{Realm: s.RealmOf(3), Attributes: map[string]string{dataset.AttrDataset: fingerprint}}
+					if err := e.adm.CreateRealm(e.ctx, r); err != nil {
+						t.Errorf("make realm %s: %v", r.Realm, err)
+					}
+				}
+			}
+			opts := dataset.SeedOptions{Strategy: strat, Concurrency: 1, ManifestPath: mf, Target: e.tg.BaseURL}
+			opts.Progress = appear(s.Fingerprint())
+			res, err := dataset.Seed(e.ctx, e.adm, s, opts)
+			if err != nil {
+				t.Fatalf("seed with a half-made realm appearing: %v", err)
+			}
+			if res.Tenants != 3 {
+				t.Fatalf("seeded: %+v", res)
+			}
+			e.verify(mf, 3)
+
+			s4 := spec(dataset.ModeRealms, prefix, 4)
+			s4r := s4
+			opts.Progress = func(done, total int) {
+				r := kc.RealmRep{Realm: s4r.RealmOf(4), Attributes: map[string]string{dataset.AttrDataset: "someone-else"}}
+				if err := e.adm.CreateRealm(e.ctx, r); err != nil && !errors.Is(err, kc.ErrConflict) {
+					t.Errorf("make realm %s: %v", r.Realm, err)
+				}
+			}
+			_, err = dataset.Seed(e.ctx, e.adm, s4, opts)
+			if !errors.Is(err, dataset.ErrForeign) {
+				t.Fatalf("a foreign realm appearing: err = %v, want ErrForeign", err)
+			}
+		})
+	}
+}

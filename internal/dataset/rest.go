@@ -41,8 +41,13 @@ func (sd *seeder) restTenant(ctx context.Context, i int) error {
 	realm := s.RealmOf(i)
 	if s.Mode == ModeRealms {
 		// Marked incomplete until the last call.
-		if err := a.CreateRealm(ctx, sd.b.realmBase(realm, false)); err != nil {
+		complete, err := sd.createRealm(ctx, realm, sd.b.realmBase(realm, false))
+		if err != nil {
 			return err
+		}
+		if complete {
+			sd.markDone(i)
+			return nil
 		}
 	}
 	// Clients and their roles.

@@ -249,8 +249,7 @@ func (sd *seeder) scan(ctx context.Context) (todo []int, redo int, err error) {
 		}
 		switch {
 		case r.Attributes[AttrDataset] != sd.s.Fingerprint():
-			return fmt.Errorf("%w: realm %s exists but is not part of this dataset (fingerprint %q, want %s); choose another --prefix",
-				ErrForeign, r.Realm, r.Attributes[AttrDataset], sd.s.Fingerprint())
+			return sd.foreign(r.Realm, r.Attributes[AttrDataset])
 		case r.Attributes[AttrComplete] == "true":
 			return nil
 		}
@@ -281,8 +280,7 @@ func (sd *seeder) scanOrgs(ctx context.Context) (todo []int, redo int, err error
 		return nil, 0, err
 	}
 	if r.Attributes[AttrDataset] != sd.s.Fingerprint() {
-		return nil, 0, fmt.Errorf("%w: realm %s exists but is not part of this dataset (fingerprint %q, want %s); choose another --prefix",
-			ErrForeign, realm, r.Attributes[AttrDataset], sd.s.Fingerprint())
+		return nil, 0, sd.foreign(realm, r.Attributes[AttrDataset])
 	}
 	sd.orgIDs = map[string]string{}
 	complete := map[string]bool{}
@@ -315,12 +313,45 @@ func (sd *seeder) scanOrgs(ctx context.Context) (todo []int, redo int, err error
 	return todo, redo, nil
 }
 
+// foreign is the error for a realm that holds something other than this
+// dataset; got is its fingerprint attribute.
+func (sd *seeder) foreign(realm, got string) error {
+	return fmt.Errorf("%w: realm %s exists but is not part of this dataset (fingerprint %q, want %s); choose another --prefix",
+		ErrForeign, realm, got, sd.s.Fingerprint())
+}
+
+// createRealm creates tenant realm name from rep. A 409 means a request of
+// an interrupted run went through after this run looked: the realm is kept
+// when it is ours and complete (complete is then true), made anew when it is
+// ours and half-made, and refused when it is not ours.
+func (sd *seeder) createRealm(ctx context.Context, name string, rep any) (complete bool, err error) {
+	err = sd.adm.CreateRealm(ctx, rep)
+	if !errors.Is(err, kc.ErrConflict) {
+		return false, err
+	}
+	r, err := sd.adm.GetRealm(ctx, name)
+	if err != nil {
+		return false, err
+	}
+	switch {
+	case r.Attributes[AttrDataset] != sd.s.Fingerprint():
+		return false, sd.foreign(name, r.Attributes[AttrDataset])
+	case r.Attributes[AttrComplete] == "true":
+		return true, nil
+	}
+	sd.o.Logf("seed: realm %s appeared half-made (a request of an interrupted run); making it anew", name)
+	if err := sd.adm.DeleteRealm(ctx, name); err != nil && !errors.Is(err, kc.ErrNotFound) {
+		return false, err
+	}
+	return false, sd.adm.CreateRealm(ctx, rep)
+}
+
 // fast seeds todo the fast way.
 func (sd *seeder) fast(ctx context.Context, todo []int) error {
 	if sd.s.Mode == ModeRealms {
 		return parallel(ctx, len(todo), sd.o.Concurrency, func(ctx context.Context, k int) error {
 			i := todo[k]
-			if err := sd.adm.CreateRealm(ctx, sd.b.tenantRealm(i)); err != nil {
+			if _, err := sd.createRealm(ctx, sd.s.RealmOf(i), sd.b.tenantRealm(i)); err != nil {
 				return fmt.Errorf("tenant %s: %w", TenantID(i), err)
 			}
 			sd.markDone(i)
