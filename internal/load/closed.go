@@ -35,7 +35,7 @@ func (e ConstantVUs) Run(ctx context.Context, sc Scenario, rec *Recorder) (Stats
 	}
 	return runClosed(ctx, sc, rec, NameConstantVUs, e.VUs, e.Duration, e.GracefulStop,
 		func(reg, hard context.Context, v *vu) {
-			for reg.Err() == nil {
+			for live(reg, hard) {
 				v.iterate(hard, sc, time.Time{})
 			}
 		}, nil)
@@ -74,7 +74,7 @@ func (e PerVUIterations) Run(ctx context.Context, sc Scenario, rec *Recorder) (S
 	return runClosed(ctx, sc, rec, NamePerVUIterations, e.VUs, e.MaxDuration, e.GracefulStop,
 		func(reg, hard context.Context, v *vu) {
 			for range e.Iterations {
-				if reg.Err() != nil {
+				if !live(reg, hard) {
 					return
 				}
 				v.iterate(hard, sc, time.Time{})
@@ -143,7 +143,7 @@ func (e RampingVUs) Run(ctx context.Context, sc Scenario, rec *Recorder) (Stats,
 	}
 	loop := func(reg, hard context.Context, v *vu) {
 		g := &gates[v.id]
-		for reg.Err() == nil {
+		for live(reg, hard) {
 			if !g.open.Load() {
 				select {
 				case <-g.wake:

@@ -56,6 +56,12 @@ func durationContexts(parent context.Context, start time.Time, regular, graceful
 	return reg, hard, func() { cancelReg(); cancelHard() }
 }
 
+// live reports whether a VU may start another iteration. hard is checked
+// too: a VU woken by hard's cancellation can run before the cancellation
+// reaches reg, hard's child, and would spin through iterations that can
+// only be interrupted.
+func live(reg, hard context.Context) bool { return reg.Err() == nil && hard.Err() == nil }
+
 var errNilUser = errors.New("load: NewUser returned no User and no error")
 
 // newUsers creates users 0..n-1, a few at a time, stopping at the first
