@@ -7,20 +7,16 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
-	"net/http"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
-	"sync"
 	"text/tabwriter"
 	"time"
 
 	"github.com/kcbench/kcbench/internal/capacity"
 	"github.com/kcbench/kcbench/internal/dataset"
-	"github.com/kcbench/kcbench/internal/h1"
 	"github.com/kcbench/kcbench/internal/kc"
 	"github.com/kcbench/kcbench/internal/load"
 	"github.com/kcbench/kcbench/internal/progress"
@@ -30,15 +26,6 @@ import (
 
 // Capacity defaults of the CLI (the search's own are capacity.Default*).
 const (
-	defaultSLO = "p99<500ms,errors<0.1%"
-	// capacityGrace is the least time iterations running at the end of a
-	// step may finish in; iterations still running after it are cut off
-	// and count against the step.
-	capacityGrace = 5 * time.Second
-	// capacityConns bounds the idle connections kept between steps.
-	capacityConns = 1024
-	// rssEvery is how often the server's RSS is read during a step.
-	rssEvery = time.Second
 	// matrixFile is the version matrix's table as JSON, in --out.
 	matrixFile = "matrix.json"
 )
@@ -85,7 +72,7 @@ type capacityFlags struct {
 func (f *capacityFlags) register(fs *flag.FlagSet) {
 	c := &f.scen
 	fs.StringVar(&c.Scenario, "scenario", "", "`NAME` of the workload (see kcbench scenarios), mix included")
-	fs.StringVar(&f.slo, "slo", defaultSLO, "SLOs every passing step meets, `LIST` of [op:]metric<value: p50…p99.9, max, avg (latency), errors (rate)")
+	fs.StringVar(&f.slo, "slo", capacity.DefaultSLOs, "SLOs every passing step meets, `LIST` of [op:]metric<value: p50…p99.9, max, avg (latency), errors (rate)")
 	fs.Float64Var(&f.opts.Start, "start", capacity.DefaultStart, "`R`: first rate, iterations per second (also the warm-up's)")
 	fs.Float64Var(&f.opts.Step, "step", capacity.DefaultStep, "`S`: the rate rises by S per step until an SLO fails")
 	fs.DurationVar(&f.opts.StepDuration, "step-duration", capacity.DefaultStepDuration, "length of each step")
@@ -97,7 +84,7 @@ func (f *capacityFlags) register(fs *flag.FlagSet) {
 	fs.Float64Var(&f.maxDropPct, "max-dropped", 100*capacity.DefaultMaxDropped, "`PCT` of arrivals a passing step must drop fewer than")
 	fs.DurationVar(&f.opts.Pause, "pause", capacity.DefaultPause, "pause after a failed step, for the server to drain its queue (0: none)")
 	fs.IntVar(&f.maxVUs, "max-vus", 0, "`N` VUs at most per step (0: 2 × rate × the largest latency SLO, + 10)")
-	fs.DurationVar(&f.grace, "graceful-stop", capacityGrace, "how long iterations running at the end of a step may finish (at least 4 × the latency SLO)")
+	fs.DurationVar(&f.grace, "graceful-stop", scenario.CapacityGrace, "how long iterations running at the end of a step may finish (at least 4 × the latency SLO)")
 	fs.DurationVar(&c.Timeout, "timeout", load.DefaultHTTPTimeout, "HTTP request timeout")
 	fs.Float64Var(&c.TenantSkew, "tenant-skew", 0, "zipf exponent `S` of the tenant choice (0: uniform)")
 	fs.Var((*mixFlag)(&c.Mix), "mix", "weights of the mix scenario `NAME=W,…` (default "+scenario.MixString(scenario.DefaultMix())+")")
@@ -147,7 +134,7 @@ func (f *capacityFlags) validate() error {
 	if _, err := f.searchOptions(); err != nil {
 		errs = append(errs, err)
 	}
-	c := f.stepConfig(f.opts.Start, time.Second)
+	c := f.stepper(kc.Target{}, nil).StepConfig(f.opts.Start, time.Second)
 	if err := c.Validate(); err != nil {
 		errs = append(errs, err)
 	}
@@ -192,107 +179,11 @@ func (f *capacityFlags) versionList() []string {
 	return vs
 }
 
-// latencySeconds is the largest latency SLO, or 1 s without one.
-func (f *capacityFlags) latencySeconds() float64 {
+// stepper binds the search to a Keycloak.
+func (f *capacityFlags) stepper(tg kc.Target, m *dataset.Manifest) *scenario.CapacityStepper {
 	slos, _ := capacity.ParseSLOs(f.slo)
-	if l, ok := capacity.LatencyLimit(slos); ok && l > 0 {
-		return l / 1000
-	}
-	return 1
-}
-
-// vus returns the VUs allocated up front and at most for a step at rate:
-// by Little's law a step that meets a latency SLO L needs about rate × L
-// VUs at once; twice that leaves room for bursts, so that an arrival is
-// dropped only when the server is past its SLO anyway.
-func (f *capacityFlags) vus(rate float64) (pre, most int) {
-	most = f.maxVUs
-	if most == 0 {
-		most = int(math.Ceil(2*rate*f.latencySeconds())) + 10
-	}
-	pre = min(most, max(10, int(math.Ceil(rate/10))))
-	return pre, most
-}
-
-// stepConfig is the workload of one step.
-func (f *capacityFlags) stepConfig(rate float64, d time.Duration) scenario.Config {
-	c := f.scen
-	c.Executor = load.NameConstantArrivalRate
-	c.Rate, c.Duration, c.Warmup = rate, d, 0
-	c.VUs, c.MaxVUs = f.vus(rate)
-	c.GracefulStop = max(f.grace, time.Duration(4*f.latencySeconds()*float64(time.Second)))
-	c.ApplyDefaults()
-	return c
-}
-
-// stepRunner runs the steps of a search against one Keycloak.
-type stepRunner struct {
-	f        *capacityFlags
-	tg       kc.Target
-	manifest *dataset.Manifest
-	hc       *http.Client
-	progress func(load.Progress)
-}
-
-func (s *stepRunner) run(ctx context.Context, rate float64, d time.Duration) (capacity.StepResult, error) {
-	in := scenario.RunInput{Target: s.tg, Manifest: s.manifest, Config: s.f.stepConfig(rate, d), HTTPClient: s.hc, Progress: s.progress}
-	stopRSS, peak := watchRSS(s.tg.PID)
-	res, err := scenario.Run(ctx, in)
-	stopRSS()
-	if res == nil {
-		return capacity.StepResult{}, err
-	}
-	sr := capacity.StepResult{Stats: res.Stats, RSSBytes: peak()}
-	if res.CPU.Available {
-		sr.CPUMsPerOp, sr.ServerCores = res.CPU.PerIteration, res.CPU.Cores
-	} else if res.CPU.Reason != "" {
-		sr.Note = "server CPU unavailable: " + res.CPU.Reason
-	}
-	return sr, err
-}
-
-// watchRSS reads the RSS of pid every rssEvery until stopped; peak
-// returns the highest seen (0 when pid is 0 or unreadable).
-func watchRSS(pid int) (stop func(), peak func() int64) {
-	var (
-		mu   sync.Mutex
-		high int64
-		wg   sync.WaitGroup
-	)
-	read := func() {
-		if rss, err := stack.RSS(pid); err == nil {
-			mu.Lock()
-			high = max(high, rss)
-			mu.Unlock()
-		}
-	}
-	done := make(chan struct{})
-	if pid > 0 {
-		read()
-		wg.Go(func() {
-			t := time.NewTicker(rssEvery)
-			defer t.Stop()
-			for {
-				select {
-				case <-done:
-					return
-				case <-t.C:
-					read()
-				}
-			}
-		})
-	}
-	var once sync.Once
-	stop = func() {
-		once.Do(func() {
-			close(done)
-			wg.Wait()
-			if pid > 0 {
-				read()
-			}
-		})
-	}
-	return stop, func() int64 { mu.Lock(); defer mu.Unlock(); return high }
+	return &scenario.CapacityStepper{Config: f.scen, Target: tg, Manifest: m, SLOs: slos, MaxVUs: f.maxVUs, Grace: f.grace,
+		RSS: func() (int64, error) { return stack.RSS(tg.PID) }}
 }
 
 func cmdCapacity(ctx context.Context, e *env, args []string) error {
@@ -409,13 +300,12 @@ func searchOnce(ctx context.Context, e *env, f *capacityFlags, tg kc.Target, m *
 	if err != nil {
 		return nil, usageError{err}
 	}
-	_, most := f.vus(max(o.MaxRate, o.Start+20*o.Step))
-	hc := h1.NewClient(min(most, capacityConns), f.scen.Timeout)
-	defer hc.CloseIdleConnections()
-	sr := &stepRunner{f: f, tg: tg, manifest: m, hc: hc}
+	sr := f.stepper(tg, m)
+	sr.HTTPClient = sr.NewHTTPClient(max(o.MaxRate, o.Start+20*o.Step))
+	defer sr.HTTPClient.CloseIdleConnections()
 	if !f.quiet && progress.IsTerminal(e.stderr) {
 		p := newLoadProgress(e.stderr, false)
-		sr.progress = p.update
+		sr.Progress = p.update
 		defer p.done()
 	}
 	o.BeforeStep = func(i int, phase string, rate float64, d time.Duration) {
@@ -444,7 +334,7 @@ func searchOnce(ctx context.Context, e *env, f *capacityFlags, tg kc.Target, m *
 	e.logf("capacity: %s against %s, SLOs %s; start %g/s, step %g/s, %s per step, resolution %g/s",
 		desc, tg.BaseURL, capacity.FormatSLOs(o.SLOs), o.Start, o.Step, o.StepDuration, o.Resolution)
 	start := time.Now()
-	r, err := capacity.Search(ctx, sr.run, o)
+	r, err := capacity.Search(ctx, sr.Step, o)
 	if r == nil {
 		return nil, err
 	}

@@ -1,41 +1,21 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/kcbench/kcbench/internal/capacity"
-	"github.com/kcbench/kcbench/internal/load"
+	"github.com/kcbench/kcbench/internal/capacity/capacitytest"
 )
 
 // writeSearch writes the capacity folder of a fake search whose server
 // holds the SLO up to limit/s at cpu ms per operation.
 func writeSearch(t *testing.T, dir string, limit, cpu float64) string {
 	t.Helper()
-	run := func(_ context.Context, rate float64, d time.Duration) (capacity.StepResult, error) {
-		n := int64(rate * d.Seconds())
-		lat := 20 * time.Millisecond
-		if rate > limit {
-			lat = 2 * time.Second
-		}
-		return capacity.StepResult{CPUMsPerOp: cpu, Stats: load.Stats{Start: time.Now(), Duration: d, Ops: []load.OpStats{{
-			Name: load.IterationOp, Count: n, OK: n, Rate: rate, Latency: load.Dist{P50: lat / 2, P95: lat, P99: lat, Max: lat}}}}}, nil
-	}
-	slos, _ := capacity.ParseSLOs(defaultSLO)
-	r, err := capacity.Search(t.Context(), run, capacity.Options{SLOs: slos, Start: 10, Step: 10, Resolution: 1,
-		StepDuration: 10 * time.Second, Warmup: -1, Pause: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.Scenario, r.Params = "password-grant", map[string]string{"keycloak_version": "26.7.3"}
-	if err := r.WriteDir(dir); err != nil {
-		t.Fatal(err)
-	}
+	capacitytest.Write(t, dir, "password-grant", map[string]string{"keycloak_version": "26.7.3"},
+		capacitytest.Server{Limit: limit, CPUMsPerOp: cpu, Cliff: true, Start: 10, Step: 10, Resolution: 1, NoWarmup: true})
 	return dir
 }
 

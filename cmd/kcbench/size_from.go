@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,14 +11,11 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/kcbench/kcbench/internal/capacity"
 	"github.com/kcbench/kcbench/internal/load"
 	"github.com/kcbench/kcbench/internal/results"
 	"github.com/kcbench/kcbench/internal/sizing"
 )
-
-// capacityFile is the result of a capacity search (issue 8): the highest
-// rate each operation sustained. Not written yet; readCapacity is the hook.
-const capacityFile = "capacity.json"
 
 // readResults reads the points of a results folder: an experiment folder
 // (results/<experiment>) or one point's folder. A path that is not a folder
@@ -89,25 +87,53 @@ func measurements(pts []*results.Point) (ms []sizing.Measurement, notes []string
 	return ms, notes
 }
 
-// readCapacity is the hook for capacity results (issue 8, kcbench
-// capacity --out DIR): it is to turn capacity.json's cpu_ms_per_op at the
-// best step of a scenario into a sizing.Measurement with Source
-// sizing.SourceCapacity, which Calibrate then weighs like a workload's.
-// Until then it only says that such a file was found and not read.
-func readCapacity(dir string) (ms []sizing.Measurement, notes []string) {
-	if _, err := os.Stat(filepath.Join(dir, capacityFile)); err == nil {
-		notes = append(notes, capacityFile+" found but not read: kcbench size --from uses the CPU-ms of experiment workloads only, for now")
+// readCapacity turns capacity searches into measurements: those the
+// points of an experiment ran (summary.json's capacity), or, for a folder
+// that kcbench capacity --out wrote, its capacity.json or those of its
+// subfolders (repeats, a version matrix). A search counts at its best
+// step, the highest rate that met every SLO.
+func readCapacity(dir string, pts []*results.Point) (ms []sizing.Measurement, notes []string) {
+	var dirs []string
+	for _, p := range pts {
+		for _, c := range p.Summary.Capacity {
+			dirs = append(dirs, filepath.Join(p.Dir, c.Dir))
+		}
 	}
-	return nil, notes
+	if len(pts) == 0 {
+		dirs, _ = capacity.FindDirs(dir)
+	}
+	for _, d := range dirs {
+		r, err := capacity.ReadDir(d)
+		if err != nil {
+			notes = append(notes, fmt.Sprintf("Capacity search %s unreadable, not used: %v.", d, err))
+			continue
+		}
+		if !r.Found || r.BestStep < 0 || r.BestStep >= len(r.Steps) {
+			notes = append(notes, fmt.Sprintf("Capacity search %s found no rate that met the SLOs, not used.", d))
+			continue
+		}
+		variant := r.Params["variant"]
+		if variant == "" && r.Params["keycloak_version"] != "" {
+			variant = "keycloak-" + r.Params["keycloak_version"]
+		}
+		workload := cmp.Or(r.Params["workload"], r.Scenario)
+		ms = append(ms, sizing.Measurement{
+			Point: cmp.Or(r.Params["point"], d), Variant: variant, Policy: r.Params["password_policy"],
+			Keycloak: r.Params["keycloak_version"], Mode: r.Params["mode"], Tenants: paramInt(r.Params, "tenants"),
+			Repeat: paramInt(r.Params, "repeat"), Workload: workload, Scenario: r.Scenario, Phase: sizing.PhaseCapacity,
+			CPUMsPerOp: r.CPUMsPerOp, OK: r.Steps[r.BestStep].OK, Source: sizing.SourceCapacity,
+		})
+	}
+	return ms, notes
 }
 
 // readCalibrations reads a results folder and returns the measured costs
 // per variant (only variant when it is set).
 func readCalibrations(dir, variant string) ([]sizing.Calibration, []string, error) {
 	pts, err := readResults("from", dir)
-	cms, cnotes := readCapacity(dir)
-	if err != nil {
-		if len(cnotes) > 0 && len(cms) == 0 {
+	cms, cnotes := readCapacity(dir, pts)
+	if err != nil && len(cms) == 0 {
+		if len(cnotes) > 0 {
 			return nil, nil, fmt.Errorf("%w (%s)", err, cnotes[0])
 		}
 		return nil, nil, err

@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kcbench/kcbench/internal/capacity/capacitytest"
 	"github.com/kcbench/kcbench/internal/load"
 	"github.com/kcbench/kcbench/internal/results"
 	"github.com/kcbench/kcbench/internal/scenario"
@@ -95,6 +96,13 @@ type fakePoint struct {
 	tenants, repeat                       int
 	readyRSSMiB                           int64
 	workloads                             []results.Workload
+	capacity                              []fakeCapacity
+}
+
+// fakeCapacity is a capacity search run at a fake point.
+type fakeCapacity struct {
+	name, scenario string
+	server         capacitytest.Server
 }
 
 // wl is a workload whose iterations are one operation of the scenario.
@@ -131,6 +139,13 @@ func writeFakeResults(t *testing.T, dir string, pts ...fakePoint) {
 			sum.Boot = &results.Boot{Seconds: 20, RSSBytes: p.readyRSSMiB << 20}
 		}
 		pdir := filepath.Join(dir, id)
+		for _, c := range p.capacity {
+			cp := withParam(params, "point", id)
+			cp["workload"], cp["keycloak_version"], cp["password_policy"] = c.name, "26.7.3", p.policy
+			r := capacitytest.Write(t, filepath.Join(pdir, "capacity-"+c.name), c.scenario, cp, c.server)
+			sum.Capacity = append(sum.Capacity, results.Capacity{Name: c.name, Scenario: c.scenario, Dir: "capacity-" + c.name,
+				Found: r.Found, MaxRate: r.MaxRate, CPUMsPerOp: r.CPUMsPerOp})
+		}
 		if err := os.MkdirAll(pdir, 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -274,23 +289,55 @@ func TestSizeFromOnePointAndSkips(t *testing.T) {
 		fakePoint{mode: "realms", tenants: 1, policy: "default", workloads: warm},
 		fakePoint{mode: "realms", tenants: 10, policy: "default", status: results.StatusAborted, reason: "watchdog", workloads: warm},
 	)
-	os.WriteFile(filepath.Join(dir, capacityFile), []byte("{}"), 0o644)
-	capOnly := t.TempDir()
-	os.WriteFile(filepath.Join(capOnly, capacityFile), []byte("{}"), 0o644)
-	if code, _, errs := runCLI(t, "size", "--from", capOnly); code != exitError || !strings.Contains(errs, "capacity.json found but not read") {
-		t.Errorf("a capacity folder: exit %d, stderr %s", code, errs)
-	}
 	code, out, errs := runCLI(t, "size", "--from", dir, "--logins", "1")
 	if code != exitOK {
 		t.Fatalf("exit %d\nstderr: %s", code, errs)
 	}
-	mustContain(t, out, "Points that did not finish, not used: default-realms-n00010-r1 (aborted).",
-		"capacity.json found but not read")
+	mustContain(t, out, "Points that did not finish, not used: default-realms-n00010-r1 (aborted).")
 
 	// One point's folder works too.
 	code, out, errs = runCLI(t, "size", "--from", filepath.Join(dir, "default-realms-n00001-r1"), "--logins", "1")
 	if code != exitOK || !strings.Contains(out, `warm, login-form "login", realms mode, 1 tenant; point default-realms-n00001-r1`) {
 		t.Errorf("one point: exit %d\n%s\n%s", code, out, errs)
+	}
+}
+
+func TestSizeFromCapacity(t *testing.T) {
+	t.Parallel()
+	// A capacity search run by an experiment's point: its cost at the best
+	// step calibrates the operation the point's workloads did not measure.
+	dir := t.TempDir()
+	writeFakeResults(t, dir, fakePoint{mode: "realms", tenants: 1, policy: "default",
+		workloads: []results.Workload{wl("login", "password-grant", "warm", 40, 100, 0)},
+		capacity:  []fakeCapacity{{"cc", "client-credentials", capacitytest.Server{Limit: 97, CPUMsPerOp: 4}}}})
+	code, out, errs := runCLI(t, "size", "--from", dir, "--logins", "1", "--client-credentials", "1")
+	if code != exitOK {
+		t.Fatalf("exit %d\nstderr: %s", code, errs)
+	}
+	mustContain(t, out, "capacity search: capacity, client-credentials \"cc\"", "250")
+
+	// The folders kcbench capacity writes: one search, or a version matrix.
+	one := t.TempDir()
+	capacitytest.Write(t, one, "client-credentials", map[string]string{"keycloak_version": "26.7.3"}, capacitytest.Server{Limit: 97, CPUMsPerOp: 2})
+	code, out, errs = runCLI(t, "size", "--from", one, "--client-credentials", "500")
+	if code != exitOK {
+		t.Fatalf("one search: exit %d\nstderr: %s", code, errs)
+	}
+	mustContain(t, out, "500")
+	mx := t.TempDir()
+	capacitytest.Write(t, filepath.Join(mx, "26.4.7"), "client-credentials", map[string]string{"keycloak_version": "26.4.7"}, capacitytest.Server{Limit: 97, CPUMsPerOp: 2})
+	capacitytest.Write(t, filepath.Join(mx, "26.7.3"), "client-credentials", map[string]string{"keycloak_version": "26.7.3"}, capacitytest.Server{Limit: 97, CPUMsPerOp: 4})
+	code, out, errs = runCLI(t, "size", "--from", mx, "--client-credentials", "500", "--json")
+	if code != exitOK {
+		t.Fatalf("matrix: exit %d\nstderr: %s", code, errs)
+	}
+	mustContain(t, out, "keycloak-26.4.7", "keycloak-26.7.3")
+
+	// A search that found no rate is named, not used.
+	none := t.TempDir()
+	capacitytest.Write(t, none, "client-credentials", nil, capacitytest.Server{Limit: 5, CPUMsPerOp: 2})
+	if code, _, errs := runCLI(t, "size", "--from", none); code == exitOK || !strings.Contains(errs, "found no rate that met the SLOs") {
+		t.Errorf("a failed search: exit %d, stderr %s", code, errs)
 	}
 }
 

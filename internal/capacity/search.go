@@ -387,7 +387,11 @@ func (s *searcher) finish(ctx context.Context, err error) {
 			r.Conclusion = what + " before any step met every SLO"
 		}
 	case !r.Found && failed != nil:
-		r.Conclusion = fmt.Sprintf("even the starting rate %g/s failed: %s. Start lower.", failed.Rate, why(failed))
+		advice := "Start lower."
+		if len(failed.Failures) == 1 && strings.Contains(failed.Failures[0], "successful iterations, fewer than") {
+			advice = "Lengthen the steps or start higher."
+		}
+		r.Conclusion = fmt.Sprintf("even the starting rate %g/s failed: %s. %s", failed.Rate, why(failed), advice)
 	case !r.Found:
 		r.Conclusion = "no step was judged"
 	case r.Capped && failed == nil:

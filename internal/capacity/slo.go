@@ -46,6 +46,10 @@ func FormatSLOs(ts []load.Threshold) string {
 	return strings.Join(parts, ",")
 }
 
+// DefaultSLOs are the SLOs of a search that names none: p99 under 500 ms
+// and fewer than 0.1 % errors.
+const DefaultSLOs = "p99<500ms,errors<0.1%"
+
 // LatencyLimit returns the largest latency limit (in milliseconds) among
 // the SLOs of upper-bound form (p99<500ms), and whether there is one. The
 // CLI sizes the virtual-user pool from it.

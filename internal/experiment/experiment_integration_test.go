@@ -37,6 +37,9 @@ workloads:
     scenario: jwks
     vus: 2
     duration: 2s
+  - name: jwks-capacity
+    scenario: jwks
+    capacity: {start: 30, step: 30, max_rate: 60, step_duration: 2s, warmup: 1s}
 `
 
 func runner(t *testing.T, yml, dir string) (*experiment.Runner, *logs) {
@@ -126,10 +129,27 @@ func TestTinyExperimentFilesReportResume(t *testing.T) {
 			t.Errorf("workload %s: ok %d errors %d cpu %.2f", w.Name, it.OK, it.Errors, w.ServerCPUMsPerOp)
 		}
 	}
+	if len(p2.Capacity) != 1 || !p2.Capacity[0].Found || p2.Capacity[0].MaxRate != 60 || p2.Capacity[0].CPUMsPerOp <= 0 {
+		t.Errorf("capacity search at point 2: %+v", p2.Capacity)
+	}
+	for _, f := range []string{"capacity.json", "steps.csv"} {
+		if _, err := os.Stat(filepath.Join(pts[1].Dir, "capacity-jwks-capacity", f)); err != nil {
+			t.Error(err)
+		}
+	}
 	// The report builds from the files alone.
 	m, err := report.Build(context.Background(), dir)
 	if err != nil {
 		t.Fatal(err)
+	}
+	var capCharts int
+	for _, c := range m.Charts() {
+		if strings.HasPrefix(c.Name, "capacity-") {
+			capCharts++
+		}
+	}
+	if capCharts < 4 { // latency and rate per search, max rate and CPU side by side
+		t.Errorf("%d capacity charts in the report", capCharts)
 	}
 	if err := m.Write(dir); err != nil {
 		t.Fatal(err)

@@ -3,6 +3,9 @@ package experiment
 import (
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/kcbench/kcbench/internal/capacity"
 )
 
 const tiny = `
@@ -89,6 +92,10 @@ func TestBadFiles(t *testing.T) {
 		"name: x\nphases: [hot]\nworkloads:\n  - scenario: jwks\n":                        "phases[0]",
 		"name: 'a b'\nworkloads:\n  - scenario: jwks\n":                                   "name:",
 		"name: x\nworkloads:\n  - scenario: jwks\n    vus: many\n":                        "line 4",
+		"name: x\nworkloads:\n  - scenario: jwks\n    capacity: {slo: 'p99<<1'}\n":        "workloads[0] (jwks).capacity: slo:",
+		"name: x\nworkloads:\n  - scenario: jwks\n    capacity: {step: -5}\n":             "workloads[0] (jwks).capacity: step: -5",
+		"name: x\nworkloads:\n  - scenario: jwks\n    capacity: {step_duration: 2}\n":     "line 4",
+		"name: x\nworkloads:\n  - scenario: jwks\n    capacity: {rate: 5}\n":              "field rate not found",
 	}
 	for in, want := range cases {
 		_, err := Parse([]byte(in))
@@ -101,6 +108,36 @@ func TestBadFiles(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("Parse(%q) = %v, want an error containing %q", in, err, want)
 		}
+	}
+}
+
+func TestCapacityWorkload(t *testing.T) {
+	f, err := Parse([]byte(tiny + `
+  - name: cc-capacity
+    scenario: client-credentials
+    capacity:
+      start: 50
+      step: 25
+      step_duration: 20s
+      warmup: 10s
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := f.Workload[1].Capacity
+	o, err := c.Options(0.5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if capacity.FormatSLOs(o.SLOs) != capacity.DefaultSLOs || o.Start != 50 || o.Step != 25 || o.StepDuration != 10*time.Second ||
+		o.Warmup != 5*time.Second || o.Resolution != 2.5 {
+		t.Errorf("options (scale 0.5) %+v", o)
+	}
+	pts, _ := Plan(f)
+	without, _ := Parse([]byte(tiny))
+	// The search adds its warm-up and about a dozen steps to each point.
+	if d := Estimate(f, pts) - Estimate(without, pts); d != time.Duration(len(pts))*(10*time.Second+12*(20*time.Second+capacity.DefaultPause)) {
+		t.Errorf("estimate grows by %v", d)
 	}
 }
 

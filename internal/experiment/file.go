@@ -13,7 +13,9 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/kcbench/kcbench/internal/capacity"
 	"github.com/kcbench/kcbench/internal/dataset"
+	"github.com/kcbench/kcbench/internal/load"
 	"github.com/kcbench/kcbench/internal/scenario"
 	"github.com/kcbench/kcbench/internal/stack"
 )
@@ -78,10 +80,52 @@ type DatasetSpec struct {
 	Snapshots *bool `yaml:"snapshots"`
 }
 
-// Workload is one scenario × executor, as `kcbench load` takes it.
+// Workload is one scenario × executor, as `kcbench load` takes it, or,
+// with Capacity, one scenario under a capacity search.
 type Workload struct {
 	Name            string `yaml:"name"`
 	scenario.Config `yaml:",inline"`
+	// Capacity, when set, runs a capacity search of the scenario at each
+	// point, after the phases (its own warm-up included); the executor
+	// fields do not apply.
+	Capacity *CapacitySpec `yaml:"capacity"`
+}
+
+// CapacitySpec is a capacity search, as `kcbench capacity` takes it.
+// Zero fields take the search's defaults.
+type CapacitySpec struct {
+	SLO          string   `yaml:"slo"` // default capacity.DefaultSLOs
+	Start        float64  `yaml:"start"`
+	Step         float64  `yaml:"step"`
+	StepDuration Duration `yaml:"step_duration"`
+	Warmup       Duration `yaml:"warmup"`
+	Resolution   float64  `yaml:"resolution"`
+	MaxRate      float64  `yaml:"max_rate"`
+	MaxVUs       int      `yaml:"max_vus"`
+}
+
+// Options are the search's options with durations multiplied by scale.
+func (c *CapacitySpec) Options(scale float64) (capacity.Options, error) {
+	slos, err := capacity.ParseSLOs(c.SLO)
+	if err != nil {
+		return capacity.Options{}, fmt.Errorf("slo: %w", err)
+	}
+	if scale <= 0 {
+		scale = 1
+	}
+	f := func(d time.Duration) time.Duration { return time.Duration(float64(d) * scale) }
+	o := capacity.Options{SLOs: slos, Start: c.Start, Step: c.Step, StepDuration: f(c.StepDuration.Duration),
+		Warmup: f(c.Warmup.Duration), Resolution: c.Resolution, MaxRate: c.MaxRate}.WithDefaults()
+	return o, o.Validate()
+}
+
+// estimate guesses a search's duration: the warm-up and a dozen steps.
+func (c *CapacitySpec) estimate() time.Duration {
+	o, err := c.Options(1)
+	if err != nil {
+		return 0
+	}
+	return o.Warmup + 12*(o.StepDuration+o.Pause)
 }
 
 // Variant overrides one factor of the stack or dataset.
@@ -176,6 +220,14 @@ func (f *File) defaults() {
 	}
 	for i := range f.Workload {
 		w := &f.Workload[i]
+		if w.Capacity != nil {
+			if w.Capacity.SLO == "" {
+				w.Capacity.SLO = capacity.DefaultSLOs
+			}
+			// The executor is the search's: a constant arrival rate.
+			w.Config.Executor, w.Config.Rate = load.NameConstantArrivalRate, 1
+			w.Config.Duration = time.Second
+		}
 		w.Config.ApplyDefaults()
 		if w.Name == "" {
 			w.Name = w.Scenario
@@ -243,6 +295,13 @@ func (f *File) Validate() error {
 			add("workloads[%d].name: %q is used twice", i, w.Name)
 		}
 		names[w.Name] = true
+		if w.Capacity != nil {
+			if _, err := w.Capacity.Options(1); err != nil {
+				for _, e := range unjoin(err) {
+					add("workloads[%d] (%s).capacity: %v", i, w.Name, e)
+				}
+			}
+		}
 		if err := w.Config.Validate(); err != nil {
 			for _, e := range unjoin(err) {
 				add("workloads[%d] (%s): %v", i, w.Name, e)

@@ -125,7 +125,14 @@ func Estimate(f *File, pts []Point) time.Duration {
 				total += f.Warmup.Duration
 			}
 			for _, w := range f.Workload {
-				total += w.Config.Total()
+				if w.Capacity == nil {
+					total += w.Config.Total()
+				}
+			}
+		}
+		for _, w := range f.Workload {
+			if w.Capacity != nil {
+				total += w.Capacity.estimate()
 			}
 		}
 	}
@@ -142,7 +149,16 @@ func WritePlan(w io.Writer, f *File, pts []Point) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "\n%d points; phases %v; %d workloads per phase; estimated %s (2-core box)\n",
-		len(pts), f.Phases, len(f.Workload), Estimate(f, pts).Round(time.Minute))
+	searches := 0
+	for _, wl := range f.Workload {
+		if wl.Capacity != nil {
+			searches++
+		}
+	}
+	what := fmt.Sprintf("phases %v; %d workloads per phase", f.Phases, len(f.Workload)-searches)
+	if searches > 0 {
+		what += fmt.Sprintf(", then %d capacity searches", searches)
+	}
+	fmt.Fprintf(w, "\n%d points; %s; estimated %s (2-core box)\n", len(pts), what, Estimate(f, pts).Round(time.Minute))
 	return nil
 }

@@ -16,6 +16,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/kcbench/kcbench/internal/buildinfo"
+	"github.com/kcbench/kcbench/internal/capacity"
 	"github.com/kcbench/kcbench/internal/dataset"
 	"github.com/kcbench/kcbench/internal/fileutil"
 	"github.com/kcbench/kcbench/internal/kc"
@@ -346,6 +347,9 @@ func (r *Runner) runPoint(ctx context.Context, p Point) (*results.Summary, error
 		for _, phase := range r.File.Phases {
 			obs.SetPhase(phase)
 			for _, w := range r.File.Workload {
+				if w.Capacity != nil {
+					continue // after the phases
+				}
 				cfg := w.Config.Scaled(r.Scale)
 				if phase == "warm" && cfg.Warmup == 0 {
 					cfg.Warmup = time.Duration(float64(r.File.Warmup.Duration) * r.Scale)
@@ -375,6 +379,19 @@ func (r *Runner) runPoint(ctx context.Context, p Point) (*results.Summary, error
 					}
 				}
 			}
+		}
+		// Capacity searches: their failing steps are the point of a
+		// search, so the error-rate watchdog does not judge them.
+		obs.SetPhase("capacity")
+		for _, w := range r.File.Workload {
+			if w.Capacity == nil {
+				continue
+			}
+			c, err := r.runCapacity(pctx, p, dir, w, tg, m)
+			if err != nil {
+				return fmt.Errorf("capacity %s: %w", w.Name, err)
+			}
+			sum.Capacity = append(sum.Capacity, c)
 		}
 		return nil
 	}()
@@ -423,6 +440,60 @@ func (r *Runner) runPoint(ctx context.Context, p Point) (*results.Summary, error
 		return sum, runErr
 	}
 	return sum, nil
+}
+
+// capacityDir is the folder of a point's capacity search.
+func capacityDir(workload string) string { return "capacity-" + workload }
+
+// runCapacity runs workload w's capacity search at point p and writes its
+// folder into the point's dir.
+func (r *Runner) runCapacity(ctx context.Context, p Point, dir string, w Workload, tg kc.Target, m *dataset.Manifest) (results.Capacity, error) {
+	o, err := w.Capacity.Options(r.Scale)
+	if err != nil {
+		return results.Capacity{}, err
+	}
+	cfg := w.Config
+	cfg.Seed = r.File.Seed
+	st := &scenario.CapacityStepper{Config: cfg, Target: tg, Manifest: m, SLOs: o.SLOs, MaxVUs: w.Capacity.MaxVUs,
+		RSS: func() (int64, error) { return stack.RSS(tg.PID) },
+		Progress: func(pr load.Progress) {
+			if r.Progress != nil {
+				r.Progress(p.ID, "capacity "+w.Name, pr)
+			}
+		}}
+	st.HTTPClient = st.NewHTTPClient(max(o.MaxRate, o.Start+20*o.Step))
+	defer st.HTTPClient.CloseIdleConnections()
+	o.AfterStep = func(s capacity.Step) {
+		verdict := "pass"
+		switch {
+		case s.Phase == capacity.PhaseWarmup:
+			verdict = "discarded"
+		case !s.Pass:
+			verdict = "fail: " + strings.Join(s.Failures, "; ")
+		}
+		r.Logf("  capacity %s: step %d %g/s: achieved %.1f/s, p99 %.1f ms, errors %.2f%%: %s", w.Name, s.Index, s.Rate, s.Achieved, s.P99, s.ErrorPct, verdict)
+	}
+	r.Logf("  capacity %s: %s, SLOs %s, start %g/s, step %g/s, %s per step", w.Name, cfg.Scenario, capacity.FormatSLOs(o.SLOs), o.Start, o.Step, o.StepDuration)
+	res, err := capacity.Search(ctx, st.Step, o)
+	if res == nil {
+		return results.Capacity{}, err
+	}
+	res.Scenario = cfg.Scenario
+	res.Params = p.Params()
+	res.Params["point"], res.Params["workload"] = p.ID, w.Name
+	res.Params["keycloak_version"] = p.Stack.Version
+	res.Params["password_policy"] = p.Spec.Policy.String()
+	res.Params["users_per_tenant"] = fmt.Sprint(p.Spec.Content.Users)
+	res.Params["machine_cores"] = fmt.Sprint(numCPU())
+	if werr := res.WriteDir(filepath.Join(dir, capacityDir(w.Name))); werr != nil {
+		return results.Capacity{}, errors.Join(err, werr)
+	}
+	if err != nil {
+		return results.Capacity{}, err
+	}
+	r.Logf("  capacity %s: %s", w.Name, res.Conclusion)
+	return results.Capacity{Name: w.Name, Scenario: cfg.Scenario, Dir: capacityDir(w.Name), Found: res.Found, MaxRate: res.MaxRate,
+		P99Ms: res.P99, CPUMsPerOp: res.CPUMsPerOp, Conclusion: res.Conclusion}, nil
 }
 
 // watchRSS aborts the point when the JVM's RSS passes max (0: no limit),

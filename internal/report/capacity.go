@@ -78,6 +78,36 @@ func buildCapacity(ctx context.Context, dir string) (*Model, error) {
 	return m, nil
 }
 
+// pointCapacity adds the capacity searches the experiment's points ran
+// (summary.json's capacity, each in its folder): the max rate at SLO of
+// every search side by side, then each search's steps.
+func (b *builder) pointCapacity() error {
+	var runs []*capacityRun
+	for _, p := range b.e.points {
+		for _, c := range p.Summary.Capacity {
+			d := filepath.Join(p.Dir, c.Dir)
+			r, err := capacity.ReadDir(d)
+			if err != nil {
+				b.note("Point %s: capacity search %s unreadable: %v", p.Manifest.Point, c.Name, err)
+				continue
+			}
+			runs = append(runs, &capacityRun{dir: d, res: r, label: p.Manifest.Point + " · " + c.Name})
+		}
+	}
+	if len(runs) == 0 {
+		return nil
+	}
+	b.capacityOverview(runs)
+	for _, r := range runs {
+		if err := b.ctx.Err(); err != nil {
+			return err
+		}
+		b.capacityCharts(r)
+	}
+	b.capacityTables(runs)
+	return nil
+}
+
 // labelCapacityRuns labels each run by scenario and the params that differ
 // between runs (e.g. the Keycloak version of a matrix, or the repeat).
 func labelCapacityRuns(runs []*capacityRun) {

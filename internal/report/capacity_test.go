@@ -2,38 +2,20 @@ package report
 
 import (
 	"bytes"
-	"context"
 	"image/png"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/kcbench/kcbench/internal/capacity"
-	"github.com/kcbench/kcbench/internal/load"
+	"github.com/kcbench/kcbench/internal/capacity/capacitytest"
 )
 
 // writeCapacityResult writes a fake search's folder: the server holds the
 // SLO up to limit/s.
 func writeCapacityResult(t *testing.T, dir, version string, limit float64) {
 	t.Helper()
-	run := func(_ context.Context, rate float64, d time.Duration) (capacity.StepResult, error) {
-		n := int64(rate * d.Seconds())
-		lat := 20 * time.Millisecond
-		if rate > limit {
-			lat = time.Duration(rate-limit) * 100 * time.Millisecond
-		}
-		return capacity.StepResult{CPUMsPerOp: 3, RSSBytes: 600 << 20, Stats: load.Stats{Start: time.Now(), Duration: d, Ops: []load.OpStats{{
-			Name: load.IterationOp, Count: n, OK: n, Rate: rate * 0.99, Latency: load.Dist{P50: lat / 2, P95: lat * 8 / 10, P99: lat, Max: lat}}}}}, nil
-	}
-	slos, _ := capacity.ParseSLOs("p99<500ms,errors<0.1%")
-	r, err := capacity.Search(t.Context(), run, capacity.Options{SLOs: slos, Start: 20, Step: 20, Resolution: 2,
-		StepDuration: 10 * time.Second, Warmup: time.Second, Pause: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.Scenario = "client-credentials"
-	r.Params = map[string]string{"keycloak_version": version, "machine_cores": "2"}
+	r := capacitytest.Write(t, dir, "client-credentials", map[string]string{"keycloak_version": version, "machine_cores": "2"},
+		capacitytest.Server{Limit: limit, CPUMsPerOp: 3})
 	r.BootSeconds, r.RSSAtReadyBytes = 12.5, 500<<20
 	if err := r.WriteDir(dir); err != nil {
 		t.Fatal(err)

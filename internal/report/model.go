@@ -124,6 +124,9 @@ func Build(ctx context.Context, dir string) (*Model, error) {
 		b.variantTables()
 	}
 	b.pointCharts()
+	if err := b.pointCapacity(); err != nil {
+		return nil, err
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}

@@ -109,6 +109,19 @@ type Workload struct {
 	MeanCPUPct  float64 `json:"mean_cpu_pct,omitempty"`
 }
 
+// Capacity is a capacity search run at a point; its folder (Dir, relative
+// to the point's) holds capacity.json and steps.csv.
+type Capacity struct {
+	Name       string  `json:"name"`
+	Scenario   string  `json:"scenario"`
+	Dir        string  `json:"dir"`
+	Found      bool    `json:"found"`
+	MaxRate    float64 `json:"max_rate"`
+	P99Ms      float64 `json:"p99_ms,omitempty"`
+	CPUMsPerOp float64 `json:"cpu_ms_per_op,omitempty"`
+	Conclusion string  `json:"conclusion"`
+}
+
 // Summary is summary.json.
 type Summary struct {
 	Schema    int               `json:"schema"`
@@ -119,6 +132,8 @@ type Summary struct {
 	Seed      *Seed             `json:"seed,omitempty"`
 	Boot      *Boot             `json:"boot,omitempty"`
 	Workloads []Workload        `json:"workloads"`
+	// Capacity lists the capacity searches run at the point.
+	Capacity []Capacity `json:"capacity,omitempty"`
 	// Unobserved lists what could not be observed (e.g. an external
 	// target's process CPU).
 	Unobserved []string `json:"unobserved,omitempty"`

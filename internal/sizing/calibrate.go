@@ -77,6 +77,8 @@ func scenarioRank(s string) int {
 const (
 	PhaseWarm = "warm"
 	PhaseCold = "cold"
+	// PhaseCapacity is a capacity search's best step.
+	PhaseCapacity = "capacity"
 )
 
 func phaseRank(p string) int {
@@ -97,8 +99,8 @@ const ModeRealms = "realms"
 const (
 	// SourceWorkload is a workload of an experiment point (summary.json).
 	SourceWorkload = "workload"
-	// SourceCapacity is a capacity search (capacity.json); reserved for
-	// the capacity results that are to come.
+	// SourceCapacity is a capacity search (capacity.json): the cost at
+	// its best step, the highest rate that met every SLO.
 	SourceCapacity = "capacity"
 )
 

@@ -2,7 +2,6 @@ package gate
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/kcbench/kcbench/internal/capacity"
+	"github.com/kcbench/kcbench/internal/capacity/capacitytest"
 	"github.com/kcbench/kcbench/internal/load"
 	"github.com/kcbench/kcbench/internal/results"
 )
@@ -23,27 +23,8 @@ import (
 // base.
 func search(t *testing.T, limit, cpu float64, base time.Duration, params map[string]string) *capacity.Result {
 	t.Helper()
-	run := func(_ context.Context, rate float64, d time.Duration) (capacity.StepResult, error) {
-		n := int64(rate * d.Seconds())
-		lat := base
-		if rate > limit {
-			lat = time.Second
-		}
-		it := load.OpStats{Name: load.IterationOp, Count: n, OK: n, Rate: rate,
-			Latency: load.Dist{P50: lat / 2, P95: lat * 9 / 10, P99: lat, Max: lat}}
-		return capacity.StepResult{Stats: load.Stats{Start: time.Now(), Duration: d, Ops: []load.OpStats{it}}, CPUMsPerOp: cpu}, nil
-	}
-	slos, err := capacity.ParseSLOs("p99<500ms")
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := capacity.Search(t.Context(), run, capacity.Options{SLOs: slos, Start: 10, Step: 10, Resolution: 1,
-		StepDuration: 10 * time.Second, Warmup: -1, Pause: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.Scenario, r.Params = "password-grant", params
-	return r
+	return capacitytest.Search(t, "password-grant", params, capacitytest.Server{Limit: limit, CPUMsPerOp: cpu, Latency: base,
+		Cliff: true, Start: 10, Step: 10, Resolution: 1, NoWarmup: true})
 }
 
 func writeCapacity(t *testing.T, dir string, rs ...*capacity.Result) string {

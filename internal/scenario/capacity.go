@@ -1,0 +1,159 @@
+package scenario
+
+import (
+	"context"
+	"math"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/kcbench/kcbench/internal/capacity"
+	"github.com/kcbench/kcbench/internal/dataset"
+	"github.com/kcbench/kcbench/internal/h1"
+	"github.com/kcbench/kcbench/internal/kc"
+	"github.com/kcbench/kcbench/internal/load"
+)
+
+// Capacity step defaults.
+const (
+	// CapacityGrace is the least time iterations running at the end of a
+	// step may finish in; iterations still running after it are cut off
+	// and count against the step.
+	CapacityGrace = 5 * time.Second
+	// CapacityConns bounds the idle connections kept between steps.
+	CapacityConns = 1024
+	// rssEvery is how often the server's RSS is read during a step.
+	rssEvery = time.Second
+)
+
+// CapacityStepper binds a capacity search to a Keycloak: each step runs
+// Config's scenario under a constant arrival rate (its Step method is a
+// capacity.StepFunc).
+type CapacityStepper struct {
+	// Config is the workload; the executor fields are set per step.
+	Config   Config
+	Target   kc.Target
+	Manifest *dataset.Manifest
+	// SLOs size the VU pool and the graceful stop (their largest latency
+	// limit; 1 s without one).
+	SLOs []load.Threshold
+	// MaxVUs caps the VUs of a step (0: 2 × rate × the latency limit + 10).
+	MaxVUs int
+	// Grace is the least graceful stop of a step (0: CapacityGrace); it is
+	// at least 4 × the latency limit.
+	Grace time.Duration
+	// HTTPClient is shared by the steps (NewHTTPClient when nil).
+	HTTPClient *http.Client
+	Progress   func(load.Progress)
+	// RSS reads the server's RSS; nil when unknown.
+	RSS func() (int64, error)
+}
+
+// latency is the largest latency SLO, or 1 s without one.
+func (s *CapacityStepper) latency() time.Duration {
+	if l, ok := capacity.LatencyLimit(s.SLOs); ok && l > 0 {
+		return time.Duration(l * float64(time.Millisecond))
+	}
+	return time.Second
+}
+
+// VUs returns the VUs allocated up front and at most for a step at rate:
+// by Little's law a step that meets a latency SLO L needs about rate × L
+// VUs at once; twice that leaves room for bursts, so that an arrival is
+// dropped only when the server is past its SLO anyway.
+func (s *CapacityStepper) VUs(rate float64) (pre, most int) {
+	most = s.MaxVUs
+	if most == 0 {
+		most = int(math.Ceil(2*rate*s.latency().Seconds())) + 10
+	}
+	pre = min(most, max(10, int(math.Ceil(rate/10))))
+	return pre, most
+}
+
+// StepConfig is the workload of one step.
+func (s *CapacityStepper) StepConfig(rate float64, d time.Duration) Config {
+	c := s.Config
+	c.Executor = load.NameConstantArrivalRate
+	c.Rate, c.Duration, c.Warmup = rate, d, 0
+	c.VUs, c.MaxVUs = s.VUs(rate)
+	grace := s.Grace
+	if grace == 0 {
+		grace = CapacityGrace
+	}
+	c.GracefulStop = max(grace, 4*s.latency())
+	c.ApplyDefaults()
+	return c
+}
+
+// NewHTTPClient is a client sized for a search whose steps go up to
+// maxRate.
+func (s *CapacityStepper) NewHTTPClient(maxRate float64) *http.Client {
+	_, most := s.VUs(maxRate)
+	timeout := s.Config.Timeout
+	if timeout == 0 {
+		timeout = load.DefaultHTTPTimeout
+	}
+	return h1.NewClient(min(most, CapacityConns), timeout)
+}
+
+// Step runs one step; it implements capacity.StepFunc.
+func (s *CapacityStepper) Step(ctx context.Context, rate float64, d time.Duration) (capacity.StepResult, error) {
+	in := RunInput{Target: s.Target, Manifest: s.Manifest, Config: s.StepConfig(rate, d), HTTPClient: s.HTTPClient, Progress: s.Progress}
+	stopRSS, peak := WatchRSS(s.RSS)
+	res, err := Run(ctx, in)
+	stopRSS()
+	if res == nil {
+		return capacity.StepResult{}, err
+	}
+	sr := capacity.StepResult{Stats: res.Stats, RSSBytes: peak()}
+	if res.CPU.Available {
+		sr.CPUMsPerOp, sr.ServerCores = res.CPU.PerIteration, res.CPU.Cores
+	} else if res.CPU.Reason != "" {
+		sr.Note = "server CPU unavailable: " + res.CPU.Reason
+	}
+	return sr, err
+}
+
+// WatchRSS calls read every second until stopped; peak returns the
+// highest value seen (0 when read is nil or always fails).
+func WatchRSS(read func() (int64, error)) (stop func(), peak func() int64) {
+	var (
+		mu   sync.Mutex
+		high int64
+		wg   sync.WaitGroup
+	)
+	sample := func() {
+		if rss, err := read(); err == nil {
+			mu.Lock()
+			high = max(high, rss)
+			mu.Unlock()
+		}
+	}
+	done := make(chan struct{})
+	if read != nil {
+		sample()
+		wg.Go(func() {
+			t := time.NewTicker(rssEvery)
+			defer t.Stop()
+			for {
+				select {
+				case <-done:
+					return
+				case <-t.C:
+					sample()
+				}
+			}
+		})
+	}
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			close(done)
+			wg.Wait()
+			if read != nil {
+				sample()
+			}
+		})
+	}
+	return stop, func() int64 { mu.Lock(); defer mu.Unlock(); return high }
+}
