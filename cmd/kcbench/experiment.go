@@ -90,7 +90,7 @@ func cmdExperiment(ctx context.Context, e *env, args []string) error {
 		return usageError{err}
 	}
 	if sub == "plan" || *dry {
-		return experiment.WritePlan(e.stdout, f, pts)
+		return experiment.WritePlan(e.stdout, f, pts, *scale)
 	}
 	d, err := w.dirs(e)
 	if err != nil {

@@ -136,8 +136,11 @@ func TestCapacityWorkload(t *testing.T) {
 	pts, _ := Plan(f)
 	without, _ := Parse([]byte(tiny))
 	// The search adds its warm-up and about a dozen steps to each point.
-	if d := Estimate(f, pts) - Estimate(without, pts); d != time.Duration(len(pts))*(10*time.Second+12*(20*time.Second+capacity.DefaultPause)) {
+	if d := Estimate(f, pts, 1) - Estimate(without, pts, 1); d != time.Duration(len(pts))*(10*time.Second+12*(20*time.Second+capacity.DefaultPause)) {
 		t.Errorf("estimate grows by %v", d)
+	}
+	if half, full := Estimate(without, pts, 0.5), Estimate(without, pts, 1); half >= full {
+		t.Errorf("estimate at scale 0.5 %v, at 1 %v", half, full)
 	}
 }
 

@@ -120,8 +120,8 @@ func (c *CapacitySpec) Options(scale float64) (capacity.Options, error) {
 }
 
 // estimate guesses a search's duration: the warm-up and a dozen steps.
-func (c *CapacitySpec) estimate() time.Duration {
-	o, err := c.Options(1)
+func (c *CapacitySpec) estimate(scale float64) time.Duration {
+	o, err := c.Options(scale)
 	if err != nil {
 		return 0
 	}

@@ -102,7 +102,12 @@ func Plan(f *File) ([]Point, error) {
 // Estimate guesses a point's duration: boot, phases, and seeding at the
 // rates measured on a 2-core box (about 0.5 s of server time per realm
 // tenant, 0.05 s per organization tenant, growing with the realm count).
-func Estimate(f *File, pts []Point) time.Duration {
+// scale multiplies the phases as Runner.Scale does (0: 1).
+func Estimate(f *File, pts []Point, scale float64) time.Duration {
+	if scale <= 0 {
+		scale = 1
+	}
+	sc := func(d time.Duration) time.Duration { return time.Duration(float64(d) * scale) }
 	var total time.Duration
 	prev := map[string]int{}
 	for _, p := range pts {
@@ -122,25 +127,26 @@ func Estimate(f *File, pts []Point) time.Duration {
 		total += 15 * time.Second // boot
 		for _, ph := range f.Phases {
 			if ph == "warm" {
-				total += f.Warmup.Duration
+				total += sc(f.Warmup.Duration)
 			}
 			for _, w := range f.Workload {
 				if w.Capacity == nil {
-					total += w.Config.Total()
+					c := w.Config.Scaled(scale)
+					total += c.Total()
 				}
 			}
 		}
 		for _, w := range f.Workload {
 			if w.Capacity != nil {
-				total += w.Capacity.estimate()
+				total += w.Capacity.estimate(scale)
 			}
 		}
 	}
 	return total
 }
 
-// WritePlan prints the plan as a table with the estimate.
-func WritePlan(w io.Writer, f *File, pts []Point) error {
+// WritePlan prints the plan as a table with the estimate at scale.
+func WritePlan(w io.Writer, f *File, pts []Point, scale float64) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "point\tvariant\tmode\ttenants\trepeat\tkeycloak\tpassword policy\n")
 	for _, p := range pts {
@@ -159,6 +165,6 @@ func WritePlan(w io.Writer, f *File, pts []Point) error {
 	if searches > 0 {
 		what += fmt.Sprintf(", then %d capacity searches", searches)
 	}
-	fmt.Fprintf(w, "\n%d points; %s; estimated %s (2-core box)\n", len(pts), what, Estimate(f, pts).Round(time.Minute))
+	fmt.Fprintf(w, "\n%d points; %s; estimated %s (2-core box)\n", len(pts), what, Estimate(f, pts, scale).Round(time.Minute))
 	return nil
 }
