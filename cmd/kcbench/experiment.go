@@ -63,6 +63,7 @@ func cmdExperiment(ctx context.Context, e *env, args []string) error {
 	scale := fs.Float64("scale", 1, "multiply every phase duration (e.g. 0.1 for a quick look)")
 	dry := fs.Bool("dry-run", false, "print the plan and its estimated duration, run nothing")
 	noReport := fs.Bool("no-report", false, "do not build the report at the end")
+	calibrate := fs.String("calibrate", "", "plan: estimate with the seed, boot and overhead times fitted to the finished points of results `DIR` (e.g. a shorter run of the same study)")
 	// Accept the file before or after the flags.
 	var file string
 	rest := args[1:]
@@ -89,8 +90,23 @@ func cmdExperiment(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return usageError{err}
 	}
+	if *calibrate != "" && sub != "plan" && !*dry {
+		return usagef("--calibrate applies to plan and --dry-run")
+	}
 	if sub == "plan" || *dry {
-		return experiment.WritePlan(e.stdout, f, pts, *scale)
+		var costs *experiment.Costs
+		if *calibrate != "" {
+			done, err := readResults("calibrate", *calibrate)
+			if err != nil {
+				return err
+			}
+			c, err := experiment.CalibrateCosts(done)
+			if err != nil {
+				return fmt.Errorf("--calibrate %s: %w", *calibrate, err)
+			}
+			costs = &c
+		}
+		return experiment.WritePlan(e.stdout, f, pts, *scale, costs)
 	}
 	d, err := w.dirs(e)
 	if err != nil {

@@ -1,11 +1,15 @@
 package experiment
 
 import (
+	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/kcbench/kcbench/internal/capacity"
+	"github.com/kcbench/kcbench/internal/load"
+	"github.com/kcbench/kcbench/internal/results"
 )
 
 const tiny = `
@@ -141,6 +145,59 @@ func TestCapacityWorkload(t *testing.T) {
 	}
 	if half, full := Estimate(without, pts, 0.5), Estimate(without, pts, 1); half >= full {
 		t.Errorf("estimate at scale 0.5 %v, at 1 %v", half, full)
+	}
+}
+
+func TestCalibrateCosts(t *testing.T) {
+	// Points seeded at 0.5 s × N^0.5 per realm tenant and 0.05 s per
+	// organization, booting in 8 s, with 20 s of overhead each.
+	law := PowerLaw{0.5, 0.5}
+	var pts []*results.Point
+	prev := map[string]int{}
+	for _, m := range []string{"realms", "orgs"} {
+		for _, n := range []int{1, 10, 100, 250} {
+			var seed float64
+			for i := prev[m] + 1; i <= n; i++ {
+				seed += law.At(float64(i))
+				if m == "orgs" {
+					seed -= law.At(float64(i)) - 0.05
+				}
+			}
+			sum := results.Summary{Status: results.StatusDone, Params: map[string]string{"mode": m, "tenants": fmt.Sprint(n)},
+				Seed: &results.Seed{Tenants: n, Added: n - prev[m], Seconds: seed}, Boot: &results.Boot{Seconds: 8},
+				Workloads: []results.Workload{{Stats: load.Stats{Elapsed: time.Minute}}}}
+			sum.Seconds = seed + 8 + 60 + 20
+			pts = append(pts, &results.Point{Summary: sum})
+			prev[m] = n
+		}
+	}
+	pts = append(pts, &results.Point{Summary: results.Summary{Status: results.StatusAborted, Seconds: 1e6}}) // not counted
+	c, err := CalibrateCosts(pts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := c.SeedPerTenant["realms"]; math.Abs(r.K-0.5) > 0.05 || math.Abs(r.A-0.5) > 0.1 {
+		t.Errorf("realms seed law %v, want 0.5 s × N^0.5", r)
+	}
+	if o := c.SeedPerTenant["orgs"]; math.Abs(o.At(1000)-0.05) > 0.005 {
+		t.Errorf("orgs seed law %v, want 0.05 s", o)
+	}
+	if math.Abs(c.Boot["realms"].At(100)-8) > 0.01 || math.Abs(c.Overhead-20) > 0.01 {
+		t.Errorf("boot %v, overhead %v", c.Boot["realms"], c.Overhead)
+	}
+	if !strings.Contains(c.Source, "fitted to 8 finished points") {
+		t.Errorf("source %q", c.Source)
+	}
+	// Growing realms from 250 to 1000 costs the law's sum.
+	var want float64
+	for i := 251; i <= 1000; i++ {
+		want += law.At(float64(i))
+	}
+	if got := c.seed("realms", 250, 1000).Seconds(); math.Abs(got-want)/want > 0.1 {
+		t.Errorf("seed 250→1000: %.0f s, want about %.0f s", got, want)
+	}
+	if _, err := CalibrateCosts(pts[len(pts)-1:]); err == nil {
+		t.Error("no finished point: want an error")
 	}
 }
 

@@ -1,13 +1,17 @@
 package experiment
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"math"
+	"strings"
 	"slices"
 	"text/tabwriter"
 	"time"
 
 	"github.com/kcbench/kcbench/internal/dataset"
+	"github.com/kcbench/kcbench/internal/results"
 	"github.com/kcbench/kcbench/internal/stack"
 )
 
@@ -99,11 +103,15 @@ func Plan(f *File) ([]Point, error) {
 	return pts, nil
 }
 
-// Estimate guesses a point's duration: boot, phases, and seeding at the
-// rates measured on a 2-core box (about 0.5 s of server time per realm
-// tenant, 0.05 s per organization tenant, growing with the realm count).
-// scale multiplies the phases as Runner.Scale does (0: 1).
+// Estimate guesses the plan's duration with DefaultCosts at scale.
 func Estimate(f *File, pts []Point, scale float64) time.Duration {
+	return DefaultCosts.Estimate(f, pts, scale)
+}
+
+// Estimate guesses the plan's duration: per point seeding what it adds,
+// boot, the phases (times scale, as Runner.Scale does; 0: 1), capacity
+// searches and the overhead.
+func (c Costs) Estimate(f *File, pts []Point, scale float64) time.Duration {
 	if scale <= 0 {
 		scale = 1
 	}
@@ -112,19 +120,15 @@ func Estimate(f *File, pts []Point, scale float64) time.Duration {
 	prev := map[string]int{}
 	for _, p := range pts {
 		key := p.Variant.Name + "/" + string(p.Mode)
-		added := p.Tenants - prev[key]
-		if added < 0 {
-			added = p.Tenants
+		from := prev[key]
+		if from > p.Tenants {
+			from = 0
 		}
 		prev[key] = p.Tenants
 		if p.Repeat == 1 {
-			per := 50 * time.Millisecond
-			if p.Mode == dataset.ModeRealms {
-				per = 500*time.Millisecond + time.Duration(p.Tenants)*2*time.Millisecond
-			}
-			total += time.Duration(added) * per
+			total += c.seed(p.Mode, from, p.Tenants)
 		}
-		total += 15 * time.Second // boot
+		total += seconds(c.Boot[p.Mode].At(float64(p.Tenants))) + seconds(c.Overhead)
 		for _, ph := range f.Phases {
 			if ph == "warm" {
 				total += sc(f.Warmup.Duration)
@@ -145,8 +149,135 @@ func Estimate(f *File, pts []Point, scale float64) time.Duration {
 	return total
 }
 
-// WritePlan prints the plan as a table with the estimate at scale.
-func WritePlan(w io.Writer, f *File, pts []Point, scale float64) error {
+func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+
+// seed is the time to grow a mode's dataset from tenants from to to.
+func (c Costs) seed(m dataset.Mode, from, to int) time.Duration {
+	law := c.SeedPerTenant[m]
+	var s float64
+	for n := from + 1; n <= to; n++ {
+		s += law.At(float64(n))
+	}
+	return seconds(s)
+}
+
+// PowerLaw is y = A × x^K.
+type PowerLaw struct {
+	A, K float64
+}
+
+// At is the law's value at x.
+func (l PowerLaw) At(x float64) float64 { return l.A * math.Pow(max(x, 1), l.K) }
+
+func (l PowerLaw) String() string { return fmt.Sprintf("%.3g s × N^%.2f", l.A, l.K) }
+
+// Costs are what Estimate assumes a point costs, per tenant mode.
+type Costs struct {
+	// SeedPerTenant is the seed time of the N-th tenant, in seconds.
+	SeedPerTenant map[dataset.Mode]PowerLaw
+	// Boot is the restart's time to ready with N tenants, in seconds.
+	Boot map[dataset.Mode]PowerLaw
+	// Overhead is the rest of a point, in seconds: snapshots, the
+	// stack's start, VU set-up, writing the files.
+	Overhead float64
+	// Source says where the figures come from.
+	Source string
+}
+
+// DefaultCosts are figures of a 2-core box: a realm tenant costs about
+// 0.6 s growing with the realm count, an organization tenant 0.1 s; boot
+// 10 s.
+var DefaultCosts = Costs{
+	SeedPerTenant: map[dataset.Mode]PowerLaw{dataset.ModeRealms: {0.3, 0.25}, dataset.ModeOrgs: {0.1, 0}},
+	Boot:          map[dataset.Mode]PowerLaw{dataset.ModeRealms: {10, 0}, dataset.ModeOrgs: {10, 0}},
+	Overhead:      10,
+	Source:        "kcbench's defaults for a 2-core box",
+}
+
+// CalibrateCosts fits Costs to finished points: per mode, the seed time
+// per added tenant as a power law of the tenant count (each point's mean
+// taken at the middle of the range it added), the boot time likewise, and
+// the mean overhead. Modes without two points to fit keep the defaults'
+// exponent. It says what it fitted in Source.
+func CalibrateCosts(pts []*results.Point) (Costs, error) {
+	c := Costs{SeedPerTenant: map[dataset.Mode]PowerLaw{}, Boot: map[dataset.Mode]PowerLaw{}}
+	type obs struct{ x, y, w float64 }
+	seeds, boots := map[dataset.Mode][]obs{}, map[dataset.Mode][]obs{}
+	var over []float64
+	for _, p := range pts {
+		s := p.Summary
+		if s.Status != results.StatusDone {
+			continue
+		}
+		m := dataset.Mode(s.Params["mode"])
+		n := 0
+		fmt.Sscan(s.Params["tenants"], &n)
+		rest := s.Seconds
+		if sd := s.Seed; sd != nil {
+			rest -= sd.Seconds + sd.RestoreSeconds
+			if sd.Added > 0 && sd.Seconds > 0 {
+				mid := float64(n) - float64(sd.Added-1)/2
+				seeds[m] = append(seeds[m], obs{mid, sd.Seconds / float64(sd.Added), float64(sd.Added)})
+			}
+		}
+		if b := s.Boot; b != nil && b.Seconds > 0 {
+			boots[m] = append(boots[m], obs{float64(n), b.Seconds, 1})
+			rest -= b.Seconds
+		}
+		for _, w := range s.Workloads {
+			rest -= w.Stats.Elapsed.Seconds() // warm-up included
+		}
+		for _, cs := range s.Capacity {
+			rest -= cs.Seconds
+		}
+		over = append(over, max(rest, 0))
+	}
+	if len(over) == 0 {
+		return c, errors.New("no finished point to calibrate from")
+	}
+	fit := func(os []obs, def PowerLaw) PowerLaw {
+		// Weighted least squares of log y on log x.
+		var sw, sx, sy, sxx, sxy float64
+		for _, o := range os {
+			x, y := math.Log(max(o.x, 1)), math.Log(o.y)
+			sw += o.w
+			sx += o.w * x
+			sy += o.w * y
+			sxx += o.w * x * x
+			sxy += o.w * x * y
+		}
+		k := def.K
+		if d := sw*sxx - sx*sx; len(os) >= 2 && d > 1e-9 {
+			k = min(max((sw*sxy-sx*sy)/d, 0), 2)
+		}
+		return PowerLaw{A: math.Exp((sy - k*sx) / sw), K: k}
+	}
+	var parts []string
+	for _, m := range []dataset.Mode{dataset.ModeRealms, dataset.ModeOrgs} {
+		c.SeedPerTenant[m], c.Boot[m] = DefaultCosts.SeedPerTenant[m], DefaultCosts.Boot[m]
+		if os := seeds[m]; len(os) > 0 {
+			c.SeedPerTenant[m] = fit(os, DefaultCosts.SeedPerTenant[m])
+			parts = append(parts, fmt.Sprintf("%s seed per tenant %s (%d points)", m, c.SeedPerTenant[m], len(os)))
+		}
+		if os := boots[m]; len(os) > 0 {
+			c.Boot[m] = fit(os, DefaultCosts.Boot[m])
+			parts = append(parts, fmt.Sprintf("%s boot %s", m, c.Boot[m]))
+		}
+	}
+	for _, o := range over {
+		c.Overhead += o / float64(len(over))
+	}
+	parts = append(parts, fmt.Sprintf("overhead %.0f s per point", c.Overhead))
+	c.Source = fmt.Sprintf("fitted to %d finished points: %s", len(over), strings.Join(parts, "; "))
+	return c, nil
+}
+
+// WritePlan prints the plan as a table with the estimate at scale, from
+// costs (nil: DefaultCosts).
+func WritePlan(w io.Writer, f *File, pts []Point, scale float64, costs *Costs) error {
+	if costs == nil {
+		costs = &DefaultCosts
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "point\tvariant\tmode\ttenants\trepeat\tkeycloak\tpassword policy\n")
 	for _, p := range pts {
@@ -165,6 +296,6 @@ func WritePlan(w io.Writer, f *File, pts []Point, scale float64) error {
 	if searches > 0 {
 		what += fmt.Sprintf(", then %d capacity searches", searches)
 	}
-	fmt.Fprintf(w, "\n%d points; %s; estimated %s (2-core box)\n", len(pts), what, Estimate(f, pts, scale).Round(time.Minute))
+	fmt.Fprintf(w, "\n%d points; %s; estimated %s (%s)\n", len(pts), what, costs.Estimate(f, pts, scale).Round(time.Minute), costs.Source)
 	return nil
 }

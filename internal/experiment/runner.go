@@ -493,7 +493,7 @@ func (r *Runner) runCapacity(ctx context.Context, p Point, dir string, w Workloa
 	}
 	r.Logf("  capacity %s: %s", w.Name, res.Conclusion)
 	return results.Capacity{Name: w.Name, Scenario: cfg.Scenario, Dir: capacityDir(w.Name), Found: res.Found, MaxRate: res.MaxRate,
-		P99Ms: res.P99, CPUMsPerOp: res.CPUMsPerOp, Conclusion: res.Conclusion}, nil
+		P99Ms: res.P99, CPUMsPerOp: res.CPUMsPerOp, Conclusion: res.Conclusion, Seconds: res.End.Sub(res.Start).Seconds()}, nil
 }
 
 // watchRSS aborts the point when the JVM's RSS passes max (0: no limit),

@@ -120,6 +120,7 @@ type Capacity struct {
 	P99Ms      float64 `json:"p99_ms,omitempty"`
 	CPUMsPerOp float64 `json:"cpu_ms_per_op,omitempty"`
 	Conclusion string  `json:"conclusion"`
+	Seconds    float64 `json:"seconds"` // the search's wall time
 }
 
 // Summary is summary.json.
