@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"strings"
 	"slices"
+	"strings"
 	"text/tabwriter"
 	"time"
 
