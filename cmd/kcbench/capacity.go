@@ -317,13 +317,7 @@ func searchOnce(ctx context.Context, e *env, f *capacityFlags, tg kc.Target, m *
 		if f.quiet {
 			return
 		}
-		verdict := "pass"
-		if !s.Pass {
-			verdict = "FAIL: " + strings.Join(s.Failures, "; ")
-		}
-		if s.Phase == capacity.PhaseWarmup {
-			verdict = "discarded"
-		}
+		verdict := s.Verdict()
 		e.logf("capacity: step %d: achieved %.1f/s, p99 %s ms, errors %.2f%%, dropped %d, CPU %s ms/op: %s",
 			s.Index, s.Achieved, fmtMs(s.P99), s.ErrorPct, s.Dropped, fmtOpt(s.CPUMsPerOp, 2), verdict)
 	}

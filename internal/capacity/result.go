@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/kcbench/kcbench/internal/load"
@@ -83,6 +84,18 @@ type Settings struct {
 	MinAchieved  float64 `json:"min_achieved_pct"`
 	MaxDropped   float64 `json:"max_dropped_pct"`
 	Pause        float64 `json:"pause_s"`
+}
+
+// Verdict is "discarded" for the warm-up, "pass", or "fail: " and the
+// reasons.
+func (s Step) Verdict() string {
+	switch {
+	case s.Phase == PhaseWarmup:
+		return "discarded"
+	case !s.Pass:
+		return "fail: " + strings.Join(s.Failures, "; ")
+	}
+	return "pass"
 }
 
 // Result is a search's outcome, capacity.json (see the package doc for

@@ -464,14 +464,7 @@ func (r *Runner) runCapacity(ctx context.Context, p Point, dir string, w Workloa
 	st.HTTPClient = st.NewHTTPClient(max(o.MaxRate, o.Start+20*o.Step))
 	defer st.HTTPClient.CloseIdleConnections()
 	o.AfterStep = func(s capacity.Step) {
-		verdict := "pass"
-		switch {
-		case s.Phase == capacity.PhaseWarmup:
-			verdict = "discarded"
-		case !s.Pass:
-			verdict = "fail: " + strings.Join(s.Failures, "; ")
-		}
-		r.Logf("  capacity %s: step %d %g/s: achieved %.1f/s, p99 %.1f ms, errors %.2f%%: %s", w.Name, s.Index, s.Rate, s.Achieved, s.P99, s.ErrorPct, verdict)
+		r.Logf("  capacity %s: step %d %g/s: achieved %.1f/s, p99 %.1f ms, errors %.2f%%: %s", w.Name, s.Index, s.Rate, s.Achieved, s.P99, s.ErrorPct, s.Verdict())
 	}
 	r.Logf("  capacity %s: %s, SLOs %s, start %g/s, step %g/s, %s per step", w.Name, cfg.Scenario, capacity.FormatSLOs(o.SLOs), o.Start, o.Step, o.StepDuration)
 	res, err := capacity.Search(ctx, st.Step, o)

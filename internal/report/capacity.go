@@ -361,13 +361,7 @@ func (b *builder) capacityTables(runs []*capacityRun) {
 		st := Table{Title: "Steps: " + r.label, Caption: r.res.Conclusion,
 			Header: []string{"step", "phase", "asked /s", "achieved /s", "dropped", "errors %", "p50 ms", "p95 ms", "p99 ms", "max ms", "CPU-ms/op", "RSS MiB", "verdict"}}
 		for _, s := range r.res.Steps {
-			v := "pass"
-			switch {
-			case s.Phase == capacity.PhaseWarmup:
-				v = "discarded"
-			case !s.Pass:
-				v = "fail: " + strings.Join(s.Failures, "; ")
-			}
+			v := s.Verdict()
 			st.Rows = append(st.Rows, []string{strconv.Itoa(s.Index), s.Phase, fmtG(s.Rate), fmtFixed(1)(s.Achieved), strconv.FormatInt(s.Dropped, 10),
 				fmtFixed(2)(s.ErrorPct), fmtMs(s.P50), fmtMs(s.P95), fmtMs(s.P99), fmtMs(s.Max), optNum(s.CPUMsPerOp, fmtFixed(2)),
 				optNum(float64(s.RSSBytes)/mib, fmtFixed(0)), v})
