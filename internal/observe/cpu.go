@@ -1,10 +1,3 @@
-// Package observe samples the server while load runs: the CPU time of the
-// Keycloak process, from /proc for a local server or from its management
-// interface's Prometheus metrics for any other.
-//
-// Readers of /proc take an fs.FS rooted at /proc, so they can be tested on
-// fixtures. observe works on a kc.Target's pid and URLs; it must not
-// import stack, dataset, load or scenario.
 package observe
 
 import (
