@@ -71,17 +71,22 @@ func parseSnapshotName(fs *flag.FlagSet, args []string) (string, error) {
 	return name, nil
 }
 
-// attachForSnapshot finds the stack a save or restore works on. Both restart
-// its servers from this process, so a foreground stack (owned by another
-// kcbench, its servers tied to that process's life) is refused: they would
-// die with this command.
+// attachForSnapshot finds the stack a save or restore works on.
 func attachForSnapshot(e *env, w *where) (*stack.Stack, error) {
+	return attachToRestart(e, w, "a snapshot")
+}
+
+// attachToRestart finds a stack whose servers this command restarts. A
+// foreground stack (owned by another kcbench, its servers tied to that
+// process's life) is refused: servers started from here would die with
+// this command. what names the command in the error.
+func attachToRestart(e *env, w *where, what string) (*stack.Stack, error) {
 	s, err := w.attach(e)
 	if err != nil {
 		return nil, err
 	}
-	if st := s.State(); st.PG != nil && !st.Detached {
-		return nil, fmt.Errorf("stack %q runs in the foreground of another kcbench (up --foreground or quickstart); a snapshot restarts its servers, which would then stop with this command: use a detached stack (kcbench up)", st.Name)
+	if st := s.State(); !st.Detached {
+		return nil, fmt.Errorf("stack %q runs in the foreground of another kcbench (up --foreground or quickstart); %s restarts its servers, which would then stop with this command: use a detached stack (kcbench up)", st.Name, what)
 	}
 	return s, nil
 }

@@ -73,6 +73,7 @@ func TestSnapshotCLI(t *testing.T) {
 		{"restore unknown, none saved", []string{"snapshot", "restore", "x", "--state-dir", empty}, exitError, []string{`no such snapshot "x"`, "there are none"}},
 		{"delete unknown", []string{"snapshot", "delete", "x", "--state-dir", state}, exitError, []string{"available: base, tenants-100"}},
 		{"foreground stack", []string{"snapshot", "save", "a", "--state-dir", state, "--stack", "fg"}, exitError, []string{"foreground", "kcbench up"}},
+		{"restart a foreground stack", []string{"restart", "--state-dir", state, "--stack", "fg"}, exitError, []string{"foreground", "kcbench restart restarts"}},
 		{"external database", []string{"snapshot", "restore", "base", "--state-dir", state, "--stack", "ext"}, exitError, []string{"external database"}},
 		{"list", []string{"snapshot", "list", "--state-dir", state}, exitOK, []string{"NAME", "base", "tenants-100", "26.7.3", "48.0 MiB", "1234", "0.40 s", "21.00 s"}},
 		{"list empty", []string{"snapshot", "list", "--state-dir", empty}, exitOK, []string{"no snapshots"}},

@@ -169,7 +169,7 @@ func cmdRestart(ctx context.Context, e *env, args []string) error {
 	if err := parse(fs, args, 0); err != nil {
 		return err
 	}
-	s, err := w.attach(e)
+	s, err := attachToRestart(e, &w, "kcbench restart")
 	if err != nil {
 		return err
 	}
