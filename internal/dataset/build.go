@@ -172,8 +172,19 @@ func (b builder) sharedRealm(tenants []int) kc.RealmRep {
 // partial import into the shared realm.
 func (b builder) tenantPartial(tenants []int) kc.PartialImportRep {
 	p := kc.PartialImportRep{IfResourceExists: "SKIP", Roles: &kc.RolesRep{Client: map[string][]kc.RoleRep{}}}
+	realm := b.s.SharedRealm()
 	for _, i := range tenants {
-		p.Clients = append(p.Clients, b.clients(i)...)
+		cs := b.clients(i)
+		p.Clients = append(p.Clients, cs...)
+		// A realm import makes the service accounts of its clients; a
+		// partial import does not (Keycloak 26.7.3): without one, a
+		// client-credentials grant gets 401.
+		for _, c := range cs {
+			if c.ServiceAccountsEnabled {
+				p.Users = append(p.Users, kc.UserRep{Username: "service-account-" + c.ClientID, Enabled: true,
+					ServiceAccountClientID: c.ClientID, RealmRoles: []string{"default-roles-" + realm}})
+			}
+		}
 		tr := b.roles(i)
 		p.Roles.Realm = append(p.Roles.Realm, tr.Realm...)
 		for c, rs := range tr.Client {

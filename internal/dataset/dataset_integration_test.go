@@ -145,6 +145,13 @@ func TestGrowth(t *testing.T) {
 			if err := e.login(m, 5, 3); err != nil {
 				t.Fatalf("login in a grown tenant: %v", err)
 			}
+			// A grown tenant's backend client has its service account.
+			for _, i := range []int{1, 5} {
+				tn := m.Tenant(i)
+				if _, err := e.c.ClientCredentials(e.ctx, tn.Realm, kc.OAuthClient{ID: tn.Backend, Secret: tn.BackendSecret}, ""); err != nil {
+					t.Fatalf("client credentials in tenant %d: %v", i, err)
+				}
+			}
 			// Same arguments again: nothing to do.
 			if res := e.seed(spec(mode, "g"+string(mode[0]), 5), dataset.Fast, mf); res.Added != 0 || res.Existing != 5 {
 				t.Fatalf("reseed: %+v", res)

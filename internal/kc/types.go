@@ -82,6 +82,9 @@ type UserRep struct {
 	ClientRoles   map[string][]string `json:"clientRoles,omitempty"`
 	Groups        []string            `json:"groups,omitempty"`
 	Attributes    map[string][]string `json:"attributes,omitempty"`
+	// ServiceAccountClientID makes the user the service account of that
+	// client (realm and partial imports).
+	ServiceAccountClientID string `json:"serviceAccountClientId,omitempty"`
 }
 
 // CredentialRep is a CredentialRepresentation: either a plain Value (the
