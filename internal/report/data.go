@@ -329,14 +329,17 @@ func (c *config) workloads() []*wlAgg {
 
 // pointAgg is the point-level figures of a configuration.
 type pointAgg struct {
-	seedS, seedAdded, bootS, rssMiB Stat
-	restored                        bool
+	seedS, seedAdded, bootS, rssMiB, wallS Stat
+	restored                               bool
 }
 
 func (c *config) pointFigures() pointAgg {
-	var seed, added, boot, rss []float64
+	var seed, added, boot, rss, wall []float64
 	var restored bool
 	for _, p := range c.done {
+		if p.Summary.Seconds > 0 {
+			wall = append(wall, p.Summary.Seconds)
+		}
 		if s := p.Summary.Seed; s != nil {
 			if s.Restored != "" {
 				restored = true
@@ -355,7 +358,7 @@ func (c *config) pointFigures() pointAgg {
 			}
 		}
 	}
-	return pointAgg{seedS: statOf(seed), seedAdded: statOf(added), bootS: statOf(boot), rssMiB: statOf(rss), restored: restored}
+	return pointAgg{seedS: statOf(seed), seedAdded: statOf(added), bootS: statOf(boot), rssMiB: statOf(rss), wallS: statOf(wall), restored: restored}
 }
 
 // workloadOrder lists every workload key of the experiment in the order
