@@ -77,6 +77,9 @@ func experimentModels(ps []*results.Point) string {
 		for _, w := range p.Summary.Workloads {
 			ms = appendModelName(ms, string(w.Stats.Model))
 		}
+		if len(p.Summary.Capacity) > 0 {
+			ms = appendModelName(ms, "open") // constant-arrival-rate steps
+		}
 	}
 	return modelsText(ms)
 }

@@ -105,6 +105,17 @@ func loadExperiment(dir string) (*experiment, error) {
 }
 
 // params returns a point's parameters: the summary's, else the manifest's.
+// hasWorkloads reports whether any point ran a fixed workload (not only
+// capacity searches).
+func (e *experiment) hasWorkloads() bool {
+	for _, p := range e.points {
+		if len(p.Summary.Workloads) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 func params(p *results.Point) map[string]string {
 	if len(p.Summary.Params) > 0 {
 		return p.Summary.Params

@@ -116,14 +116,20 @@ func Build(ctx context.Context, dir string) (*Model, error) {
 		b.m.Kind = KindSweep
 	}
 	b.statusNotes()
-	if e.sweep {
+	switch {
+	case !e.hasWorkloads():
+		// Capacity searches only: their sections below say it all.
+		b.variantTables()
+	case e.sweep:
 		b.sweepCharts()
 		b.sweepTables()
-	} else {
+	default:
 		b.variantCharts()
 		b.variantTables()
 	}
-	b.pointCharts()
+	if e.hasWorkloads() {
+		b.pointCharts()
+	}
 	if err := b.pointCapacity(); err != nil {
 		return nil, err
 	}
