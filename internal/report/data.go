@@ -149,16 +149,40 @@ func (e *experiment) group() {
 			c.done = append(c.done, p)
 		}
 	}
+	// Labels leave out what every configuration shares (e.g. the one
+	// variant of a sweep).
+	same := map[string]bool{}
+	if len(e.configs) > 1 {
+		for k, v := range e.configs[0].params {
+			same[k] = true
+			for _, c := range e.configs[1:] {
+				if c.params[k] != v {
+					same[k] = false
+				}
+			}
+		}
+	}
+	varying := func(ps map[string]string) map[string]string {
+		out := maps.Clone(ps)
+		maps.DeleteFunc(out, func(k, _ string) bool { return same[k] })
+		if len(out) == 0 {
+			if m := ps[ParamMode]; m != "" {
+				return map[string]string{ParamMode: m}
+			}
+			return ps
+		}
+		return out
+	}
 	for _, c := range e.configs {
 		sort.SliceStable(c.points, func(i, j int) bool { return repeatOf(c.points[i]) < repeatOf(c.points[j]) })
 		sort.SliceStable(c.done, func(i, j int) bool { return repeatOf(c.done[i]) < repeatOf(c.done[j]) })
 		if e.sweep {
 			s := maps.Clone(c.params)
 			delete(s, ParamTenants)
-			c.series = paramLabel(s)
+			c.series = paramLabel(varying(s))
 			c.label = fmt.Sprintf("%s N=%d", c.series, c.tenants)
 		} else {
-			c.label = paramLabel(c.params)
+			c.label = paramLabel(varying(c.params))
 		}
 	}
 	sort.SliceStable(e.configs, func(i, j int) bool {

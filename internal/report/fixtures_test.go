@@ -239,7 +239,9 @@ func sweepPoints() []pt {
 			}
 			ps = append(ps, pt{
 				id:      fmt.Sprintf("%s-n%03d", mode, n),
-				params:  map[string]string{ParamMode: mode, ParamTenants: strconv.Itoa(n)},
+				// As the runner writes them: the one variant is in every
+				// point and must not clutter the labels.
+				params:  map[string]string{ParamMode: mode, ParamTenants: strconv.Itoa(n), ParamVariant: "default", ParamRepeat: "1"},
 				status:  results.StatusDone,
 				seed:    &results.Seed{Tenants: n, Added: n - prev, Strategy: "fast", Seconds: f.seedS},
 				boot:    &results.Boot{Seconds: f.bootS, RSSBytes: int64(f.rssMiB * mib), CPUSeconds: f.bootS * 1.5},
@@ -252,7 +254,7 @@ func sweepPoints() []pt {
 	}
 	ps = append(ps, pt{
 		id:     "realms-n250",
-		params: map[string]string{ParamMode: "realms", ParamTenants: "250"},
+		params: map[string]string{ParamMode: "realms", ParamTenants: "250", ParamVariant: "default", ParamRepeat: "1"},
 		status: results.StatusAborted, reason: "watchdog: Keycloak RSS 4.2 GiB above the 4 GiB limit",
 		seed: &results.Seed{Tenants: 250, Added: 150, Strategy: "fast", Seconds: 1200},
 		noTL: true,

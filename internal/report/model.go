@@ -494,7 +494,7 @@ func (b *builder) pointCharts() {
 			title := "Point " + id
 			if label := c.label; label != "" && label != id {
 				title += " (" + label
-				if r := params(p)[ParamRepeat]; r != "" {
+				if r := params(p)[ParamRepeat]; r != "" && len(c.points) > 1 {
 					title += ", repeat " + r
 				}
 				title += ")"
