@@ -238,7 +238,7 @@ func sweepPoints() []pt {
 				)
 			}
 			ps = append(ps, pt{
-				id:      fmt.Sprintf("%s-n%03d", mode, n),
+				id: fmt.Sprintf("%s-n%03d", mode, n),
 				// As the runner writes them: the one variant is in every
 				// point and must not clutter the labels.
 				params:  map[string]string{ParamMode: mode, ParamTenants: strconv.Itoa(n), ParamVariant: "default", ParamRepeat: "1"},
