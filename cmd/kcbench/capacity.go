@@ -301,7 +301,7 @@ func searchOnce(ctx context.Context, e *env, f *capacityFlags, tg kc.Target, m *
 		return nil, usageError{err}
 	}
 	sr := f.stepper(tg, m)
-	sr.HTTPClient = sr.NewHTTPClient(max(o.MaxRate, o.Start+20*o.Step))
+	sr.HTTPClient = sr.NewHTTPClient(o)
 	defer sr.HTTPClient.CloseIdleConnections()
 	if !f.quiet && progress.IsTerminal(e.stderr) {
 		p := newLoadProgress(e.stderr, false)

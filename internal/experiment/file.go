@@ -15,7 +15,6 @@ import (
 
 	"github.com/kcbench/kcbench/internal/capacity"
 	"github.com/kcbench/kcbench/internal/dataset"
-	"github.com/kcbench/kcbench/internal/load"
 	"github.com/kcbench/kcbench/internal/scenario"
 	"github.com/kcbench/kcbench/internal/stack"
 )
@@ -224,11 +223,9 @@ func (f *File) defaults() {
 			if w.Capacity.SLO == "" {
 				w.Capacity.SLO = capacity.DefaultSLOs
 			}
-			// The executor is the search's: a constant arrival rate.
-			w.Config.Executor, w.Config.Rate = load.NameConstantArrivalRate, 1
-			w.Config.Duration = time.Second
+		} else {
+			w.Config.ApplyDefaults() // a search sets the executor per step
 		}
-		w.Config.ApplyDefaults()
 		if w.Name == "" {
 			w.Name = w.Scenario
 		}
@@ -302,7 +299,12 @@ func (f *File) Validate() error {
 				}
 			}
 		}
-		if err := w.Config.Validate(); err != nil {
+		cfg := w.Config
+		if w.Capacity != nil {
+			// What runs: the scenario at a constant arrival rate.
+			cfg = (&scenario.CapacityStepper{Config: w.Config}).StepConfig(1, time.Second)
+		}
+		if err := cfg.Validate(); err != nil {
 			for _, e := range unjoin(err) {
 				add("workloads[%d] (%s): %v", i, w.Name, e)
 			}

@@ -461,7 +461,7 @@ func (r *Runner) runCapacity(ctx context.Context, p Point, dir string, w Workloa
 				r.Progress(p.ID, "capacity "+w.Name, pr)
 			}
 		}}
-	st.HTTPClient = st.NewHTTPClient(max(o.MaxRate, o.Start+20*o.Step))
+	st.HTTPClient = st.NewHTTPClient(o)
 	defer st.HTTPClient.CloseIdleConnections()
 	o.AfterStep = func(s capacity.Step) {
 		r.Logf("  capacity %s: step %d %g/s: achieved %.1f/s, p99 %.1f ms, errors %.2f%%: %s", w.Name, s.Index, s.Rate, s.Achieved, s.P99, s.ErrorPct, s.Verdict())

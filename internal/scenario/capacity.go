@@ -85,10 +85,10 @@ func (s *CapacityStepper) StepConfig(rate float64, d time.Duration) Config {
 	return c
 }
 
-// NewHTTPClient is a client sized for a search whose steps go up to
-// maxRate.
-func (s *CapacityStepper) NewHTTPClient(maxRate float64) *http.Client {
-	_, most := s.VUs(maxRate)
+// NewHTTPClient is a client sized for search o's steps: up to its cap, or
+// about 20 steps up the ramp.
+func (s *CapacityStepper) NewHTTPClient(o capacity.Options) *http.Client {
+	_, most := s.VUs(max(o.MaxRate, o.Start+20*o.Step))
 	timeout := s.Config.Timeout
 	if timeout == 0 {
 		timeout = load.DefaultHTTPTimeout
@@ -99,7 +99,7 @@ func (s *CapacityStepper) NewHTTPClient(maxRate float64) *http.Client {
 // Step runs one step; it implements capacity.StepFunc.
 func (s *CapacityStepper) Step(ctx context.Context, rate float64, d time.Duration) (capacity.StepResult, error) {
 	in := RunInput{Target: s.Target, Manifest: s.Manifest, Config: s.StepConfig(rate, d), HTTPClient: s.HTTPClient, Progress: s.Progress}
-	stopRSS, peak := WatchRSS(s.RSS)
+	stopRSS, peak := watchRSS(s.RSS)
 	res, err := Run(ctx, in)
 	stopRSS()
 	if res == nil {
@@ -114,9 +114,9 @@ func (s *CapacityStepper) Step(ctx context.Context, rate float64, d time.Duratio
 	return sr, err
 }
 
-// WatchRSS calls read every second until stopped; peak returns the
+// watchRSS calls read every second until stopped; peak returns the
 // highest value seen (0 when read is nil or always fails).
-func WatchRSS(read func() (int64, error)) (stop func(), peak func() int64) {
+func watchRSS(read func() (int64, error)) (stop func(), peak func() int64) {
 	var (
 		mu   sync.Mutex
 		high int64
