@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"syscall"
@@ -68,6 +69,7 @@ func cmdLoadgenBench(ctx context.Context, e *env, args []string) error {
 	warm := fs.Duration("warmup", 5*time.Second, "server warm-up before the measured runs (kcbench, not measured)")
 	realm := fs.String("realm", "master", "realm whose JWKS is fetched")
 	wrkThreads := fs.Int("wrk-threads", 2, "wrk -t")
+	cpuProfile := fs.String("cpuprofile", "", "write a Go CPU profile of kcbench's measured runs to `FILE` (for go tool pprof)")
 	procs := fs.Int("procs", defaultProcs, "`N` cores for kcbench's engine (GOMAXPROCS), as kcbench load --procs")
 	var w where
 	w.register(fs)
@@ -98,6 +100,15 @@ func cmdLoadgenBench(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 	}
+	var prof *os.File
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		prof = f
+	}
 	tools := []string{"kcbench", "wrk", "k6"}
 	results := make([]benchResult, len(tools))
 	d := *dur / time.Duration(*rounds)
@@ -108,7 +119,16 @@ func cmdLoadgenBench(ctx context.Context, e *env, args []string) error {
 			var err error
 			switch tool {
 			case "kcbench":
+				if prof != nil {
+					if err := pprof.StartCPUProfile(prof); err != nil {
+						return err
+					}
+				}
 				r, err = benchKcbench(ctx, base, *realm, *conns, d)
+				if prof != nil {
+					pprof.StopCPUProfile()
+					prof = nil // one profile: the first round's run
+				}
 			case "wrk":
 				r, err = benchWrk(ctx, url, *conns, *wrkThreads, d)
 			case "k6":
