@@ -102,6 +102,34 @@ func TestSeedBothModesVerifyAndLogin(t *testing.T) {
 					t.Errorf("tenant %d: login: %v", i, err)
 				}
 			}
+			if mode == dataset.ModeRealms {
+				// The keys kcbench made are the realm's only RSA keys
+				// (Keycloak made none of its own), one signing and one
+				// encryption pair, each realm its own; the logins above
+				// signed with them.
+				kids := map[string]string{}
+				for i := 1; i <= 2; i++ {
+					realm := m.Tenant(i).Realm
+					k, err := e.c.JWKS(e.ctx, realm)
+					if err != nil {
+						t.Fatal(err)
+					}
+					var got []string
+					for _, key := range k.Keys {
+						if key.KeyType == "RSA" {
+							got = append(got, key.Use+" "+key.Algorithm)
+							if other, dup := kids[key.KeyID]; dup {
+								t.Errorf("realms %s and %s share key %s", other, realm, key.KeyID)
+							}
+							kids[key.KeyID] = realm
+						}
+					}
+					sort.Strings(got)
+					if strings.Join(got, ", ") != "enc RSA-OAEP, sig RS256" {
+						t.Errorf("realm %s RSA keys: %v", realm, got)
+					}
+				}
+			}
 			// The wrong password is refused (Keycloak: 401 invalid_grant).
 			bad := *m
 			bad.Password = "wrong"

@@ -19,7 +19,8 @@ type Strategy string
 // Strategies.
 const (
 	// Fast writes a tenant with as few calls as possible: in realms mode
-	// one realm representation with everything inline (one transaction);
+	// one realm representation with everything inline (one transaction),
+	// its RSA keys made by kcbench (see keyProviders);
 	// in orgs mode the shared realm with every tenant inline when it is
 	// new, else a partial import per batch of tenants plus one call per
 	// organization and member. Passwords are hashed once by kcbench with
@@ -351,7 +352,13 @@ func (sd *seeder) fast(ctx context.Context, todo []int) error {
 	if sd.s.Mode == ModeRealms {
 		return parallel(ctx, len(todo), sd.o.Concurrency, func(ctx context.Context, k int) error {
 			i := todo[k]
-			if _, err := sd.createRealm(ctx, sd.s.RealmOf(i), sd.b.tenantRealm(i)); err != nil {
+			rep := sd.b.tenantRealm(i)
+			keys, err := keyProviders(rep.Realm)
+			if err != nil {
+				return fmt.Errorf("tenant %s: realm keys: %w", TenantID(i), err)
+			}
+			rep.Components = keys
+			if _, err := sd.createRealm(ctx, rep.Realm, rep); err != nil {
 				return fmt.Errorf("tenant %s: %w", TenantID(i), err)
 			}
 			sd.markDone(i)
@@ -375,10 +382,16 @@ func (sd *seeder) fast(ctx context.Context, todo []int) error {
 		sd.orgIDs = map[string]string{}
 		todo = todo[len(first):]
 	}
-	// Growth: a partial import per batch, then organizations and members.
+	// Growth: a partial import per batch, then organizations and members;
+	// batches in parallel. Small batches: each query of a partial import
+	// makes Hibernate check every entity the transaction has touched, so
+	// its cost grows with the square of the batch.
+	var batches [][]int
 	for lo := 0; lo < len(todo); lo += growthBatch {
-		hi := min(lo+growthBatch, len(todo))
-		part := todo[lo:hi]
+		batches = append(batches, todo[lo:min(lo+growthBatch, len(todo))])
+	}
+	return parallel(ctx, len(batches), sd.o.Concurrency, func(ctx context.Context, k int) error {
+		part := batches[k]
 		res, err := sd.adm.PartialImport(ctx, realm, sd.b.tenantPartial(part))
 		if err != nil {
 			return fmt.Errorf("partial import of tenants %s..%s: %w", TenantID(part[0]), TenantID(part[len(part)-1]), err)
@@ -389,21 +402,20 @@ func (sd *seeder) fast(ctx context.Context, todo []int) error {
 				ids[r.ResourceName] = r.ID
 			}
 		}
-		err = parallel(ctx, len(part), sd.o.Concurrency, func(ctx context.Context, k int) error {
-			return sd.completeOrg(ctx, part[k], ids)
-		})
-		if err != nil {
-			return err
+		for _, i := range part {
+			if err := sd.completeOrg(ctx, i, ids); err != nil {
+				return err
+			}
 		}
-	}
-	return nil
+		return nil
+	})
 }
 
 // Orgs-mode batch sizes: tenants inline in a new shared realm, and tenants
 // per partial import when growing.
 const (
 	inlineTenants = 25
-	growthBatch   = 25
+	growthBatch   = 1
 )
 
 // completeOrg makes tenant i's organization, adds its members and marks it

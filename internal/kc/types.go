@@ -19,7 +19,23 @@ type RealmRep struct {
 	Users                []UserRep         `json:"users,omitempty"`
 	Organizations        []OrganizationRep `json:"organizations,omitempty"`
 	DefaultRoles         []string          `json:"defaultRoles,omitempty"`
+	// Components by provider type (e.g. org.keycloak.keys.KeyProvider),
+	// as a realm export lists them.
+	Components map[string][]ComponentRep `json:"components,omitempty"`
 }
+
+// ComponentRep is a ComponentExportRepresentation: a realm component such
+// as a key provider.
+type ComponentRep struct {
+	ID         string              `json:"id,omitempty"`
+	Name       string              `json:"name"`
+	ProviderID string              `json:"providerId"`
+	SubType    string              `json:"subType,omitempty"`
+	Config     map[string][]string `json:"config,omitempty"`
+}
+
+// KeyProviderType is the component type of realm keys.
+const KeyProviderType = "org.keycloak.keys.KeyProvider"
 
 // RolesRep holds realm roles and client roles by clientId.
 type RolesRep struct {
