@@ -40,7 +40,7 @@ func cmdDatasetVerify(ctx context.Context, e *env, args []string) error {
 	if err := parse(fs, args, 0); err != nil {
 		return err
 	}
-	tg, mpath, _, err := datasetTarget(e, &t, &w, *manifest)
+	tg, mpath, _, _, err := datasetTarget(e, &t, &w, *manifest)
 	if err != nil {
 		return err
 	}

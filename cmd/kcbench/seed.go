@@ -81,15 +81,17 @@ func (f *specFlags) spec() (dataset.Spec, error) {
 	return s, nil
 }
 
-// datasetTarget resolves the Target, the manifest path and (local stack) a
-// server CPU reader.
-func datasetTarget(e *env, t *targetFlags, w *where, manifest string) (kc.Target, string, func() (time.Duration, error), error) {
+// datasetTarget resolves the Target, the manifest path, (local stack) a
+// server CPU reader and the database URL.
+func datasetTarget(e *env, t *targetFlags, w *where, manifest string) (kc.Target, string, func() (time.Duration, error), kc.Secret, error) {
 	tg, s, err := resolveTarget(e, t, w)
 	if err != nil {
-		return tg, "", nil, err
+		return tg, "", nil, "", err
 	}
 	var cpu func() (time.Duration, error)
+	var db kc.Secret
 	if s != nil {
+		db, _ = s.DSN()
 		if manifest == "" {
 			manifest = filepath.Join(s.State().Dir, "dataset.json")
 		}
@@ -99,9 +101,9 @@ func datasetTarget(e *env, t *targetFlags, w *where, manifest string) (kc.Target
 		}
 	}
 	if manifest == "" {
-		return tg, "", nil, usagef("an external --target needs --manifest FILE (where the dataset manifest is kept)")
+		return tg, "", nil, "", usagef("an external --target needs --manifest FILE (where the dataset manifest is kept)")
 	}
-	return tg, manifest, cpu, nil
+	return tg, manifest, cpu, db, nil
 }
 
 func cmdSeed(ctx context.Context, e *env, args []string) error {
@@ -112,8 +114,8 @@ func cmdSeed(ctx context.Context, e *env, args []string) error {
 	t.register(fs)
 	var sf specFlags
 	sf.register(fs)
-	strategy := fs.String("strategy", "fast", "fast (one representation per realm or batch, passwords hashed once) or rest (one admin call per entity)")
-	conc := fs.Int("concurrency", 0, "requests in parallel (default: 4 for fast, 50 for rest)")
+	strategy := fs.String("strategy", "", "clone (one tenant through the admin API, the others copied inside Keycloak's database; local stack only), fast (one representation per realm or tenant, passwords hashed once) or rest (one admin call per entity); default clone on the local stack, fast on a --target")
+	conc := fs.Int("concurrency", 0, "requests in parallel (default: 4 for clone and fast, 50 for rest)")
 	manifest := fs.String("manifest", "", "dataset manifest file (default: dataset.json in the local stack's folder)")
 	fromDir := fs.String("from-dir", "", "seed from the realm JSON files in this folder (kcbench dataset export, kc.sh export, admin console exports); "+dataset.FilesPasswordRule)
 	if err := parse(fs, args, 0); err != nil {
@@ -126,16 +128,30 @@ func cmdSeed(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	strat, err := dataset.ParseStrategy(*strategy)
-	if err != nil {
-		return usageError{err}
+	if *strategy != "" {
+		if _, err := dataset.ParseStrategy(*strategy); err != nil {
+			return usageError{err}
+		}
 	}
 	if *conc < 0 {
 		return usagef("--concurrency must be >= 0")
 	}
-	tg, mpath, cpu, err := datasetTarget(e, &t, &w, *manifest)
+	tg, mpath, cpu, db, err := datasetTarget(e, &t, &w, *manifest)
 	if err != nil {
 		return err
+	}
+	if *strategy == "" {
+		*strategy = string(dataset.Fast)
+		if db != "" {
+			*strategy = string(dataset.Clone)
+		}
+	}
+	strat, err := dataset.ParseStrategy(*strategy)
+	if err != nil {
+		return usageError{err}
+	}
+	if strat == dataset.Clone && db == "" {
+		return usagef("--strategy clone writes into Keycloak's database: only on the local stack (use fast against a --target)")
 	}
 	adm := kc.NewAdmin(kc.New(tg.BaseURL, seedHTTPClient()), tg.Admin)
 	if _, err := adm.Token(ctx); err != nil {
@@ -144,7 +160,7 @@ func cmdSeed(ctx context.Context, e *env, args []string) error {
 	bar := progress.New(e.stderr, "tenants")
 	res, err := dataset.Seed(ctx, adm, spec, dataset.SeedOptions{
 		Strategy: strat, Concurrency: *conc, Progress: bar.Update, Logf: e.logf,
-		ManifestPath: mpath, Target: tg.BaseURL, ServerCPU: cpu,
+		ManifestPath: mpath, Target: tg.BaseURL, ServerCPU: cpu, DB: db,
 	})
 	if res != nil {
 		cpuNote := "server CPU unknown (external target)"
@@ -166,7 +182,7 @@ func seedFromDir(ctx context.Context, e *env, w *where, t *targetFlags, dir, man
 	if err != nil {
 		return usageError{err}
 	}
-	tg, mpath, cpu, err := datasetTarget(e, t, w, manifest)
+	tg, mpath, cpu, _, err := datasetTarget(e, t, w, manifest)
 	if err != nil {
 		return err
 	}

@@ -30,6 +30,7 @@ type env struct {
 	tg  kc.Target
 	adm *kc.Admin
 	c   *kc.Client
+	db  kc.Secret
 }
 
 func newEnv(t *testing.T) *env {
@@ -38,7 +39,11 @@ func newEnv(t *testing.T) *env {
 	t.Cleanup(cancel)
 	tg := s.Target()
 	c := kc.New(tg.BaseURL, nil)
-	return &env{t: t, ctx: ctx, tg: tg, adm: kc.NewAdmin(c, tg.Admin), c: c}
+	db, err := s.DSN()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &env{t: t, ctx: ctx, tg: tg, adm: kc.NewAdmin(c, tg.Admin), c: c, db: db}
 }
 
 func spec(mode dataset.Mode, prefix string, tenants int) dataset.Spec {
@@ -48,7 +53,7 @@ func spec(mode dataset.Mode, prefix string, tenants int) dataset.Spec {
 
 func (e *env) seed(s dataset.Spec, strat dataset.Strategy, manifest string) *dataset.SeedResult {
 	e.t.Helper()
-	res, err := dataset.Seed(e.ctx, e.adm, s, dataset.SeedOptions{Strategy: strat, ManifestPath: manifest, Target: e.tg.BaseURL})
+	res, err := dataset.Seed(e.ctx, e.adm, s, dataset.SeedOptions{Strategy: strat, ManifestPath: manifest, Target: e.tg.BaseURL, DB: e.db})
 	if err != nil {
 		e.t.Fatalf("seed %s %s: %v", s.Mode, strat, err)
 	}
@@ -84,14 +89,24 @@ func (e *env) login(m *dataset.Manifest, i, j int) error {
 	return err
 }
 
+// modesAndStrategies runs f for each mode with the fast and clone
+// strategies.
+func modesAndStrategies(t *testing.T, f func(t *testing.T, mode dataset.Mode, strat dataset.Strategy)) {
+	for _, mode := range []dataset.Mode{dataset.ModeRealms, dataset.ModeOrgs} {
+		for _, strat := range []dataset.Strategy{dataset.Fast, dataset.Clone} {
+			t.Run(string(mode)+"/"+string(strat), func(t *testing.T) { f(t, mode, strat) })
+		}
+	}
+}
+
 func TestSeedBothModesVerifyAndLogin(t *testing.T) {
 	e := newEnv(t)
-	for _, mode := range []dataset.Mode{dataset.ModeRealms, dataset.ModeOrgs} {
-		t.Run(string(mode), func(t *testing.T) {
+	modesAndStrategies(t, func(t *testing.T, mode dataset.Mode, strat dataset.Strategy) {
+		{
 			e.t = t
 			mf := filepath.Join(t.TempDir(), "m.json")
-			s := spec(mode, "v"+string(mode[0]), 3)
-			res := e.seed(s, dataset.Fast, mf)
+			s := spec(mode, "v"+string(mode[0])+string(strat[0]), 3)
+			res := e.seed(s, strat, mf)
 			if res.Added != 3 || res.Tenants != 3 {
 				t.Fatalf("result %+v", res)
 			}
@@ -108,7 +123,7 @@ func TestSeedBothModesVerifyAndLogin(t *testing.T) {
 				// encryption pair, each realm its own; the logins above
 				// signed with them.
 				kids := map[string]string{}
-				for i := 1; i <= 2; i++ {
+				for i := 1; i <= 3; i++ {
 					realm := m.Tenant(i).Realm
 					k, err := e.c.JWKS(e.ctx, realm)
 					if err != nil {
@@ -153,18 +168,19 @@ func TestSeedBothModesVerifyAndLogin(t *testing.T) {
 					}
 				}
 			}
-		})
-	}
+		}
+	})
 }
 
 func TestGrowth(t *testing.T) {
 	e := newEnv(t)
-	for _, mode := range []dataset.Mode{dataset.ModeRealms, dataset.ModeOrgs} {
-		t.Run(string(mode), func(t *testing.T) {
+	modesAndStrategies(t, func(t *testing.T, mode dataset.Mode, strat dataset.Strategy) {
+		{
 			e.t = t
 			mf := filepath.Join(t.TempDir(), "m.json")
-			e.seed(spec(mode, "g"+string(mode[0]), 3), dataset.Fast, mf)
-			res := e.seed(spec(mode, "g"+string(mode[0]), 5), dataset.Fast, mf)
+			p := "g" + string(mode[0]) + string(strat[0])
+			e.seed(spec(mode, p, 3), strat, mf)
+			res := e.seed(spec(mode, p, 5), strat, mf)
 			if res.Existing != 3 || res.Added != 2 {
 				t.Fatalf("growth 3→5: %+v", res)
 			}
@@ -181,46 +197,58 @@ func TestGrowth(t *testing.T) {
 				}
 			}
 			// Same arguments again: nothing to do.
-			if res := e.seed(spec(mode, "g"+string(mode[0]), 5), dataset.Fast, mf); res.Added != 0 || res.Existing != 5 {
+			if res := e.seed(spec(mode, p, 5), strat, mf); res.Added != 0 || res.Existing != 5 {
 				t.Fatalf("reseed: %+v", res)
 			}
-		})
-	}
+		}
+	})
 }
 
 func TestInterruptedSeedResumes(t *testing.T) {
 	e := newEnv(t)
 	for _, mode := range []dataset.Mode{dataset.ModeRealms, dataset.ModeOrgs} {
-		t.Run(string(mode), func(t *testing.T) {
-			e.t = t
-			mf := filepath.Join(t.TempDir(), "m.json")
-			s := spec(mode, "i"+string(mode[0]), 6)
-			// The rest strategy makes a tenant in many calls: cancel as
-			// soon as one tenant is complete, leaving others half-made.
-			ctx, cancel := context.WithCancel(e.ctx)
-			_, err := dataset.Seed(ctx, e.adm, s, dataset.SeedOptions{Strategy: dataset.Rest, Concurrency: 3, ManifestPath: mf, Target: e.tg.BaseURL,
-				Progress: func(done, total int) {
-					if done >= 1 {
-						cancel()
-					}
-				}})
-			cancel()
-			if !errors.Is(err, context.Canceled) {
-				t.Fatalf("interrupted seed: %v", err)
-			}
-			if m, err := dataset.ReadManifest(mf); err == nil {
-				v, _ := dataset.Verify(e.ctx, e.adm, &dataset.Manifest{Spec: m.Spec})
-				if v.Actual.Users < v.Expected.Users {
-					t.Fatalf("the manifest claims %d tenants that are not all there: %+v", m.Tenants(), v)
+		// Cut off, then resumed with: rest leaves tenants half-made (it
+		// makes a tenant in many calls); clone resumes them the fast way;
+		// an interrupted clone leaves whole batches or nothing.
+		for _, c := range []struct{ cut, resume dataset.Strategy }{
+			{dataset.Rest, dataset.Rest}, {dataset.Rest, dataset.Clone}, {dataset.Clone, dataset.Clone},
+		} {
+			t.Run(fmt.Sprintf("%s/%s-then-%s", mode, c.cut, c.resume), func(t *testing.T) {
+				e.t = t
+				mf := filepath.Join(t.TempDir(), "m.json")
+				s := spec(mode, "i"+string(mode[0])+string(c.cut[0])+string(c.resume[0]), 6)
+				// Cancel as soon as one tenant is complete.
+				ctx, cancel := context.WithCancel(e.ctx)
+				_, err := dataset.Seed(ctx, e.adm, s, dataset.SeedOptions{Strategy: c.cut, Concurrency: 3, ManifestPath: mf, Target: e.tg.BaseURL, DB: e.db,
+					Progress: func(done, total int) {
+						if done >= 1 {
+							cancel()
+						}
+					}})
+				cancel()
+				if !errors.Is(err, context.Canceled) {
+					t.Fatalf("interrupted seed: %v", err)
 				}
-			}
-			res := e.seed(s, dataset.Rest, mf)
-			if res.Tenants != 6 {
-				t.Fatalf("resumed: %+v", res)
-			}
-			e.verify(mf, 6)
-			t.Logf("resume: %d existing, %d added, %d redone", res.Existing, res.Added, res.Redone)
-		})
+				if m, err := dataset.ReadManifest(mf); err == nil {
+					v, _ := dataset.Verify(e.ctx, e.adm, &dataset.Manifest{Spec: m.Spec})
+					if v.Actual.Users < v.Expected.Users {
+						t.Fatalf("the manifest claims %d tenants that are not all there: %+v", m.Tenants(), v)
+					}
+				}
+				res := e.seed(s, c.resume, mf)
+				if res.Tenants != 6 {
+					t.Fatalf("resumed: %+v", res)
+				}
+				e.verify(mf, 6)
+				m, _ := dataset.ReadManifest(mf)
+				for i := 1; i <= 6; i++ {
+					if err := e.login(m, i, 2); err != nil {
+						t.Errorf("tenant %d: login: %v", i, err)
+					}
+				}
+				t.Logf("resume: %d existing, %d added, %d redone", res.Existing, res.Added, res.Redone)
+			})
+		}
 	}
 }
 
@@ -272,18 +300,21 @@ func (e *env) normalized(s dataset.Spec) []string {
 	return out
 }
 
-func TestRestAndFastMakeTheSameDataset(t *testing.T) {
+func TestRestFastAndCloneMakeTheSameDataset(t *testing.T) {
 	e := newEnv(t)
 	for _, mode := range []dataset.Mode{dataset.ModeRealms, dataset.ModeOrgs} {
 		t.Run(string(mode), func(t *testing.T) {
 			e.t = t
-			fast := spec(mode, "sf"+string(mode[0]), 2)
-			rest := spec(mode, "sr"+string(mode[0]), 2)
-			e.seed(fast, dataset.Fast, filepath.Join(t.TempDir(), "f.json"))
-			e.seed(rest, dataset.Rest, filepath.Join(t.TempDir(), "r.json"))
-			a, b := e.normalized(fast), e.normalized(rest)
-			if !reflect.DeepEqual(a, b) {
-				t.Errorf("datasets differ:\nfast: %s\nrest: %s", strings.Join(a, "\n      "), strings.Join(b, "\n      "))
+			var want []string
+			for _, strat := range []dataset.Strategy{dataset.Fast, dataset.Rest, dataset.Clone} {
+				s := spec(mode, "s"+string(strat[0])+string(mode[0]), 3)
+				e.seed(s, strat, filepath.Join(t.TempDir(), string(strat)+".json"))
+				got := e.normalized(s)
+				if want == nil {
+					want = got
+				} else if !reflect.DeepEqual(want, got) {
+					t.Errorf("datasets differ:\nfast: %s\n%s: %s", strings.Join(want, "\n      "), strat, strings.Join(got, "\n      "))
+				}
 			}
 		})
 	}

@@ -48,35 +48,46 @@ func keyProviders(realm string) (map[string][]kc.ComponentRep, error) {
 // armour, as Keycloak stores them; the certificate is self-signed for
 // CN=<realm>, as Keycloak's own.
 func rsaComponent(realm, provider, alg string) (kc.ComponentRep, error) {
-	key, err := rsa.GenerateKey(rand.Reader, rsaKeyBits)
+	priv, cert, err := rsaKeyPair(realm)
 	if err != nil {
 		return kc.ComponentRep{}, err
+	}
+	return kc.ComponentRep{Name: provider, ProviderID: provider, Config: map[string][]string{
+		"priority":    {"100"},
+		"keySize":     {"2048"},
+		"algorithm":   {alg},
+		"privateKey":  {priv},
+		"certificate": {cert},
+	}}, nil
+}
+
+// rsaKeyPair makes a key pair as a generated-RSA provider stores it: the
+// PKCS #8 private key and a self-signed certificate for CN=cn, both DER in
+// base64 without PEM armour.
+func rsaKeyPair(cn string) (privateKey, certificate string, err error) {
+	key, err := rsa.GenerateKey(rand.Reader, rsaKeyBits)
+	if err != nil {
+		return "", "", err
 	}
 	der, err := x509.MarshalPKCS8PrivateKey(key)
 	if err != nil {
-		return kc.ComponentRep{}, err
+		return "", "", err
 	}
 	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 63))
 	if err != nil {
-		return kc.ComponentRep{}, err
+		return "", "", err
 	}
 	now := time.Now()
 	tmpl := &x509.Certificate{
 		SerialNumber: serial,
-		Subject:      pkix.Name{CommonName: realm},
+		Subject:      pkix.Name{CommonName: cn},
 		NotBefore:    now.Add(-time.Minute),
 		NotAfter:     now.AddDate(10, 0, 0),
 	}
 	cert, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
 	if err != nil {
-		return kc.ComponentRep{}, err
+		return "", "", err
 	}
 	b64 := base64.StdEncoding.EncodeToString
-	return kc.ComponentRep{Name: provider, ProviderID: provider, Config: map[string][]string{
-		"priority":    {"100"},
-		"keySize":     {"2048"},
-		"algorithm":   {alg},
-		"privateKey":  {b64(der)},
-		"certificate": {b64(cert)},
-	}}, nil
+	return b64(der), b64(cert), nil
 }

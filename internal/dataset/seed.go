@@ -29,15 +29,19 @@ const (
 	// Rest makes one admin REST call per entity with plain passwords, 50
 	// in parallel: a stand-in for the usual admin-client seeder.
 	Rest Strategy = "rest"
+	// Clone makes one tenant the fast way and writes the others into
+	// Keycloak's database as copies of it (see clone.go): it needs the
+	// database (SeedOptions.DB).
+	Clone Strategy = "clone"
 )
 
-// ParseStrategy accepts "fast" and "rest".
+// ParseStrategy accepts "clone", "fast" and "rest".
 func ParseStrategy(s string) (Strategy, error) {
 	switch Strategy(s) {
-	case Fast, Rest:
+	case Clone, Fast, Rest:
 		return Strategy(s), nil
 	}
-	return "", fmt.Errorf("strategy %q: want fast or rest", s)
+	return "", fmt.Errorf("strategy %q: want clone, fast or rest", s)
 }
 
 // DefaultConcurrency per strategy: rest keeps 50 requests in flight, as
@@ -65,6 +69,9 @@ type SeedOptions struct {
 	// ServerCPU, when set, reads the server's CPU time so that the seed's
 	// server cost is recorded (local stacks).
 	ServerCPU func() (time.Duration, error)
+	// DB is a postgres:// URL of Keycloak's database, for the clone
+	// strategy.
+	DB kc.Secret
 }
 
 // SeedResult says what Seed did.
@@ -107,6 +114,9 @@ func Seed(ctx context.Context, adm *kc.Admin, spec Spec, o SeedOptions) (*SeedRe
 	if _, err := ParseStrategy(string(o.Strategy)); err != nil {
 		return nil, err
 	}
+	if o.Strategy == Clone && o.DB == "" {
+		return nil, errors.New("the clone strategy writes into Keycloak's database: it needs the local stack's private PostgreSQL (use --strategy fast for another target)")
+	}
 	if o.Concurrency <= 0 {
 		o.Concurrency = DefaultConcurrency(o.Strategy)
 	}
@@ -129,6 +139,13 @@ func Seed(ctx context.Context, adm *kc.Admin, spec Spec, o SeedOptions) (*SeedRe
 	}
 	sd := &seeder{adm: adm, s: spec, b: newBuilder(spec), o: o}
 	res := &SeedResult{Strategy: o.Strategy}
+	if o.Strategy == Clone {
+		// A run cut off between a commit and the cache clear left
+		// Keycloak with stale caches.
+		if err := sd.clearCaches(ctx); err != nil && !errors.Is(err, kc.ErrNotFound) {
+			return nil, err
+		}
+	}
 	todo, redo, err := sd.scan(ctx)
 	if err != nil {
 		return nil, err
@@ -141,9 +158,12 @@ func Seed(ctx context.Context, adm *kc.Admin, spec Spec, o SeedOptions) (*SeedRe
 	o.Progress(res.Existing, spec.Tenants)
 	var runErr error
 	if len(todo) > 0 {
-		if o.Strategy == Rest {
+		switch o.Strategy {
+		case Rest:
 			runErr = sd.rest(ctx, todo)
-		} else {
+		case Clone:
+			runErr = sd.clone(ctx, todo)
+		default:
 			runErr = sd.fast(ctx, todo)
 		}
 	}

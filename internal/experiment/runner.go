@@ -522,15 +522,14 @@ func (r *Runner) watchRSS(ctx context.Context, cancel context.CancelCauseFunc, m
 }
 
 func (r *Runner) pgDSN() kc.Secret {
-	st := r.st.State()
-	if st.PG == nil {
+	if r.st.State().PG == nil {
 		return ""
 	}
-	pw, err := fileutil.ReadSecret(r.st.SecretPath("db-password"))
+	dsn, err := r.st.DSN()
 	if err != nil {
 		return ""
 	}
-	return kc.Secret(fmt.Sprintf("postgres://keycloak:%s@127.0.0.1:%d/keycloak?sslmode=disable", pw, st.PG.Port))
+	return dsn
 }
 
 // writePoint writes the point's files, summary.json last.

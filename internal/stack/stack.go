@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -294,6 +295,28 @@ func (s *Stack) secret(name string) (string, error) {
 // SecretPath is the 0600 file holding a stack secret: "admin-password",
 // "admin-client-secret" or "db-password".
 func (s *Stack) SecretPath(name string) string { return filepath.Join(s.st.Dir, name) }
+
+// DSN is a postgres:// URL of the stack's database (its private
+// PostgreSQL, or the --db-url one) with its user and password: for the
+// clone seeding strategy and PostgreSQL statistics.
+func (s *Stack) DSN() (kc.Secret, error) {
+	pw, err := s.secret("db-password")
+	if err != nil {
+		return "", err
+	}
+	u, err := url.Parse(strings.TrimPrefix(s.st.DB.URL, "jdbc:"))
+	if err != nil || u.Host == "" {
+		return "", fmt.Errorf("database URL %q: not a postgresql://HOST:PORT/DB URL", s.st.DB.URL)
+	}
+	u.Scheme = "postgres"
+	u.User = url.UserPassword(s.st.DB.User, pw)
+	q := u.Query()
+	if q.Get("sslmode") == "" {
+		q.Set("sslmode", "prefer")
+	}
+	u.RawQuery = q.Encode()
+	return kc.Secret(u.String()), nil
+}
 
 func (s *Stack) save() error {
 	return fileutil.WriteJSON(filepath.Join(s.st.Dir, "stack.json"), s.st, 0o644)

@@ -1,0 +1,765 @@
+package dataset
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"runtime"
+	"sort"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// The clone strategy. Keycloak spends most of a tenant's seed time on work
+// that is the same for every tenant (a realm's default clients, scopes,
+// flows and roles; in orgs mode Hibernate's bookkeeping for each entity),
+// so the clone strategy makes one tenant through the admin API (the
+// template) and writes every other tenant straight into Keycloak's
+// database as a copy of the template's rows:
+//
+//   - The template's rows are found by following references from its
+//     roots (the realm and its admin client in master, or the tenant's
+//     organization, clients, realm roles, groups and users in the shared
+//     realm): every row with a text column holding an id already found
+//     belongs to the tenant, and its primary key is followed in turn.
+//     References are found by value, whether the schema declares a
+//     foreign key or not (a realm's flows are named in realm columns).
+//   - A copy gets a fresh id for every id the template owns; the
+//     template's tenant name (t00001) becomes the copy's in every text
+//     value (realm, client, role, group and user names, emails, domains,
+//     redirect URIs); client secrets become the copy's (Spec.ClientSecret);
+//     key providers get fresh keys (RSA pairs made by kcbench, HMAC and AES
+//     secrets, key ids), so no two realms share a key.
+//   - The copies of a batch of tenants are written with COPY in one
+//     transaction (foreign-key order), so a tenant is there entirely or
+//     not at all; then Keycloak's realm and user caches are cleared
+//     through the admin API so that it reads them.
+//
+// It needs Keycloak's database (the local stack's private PostgreSQL) and a
+// Keycloak of the schema it reads; the integration tests compare its
+// dataset with the fast strategy's through the admin API.
+
+// cloneSkip are tables never copied: sessions, events, cluster and schema
+// bookkeeping.
+var cloneSkip = map[string]bool{
+	"admin_event_entity": true, "auth_session": true, "root_auth_session": true, "cluster_event": true,
+	"databasechangelog": true, "databasechangeloglock": true, "event_entity": true, "jgroups_ping": true,
+	"jgroupsping": true, "login_failure": true, "migration_model": true, "offline_client_session": true,
+	"offline_user_session": true, "outbox_entry": true, "revoked_token": true, "server_config": true,
+	"single_use_object": true, "workflow_state": true, "client_node_registrations": true,
+}
+
+// cloneBatch is tenants per transaction.
+const cloneBatch = 25
+
+// dbTable is a table of Keycloak's schema.
+type dbTable struct {
+	name string
+	cols []string
+	text []bool // text-typed columns (ids, names, values)
+	pk   int    // index of the single text primary-key column, or -1
+}
+
+func (t *dbTable) col(name string) int {
+	for i, c := range t.cols {
+		if c == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// querier is a connection or a transaction.
+type querier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
+// readSchema lists the current schema's tables, parents before children.
+func readSchema(ctx context.Context, q querier) ([]*dbTable, error) {
+	rows, err := q.Query(ctx, `SELECT c.relname, a.attname, t.typcategory = 'S', a.attnum
+FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+JOIN pg_type t ON t.oid = a.atttypid
+WHERE n.nspname = current_schema() AND c.relkind = 'r' AND a.attnum > 0 AND NOT a.attisdropped
+ORDER BY c.relname, a.attnum`)
+	if err != nil {
+		return nil, fmt.Errorf("read schema: %w", err)
+	}
+	byName := map[string]*dbTable{}
+	var names []string
+	attnum := map[string]map[int16]int{}
+	for rows.Next() {
+		var tname, cname string
+		var isText bool
+		var num int16
+		if err := rows.Scan(&tname, &cname, &isText, &num); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("read schema: %w", err)
+		}
+		t := byName[tname]
+		if t == nil {
+			t = &dbTable{name: tname, pk: -1}
+			byName[tname] = t
+			names = append(names, tname)
+			attnum[tname] = map[int16]int{}
+		}
+		attnum[tname][num] = len(t.cols)
+		t.cols = append(t.cols, cname)
+		t.text = append(t.text, isText)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read schema: %w", err)
+	}
+	if _, ok := byName["realm"]; !ok {
+		return nil, errors.New("read schema: no realm table: not a Keycloak database")
+	}
+	rows, err = q.Query(ctx, `SELECT c.relname, k.contype::text, k.conkey, coalesce(p.relname, '')
+FROM pg_constraint k JOIN pg_class c ON c.oid = k.conrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+LEFT JOIN pg_class p ON p.oid = k.confrelid
+WHERE n.nspname = current_schema() AND k.contype IN ('p', 'f')`)
+	if err != nil {
+		return nil, fmt.Errorf("read schema constraints: %w", err)
+	}
+	parents := map[string][]string{}
+	for rows.Next() {
+		var tname, kind, parent string
+		var key []int16
+		if err := rows.Scan(&tname, &kind, &key, &parent); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("read schema constraints: %w", err)
+		}
+		t := byName[tname]
+		if t == nil {
+			continue
+		}
+		switch {
+		case kind == "p" && len(key) == 1:
+			if i, ok := attnum[tname][key[0]]; ok && t.text[i] {
+				t.pk = i
+			}
+		case kind == "f" && parent != tname:
+			parents[tname] = append(parents[tname], parent)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read schema constraints: %w", err)
+	}
+	// Depth-first: every table after the tables it references.
+	sort.Strings(names)
+	var order []*dbTable
+	state := map[string]int{} // 1 visiting, 2 done
+	var visit func(n string)
+	visit = func(n string) {
+		if state[n] != 0 || byName[n] == nil {
+			return
+		}
+		state[n] = 1
+		for _, p := range parents[n] {
+			visit(p)
+		}
+		state[n] = 2
+		order = append(order, byName[n])
+	}
+	for _, n := range names {
+		visit(n)
+	}
+	return order, nil
+}
+
+// template is a tenant's rows, found from its roots.
+type template struct {
+	tables []*dbTable
+	rows   map[*dbTable][][]*string
+	ids    map[string]bool // ids the tenant owns
+	tenant string          // its TenantID
+}
+
+// findTemplate collects the rows of the tenant whose roots are given.
+func findTemplate(ctx context.Context, q querier, tables []*dbTable, tenant string, roots []string) (*template, error) {
+	tp := &template{tables: tables, rows: map[*dbTable][][]*string{}, ids: map[string]bool{}, tenant: tenant}
+	seen := map[*dbTable]map[string]bool{}
+	frontier := []string{}
+	for _, r := range roots {
+		if r != "" && !tp.ids[r] {
+			tp.ids[r] = true
+			frontier = append(frontier, r)
+		}
+	}
+	for len(frontier) > 0 {
+		var next []string
+		for _, t := range tables {
+			if cloneSkip[t.name] {
+				continue
+			}
+			var sel, where []string
+			sel = append(sel, "ctid::text")
+			for i, c := range t.cols {
+				id := pgx.Identifier{c}.Sanitize()
+				sel = append(sel, id+"::text")
+				if t.text[i] {
+					where = append(where, id+" = ANY($1)")
+				}
+			}
+			if len(where) == 0 {
+				continue
+			}
+			sql := "SELECT " + strings.Join(sel, ", ") + " FROM " + pgx.Identifier{t.name}.Sanitize() + " WHERE " + strings.Join(where, " OR ")
+			rows, err := q.Query(ctx, sql, frontier)
+			if err != nil {
+				return nil, fmt.Errorf("read tenant %s from %s: %w", tenant, t.name, err)
+			}
+			for rows.Next() {
+				vals := make([]*string, len(t.cols)+1)
+				ptrs := make([]any, len(vals))
+				for i := range vals {
+					ptrs[i] = &vals[i]
+				}
+				if err := rows.Scan(ptrs...); err != nil {
+					rows.Close()
+					return nil, fmt.Errorf("read tenant %s from %s: %w", tenant, t.name, err)
+				}
+				if seen[t] == nil {
+					seen[t] = map[string]bool{}
+				}
+				if seen[t][*vals[0]] {
+					continue
+				}
+				seen[t][*vals[0]] = true
+				row := vals[1:]
+				tp.rows[t] = append(tp.rows[t], row)
+				if t.pk >= 0 && row[t.pk] != nil && !tp.ids[*row[t.pk]] {
+					tp.ids[*row[t.pk]] = true
+					next = append(next, *row[t.pk])
+				}
+			}
+			if err := rows.Err(); err != nil {
+				return nil, fmt.Errorf("read tenant %s from %s: %w", tenant, t.name, err)
+			}
+		}
+		frontier = next
+	}
+	return tp, nil
+}
+
+// rowCount is the number of rows of the template.
+func (tp *template) rowCount() int {
+	n := 0
+	for _, r := range tp.rows {
+		n += len(r)
+	}
+	return n
+}
+
+// Key providers whose secrets a copy must not share, and the config
+// entries that hold them.
+var keyProviderSecrets = map[string]map[string]bool{
+	"rsa-generated":     {"privateKey": true, "certificate": true},
+	"rsa-enc-generated": {"privateKey": true, "certificate": true},
+	"hmac-generated":    {"secret": true, "kid": true},
+	"aes-generated":     {"secret": true, "kid": true},
+}
+
+// copyOf is what a copy needs besides the template: its tenant name, realm
+// name (for certificates) and exact replacements (client secrets).
+type copyOf struct {
+	tenant string
+	realm  string
+	exact  map[string]string
+}
+
+// keySecrets finds the template's component_config rows holding key
+// secrets: row index in component_config → provider and entry name.
+func (tp *template) keySecrets() (map[int][2]string, error) {
+	comp, cfg := tp.table("component"), tp.table("component_config")
+	if comp == nil || cfg == nil {
+		return nil, nil
+	}
+	ci, cp := comp.col("id"), comp.col("provider_id")
+	fc, fn := cfg.col("component_id"), cfg.col("name")
+	if ci < 0 || cp < 0 || fc < 0 || fn < 0 || cfg.col("value") < 0 {
+		return nil, errors.New("clone: component tables without the expected columns (Keycloak schema changed?)")
+	}
+	provider := map[string]string{}
+	for _, r := range tp.rows[comp] {
+		if r[ci] != nil && r[cp] != nil {
+			provider[*r[ci]] = *r[cp]
+		}
+	}
+	out := map[int][2]string{}
+	for k, r := range tp.rows[cfg] {
+		if r[fc] == nil || r[fn] == nil {
+			continue
+		}
+		p := provider[*r[fc]]
+		if keyProviderSecrets[p][*r[fn]] {
+			out[k] = [2]string{*r[fc], *r[fn]}
+		}
+	}
+	return out, nil
+}
+
+func (tp *template) table(name string) *dbTable {
+	for _, t := range tp.tables {
+		if t.name == name {
+			return t
+		}
+	}
+	return nil
+}
+
+// instance is one copy's rows, table by table.
+type instance map[*dbTable][][]*string
+
+// instantiate makes the copy c of the template: fresh ids, names and
+// secrets.
+func (tp *template) instantiate(c copyOf, keyRows map[int][2]string) (instance, error) {
+	ids := make(map[string]string, len(tp.ids))
+	for id := range tp.ids {
+		ids[id] = newUUID()
+	}
+	// Fresh key material per key component.
+	type rsaPair struct{ priv, cert string }
+	pairs := map[string]rsaPair{}
+	cfg := tp.table("component_config")
+	value := -1
+	if cfg != nil {
+		value = cfg.col("value")
+	}
+	out := instance{}
+	for _, t := range tp.tables {
+		src := tp.rows[t]
+		if len(src) == 0 {
+			continue
+		}
+		dst := make([][]*string, len(src))
+		for k, row := range src {
+			nr := make([]*string, len(row))
+			for i, v := range row {
+				if v == nil || !t.text[i] {
+					nr[i] = v
+					continue
+				}
+				s := *v
+				if n, ok := ids[s]; ok {
+					s = n
+				} else if freshIDs[t.name+"."+t.cols[i]] && isUUID(s) {
+					s = newUUID()
+				} else if n, ok := c.exact[s]; ok {
+					s = n
+				} else if strings.Contains(s, tp.tenant) {
+					s = strings.ReplaceAll(s, tp.tenant, c.tenant)
+				}
+				nr[i] = &s
+			}
+			if t == cfg {
+				if ks, ok := keyRows[k]; ok && row[value] != nil {
+					comp, entry := ks[0], ks[1]
+					var s string
+					switch entry {
+					case "privateKey", "certificate":
+						p, ok := pairs[comp]
+						if !ok {
+							var err error
+							if p.priv, p.cert, err = rsaKeyPair(c.realm); err != nil {
+								return nil, fmt.Errorf("tenant %s: realm keys: %w", c.tenant, err)
+							}
+							pairs[comp] = p
+						}
+						s = p.priv
+						if entry == "certificate" {
+							s = p.cert
+						}
+					case "kid":
+						s = newUUID()
+					case "secret":
+						s = randomLike(*row[value])
+					}
+					nr[value] = &s
+				}
+			}
+			dst[k] = nr
+		}
+		out[t] = dst
+	}
+	return out, nil
+}
+
+// freshIDs are columns holding random ids that nothing references (a
+// user without email has a random email constraint; a domain's id is half
+// of its key): a copy gets new ones.
+var freshIDs = map[string]bool{"user_entity.email_constraint": true, "org_domain.id": true}
+
+// isUUID reports whether s looks like a UUID (8-4-4-4-12 hex digits).
+func isUUID(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case i == 8 || i == 13 || i == 18 || i == 23:
+			if c != '-' {
+				return false
+			}
+		case '0' <= c && c <= '9', 'a' <= c && c <= 'f', 'A' <= c && c <= 'F':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// randomLike is a random secret of the same size and alphabet as old
+// (Keycloak stores generated secrets as unpadded base64url).
+func randomLike(old string) string {
+	n, err := base64.RawURLEncoding.DecodeString(old)
+	size := len(n)
+	if err != nil || size == 0 {
+		size = 32
+	}
+	b := make([]byte, size)
+	rand.Read(b)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// newUUID is a random (version 4) UUID.
+func newUUID() string {
+	var b [16]byte
+	rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	var s [36]byte
+	hex.Encode(s[0:8], b[0:4])
+	s[8] = '-'
+	hex.Encode(s[9:13], b[4:6])
+	s[13] = '-'
+	hex.Encode(s[14:18], b[6:8])
+	s[18] = '-'
+	hex.Encode(s[19:23], b[8:10])
+	s[23] = '-'
+	hex.Encode(s[24:], b[10:])
+	return string(s[:])
+}
+
+// writeCopies writes instances in one transaction, a COPY per table in
+// foreign-key order.
+func writeCopies(ctx context.Context, tx pgx.Tx, tables []*dbTable, copies []instance) (rows int, err error) {
+	var buf bytes.Buffer
+	for _, t := range tables {
+		buf.Reset()
+		n := 0
+		for _, in := range copies {
+			for _, row := range in[t] {
+				for i, v := range row {
+					if i > 0 {
+						buf.WriteByte('\t')
+					}
+					copyText(&buf, v)
+				}
+				buf.WriteByte('\n')
+				n++
+			}
+		}
+		if n == 0 {
+			continue
+		}
+		cols := make([]string, len(t.cols))
+		for i, c := range t.cols {
+			cols[i] = pgx.Identifier{c}.Sanitize()
+		}
+		sql := "COPY " + pgx.Identifier{t.name}.Sanitize() + " (" + strings.Join(cols, ", ") + ") FROM STDIN"
+		if _, err := tx.Conn().PgConn().CopyFrom(ctx, &buf, sql); err != nil {
+			return rows, fmt.Errorf("write %s: %w", t.name, err)
+		}
+		rows += n
+	}
+	return rows, nil
+}
+
+// copyText writes v in COPY's text format.
+func copyText(b *bytes.Buffer, v *string) {
+	if v == nil {
+		b.WriteString(`\N`)
+		return
+	}
+	s := *v
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; c {
+		case '\\':
+			b.WriteString(`\\`)
+		case '\t':
+			b.WriteString(`\t`)
+		case '\n':
+			b.WriteString(`\n`)
+		case '\r':
+			b.WriteString(`\r`)
+		default:
+			b.WriteByte(c)
+		}
+	}
+}
+
+// clone seeds todo by copying a complete tenant inside the database. When
+// no tenant is complete yet, the first is made the fast way; tenants an
+// interrupted run left half-made are completed the fast way too.
+func (sd *seeder) clone(ctx context.Context, todo []int) error {
+	tpl := sd.completeTenant(todo)
+	if tpl == 0 {
+		if err := sd.fast(ctx, todo[:1]); err != nil {
+			return err
+		}
+		tpl, todo = todo[0], todo[1:]
+	}
+	if len(todo) == 0 {
+		return nil
+	}
+	conn, err := pgx.Connect(ctx, string(sd.o.DB))
+	if err != nil {
+		return fmt.Errorf("clone: connect to Keycloak's database: %w", err)
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	tables, err := readSchema(ctx, conn)
+	if err != nil {
+		return err
+	}
+	roots, err := sd.templateRoots(ctx, conn, tpl)
+	if err != nil {
+		return err
+	}
+	tp, err := findTemplate(ctx, conn, tables, TenantID(tpl), roots)
+	if err != nil {
+		return err
+	}
+	keyRows, err := tp.keySecrets()
+	if err != nil {
+		return err
+	}
+	todo, left, err := sd.leftovers(ctx, conn, todo)
+	if err != nil {
+		return err
+	}
+	sd.o.Logf("seed: cloning tenant %s (%d rows in %d tables) into %d tenants, %d per transaction; %d half-made left to the fast way",
+		TenantID(tpl), tp.rowCount(), len(tp.rows), len(todo), cloneBatch, len(left))
+
+	// Copies of the next batch (key generation is their main cost) are
+	// made while a batch is written.
+	type batch struct {
+		tenants []int
+		copies  []instance
+		err     error
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	ch := make(chan batch, 1)
+	go func() {
+		defer close(ch)
+		for lo := 0; lo < len(todo); lo += cloneBatch {
+			part := todo[lo:min(lo+cloneBatch, len(todo))]
+			copies := make([]instance, len(part))
+			err := parallel(ctx, len(part), runtime.GOMAXPROCS(0), func(ctx context.Context, k int) error {
+				in, err := tp.instantiate(sd.copyOf(tpl, part[k]), keyRows)
+				copies[k] = in
+				return err
+			})
+			select {
+			case ch <- batch{part, copies, err}:
+			case <-ctx.Done():
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	for b := range ch {
+		if b.err != nil {
+			return b.err
+		}
+		if err := sd.writeBatch(ctx, conn, tables, b.tenants, b.copies); err != nil {
+			return err
+		}
+	}
+	if len(left) > 0 {
+		return sd.fast(ctx, left)
+	}
+	return nil
+}
+
+// writeBatch writes the copies of tenants in one transaction, then has
+// Keycloak drop what it cached.
+func (sd *seeder) writeBatch(ctx context.Context, conn *pgx.Conn, tables []*dbTable, tenants []int, copies []instance) error {
+	span := fmt.Sprintf("tenants %s..%s", TenantID(tenants[0]), TenantID(tenants[len(tenants)-1]))
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("clone %s: %w", span, err)
+	}
+	if _, err := writeCopies(ctx, tx, tables, copies); err != nil {
+		tx.Rollback(context.WithoutCancel(ctx))
+		return fmt.Errorf("clone %s: %w", span, err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return fmt.Errorf("clone %s: commit: %w", span, err)
+	}
+	if err := sd.clearCaches(ctx); err != nil {
+		return fmt.Errorf("clone %s: %w", span, err)
+	}
+	for _, i := range tenants {
+		sd.markDone(i)
+	}
+	return nil
+}
+
+// clearCaches makes Keycloak forget the realms, roles, clients, groups,
+// organizations and users it cached, so that it reads what was written
+// behind its back (clear-realm-cache clears every realm's entries).
+func (sd *seeder) clearCaches(ctx context.Context) error {
+	realm := "master"
+	if sd.s.Mode == ModeOrgs {
+		realm = sd.s.SharedRealm()
+	}
+	return sd.adm.ClearCaches(ctx, realm)
+}
+
+// completeTenant is the first tenant of the dataset that is complete, 0 if
+// none is.
+func (sd *seeder) completeTenant(todo []int) int {
+	missing := map[int]bool{}
+	for _, i := range todo {
+		missing[i] = true
+	}
+	for i := 1; i <= sd.s.Tenants; i++ {
+		if !missing[i] {
+			return i
+		}
+	}
+	return 0
+}
+
+// templateRoots are the ids tenant i's rows hang from.
+func (sd *seeder) templateRoots(ctx context.Context, conn *pgx.Conn, i int) ([]string, error) {
+	fail := func(err error) ([]string, error) {
+		return nil, fmt.Errorf("clone: find tenant %s: %w", TenantID(i), err)
+	}
+	if sd.s.Mode == ModeRealms {
+		var id, admin string
+		err := conn.QueryRow(ctx, `SELECT id, coalesce(master_admin_client, '') FROM realm WHERE name = $1`, sd.s.RealmOf(i)).Scan(&id, &admin)
+		if err != nil {
+			return fail(err)
+		}
+		return []string{id, admin}, nil
+	}
+	var realmID string
+	if err := conn.QueryRow(ctx, `SELECT id FROM realm WHERE name = $1`, sd.s.SharedRealm()).Scan(&realmID); err != nil {
+		return fail(err)
+	}
+	var clients, roles, groups, users []string
+	for _, c := range sd.b.clients(i) {
+		clients = append(clients, c.ClientID)
+	}
+	for k := 1; k <= sd.s.Content.RealmRoles; k++ {
+		roles = append(roles, sd.s.RealmRole(i, k))
+	}
+	for k := 1; k <= sd.s.Content.Groups; k++ {
+		groups = append(groups, sd.s.Group(i, k))
+	}
+	for j := 1; j <= sd.s.Content.Users; j++ {
+		users = append(users, strings.ToLower(sd.s.Username(i, j)))
+	}
+	var roots []string
+	for _, q := range []struct {
+		sql   string
+		names []string
+	}{
+		{`SELECT id FROM org WHERE realm_id = $1 AND alias = ANY($2)`, []string{TenantID(i)}},
+		{`SELECT id FROM client WHERE realm_id = $1 AND client_id = ANY($2)`, clients},
+		{`SELECT id FROM keycloak_role WHERE realm_id = $1 AND NOT client_role AND name = ANY($2)`, roles},
+		{`SELECT id FROM keycloak_group WHERE realm_id = $1 AND name = ANY($2)`, groups},
+		{`SELECT id FROM user_entity WHERE realm_id = $1 AND username = ANY($2)`, users},
+	} {
+		rows, err := conn.Query(ctx, q.sql, realmID, q.names)
+		if err != nil {
+			return fail(err)
+		}
+		ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			return fail(err)
+		}
+		if len(ids) != len(q.names) {
+			return fail(fmt.Errorf("found %d of %v", len(ids), q.names))
+		}
+		roots = append(roots, ids...)
+	}
+	return roots, nil
+}
+
+// copyOf describes tenant k as a copy of tenant tpl.
+func (sd *seeder) copyOf(tpl, k int) copyOf {
+	c := copyOf{tenant: TenantID(k), realm: sd.s.RealmOf(k), exact: map[string]string{}}
+	from, to := sd.b.clients(tpl), sd.b.clients(k)
+	for n := range from {
+		if from[n].Secret != "" {
+			c.exact[from[n].Secret] = to[n].Secret
+		}
+	}
+	return c
+}
+
+// leftovers splits todo into tenants with no trace in the database and
+// tenants an interrupted run left something of (a realm, an organization,
+// a client or a user), which the fast way completes.
+func (sd *seeder) leftovers(ctx context.Context, conn *pgx.Conn, todo []int) (clean, left []int, err error) {
+	found := map[string]bool{}
+	query := func(sql string, args ...any) error {
+		rows, err := conn.Query(ctx, sql, args...)
+		if err != nil {
+			return fmt.Errorf("clone: look for half-made tenants: %w", err)
+		}
+		names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		for _, n := range names {
+			found[n] = true
+		}
+		return err
+	}
+	key := func(i int) []string {
+		if sd.s.Mode == ModeRealms {
+			return []string{sd.s.RealmOf(i)}
+		}
+		k := []string{sd.s.WebClient(i)}
+		if sd.s.Content.Users > 0 {
+			k = append(k, strings.ToLower(sd.s.Username(i, 1)))
+		}
+		return k
+	}
+	var names []string
+	for _, i := range todo {
+		names = append(names, key(i)...)
+	}
+	if sd.s.Mode == ModeRealms {
+		err = query(`SELECT name FROM realm WHERE name = ANY($1)`, names)
+	} else {
+		shared := `(SELECT id FROM realm WHERE name = $2)`
+		err = query(`SELECT client_id FROM client WHERE realm_id = `+shared+` AND client_id = ANY($1)
+UNION ALL SELECT username FROM user_entity WHERE realm_id = `+shared+` AND username = ANY($1)`, names, sd.s.SharedRealm())
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	sd.mu.Lock()
+	defer sd.mu.Unlock()
+	for _, i := range todo {
+		half := sd.orgIDs[TenantID(i)] != ""
+		for _, k := range key(i) {
+			half = half || found[k]
+		}
+		if half {
+			left = append(left, i)
+		} else {
+			clean = append(clean, i)
+		}
+	}
+	return clean, left, nil
+}
