@@ -29,7 +29,7 @@ test: vet unit-test integration-test
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
-# Seed time, fast vs rest, both modes; growth; snapshot restore. Several minutes.
+# Seed time, clone vs fast vs rest, both modes; growth; snapshot restore. Several minutes.
 bench-seed: build
 	scripts/bench-seed.sh $(BENCH_SEED_ARGS)
 

@@ -559,8 +559,12 @@ func matrixVersion(ctx context.Context, e *env, f *capacityFlags, dirs stack.Dir
 	tg := st.Target()
 	manifestPath := filepath.Join(st.State().Dir, "dataset.json")
 	pid := tg.PID
+	db, err := st.DSN()
+	if err != nil {
+		return nil, err
+	}
 	sr, err := dataset.Seed(ctx, kc.NewAdmin(kc.New(tg.BaseURL, nil), tg.Admin), spec, dataset.SeedOptions{
-		Strategy: dataset.Fast, Logf: e.logf, ManifestPath: manifestPath, Target: tg.BaseURL,
+		Strategy: dataset.Clone, Logf: e.logf, ManifestPath: manifestPath, Target: tg.BaseURL, DB: db,
 		ServerCPU: func() (time.Duration, error) { return stack.CPUTime(pid) },
 	})
 	if err != nil {

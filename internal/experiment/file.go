@@ -208,7 +208,7 @@ func (f *File) defaults() {
 		f.Dataset.PasswordPolicy = "default"
 	}
 	if f.Dataset.Strategy == "" {
-		f.Dataset.Strategy = string(dataset.Fast)
+		f.Dataset.Strategy = string(dataset.Clone)
 	}
 	if f.Dataset.Snapshots == nil {
 		t := true

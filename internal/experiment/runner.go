@@ -258,7 +258,7 @@ func (r *Runner) reach(ctx context.Context, p Point) (*results.Seed, error) {
 		strat, _ := dataset.ParseStrategy(r.File.Dataset.Strategy)
 		pid := tg.PID
 		res, err := dataset.Seed(ctx, adm, p.Spec, dataset.SeedOptions{
-			Strategy: strat, Logf: r.Logf, ManifestPath: r.manifestPath(), Target: tg.BaseURL,
+			Strategy: strat, Logf: r.Logf, ManifestPath: r.manifestPath(), Target: tg.BaseURL, DB: r.pgDSN(),
 			ServerCPU: func() (time.Duration, error) { return stack.CPUTime(pid) },
 		})
 		if err != nil {
@@ -522,9 +522,6 @@ func (r *Runner) watchRSS(ctx context.Context, cancel context.CancelCauseFunc, m
 }
 
 func (r *Runner) pgDSN() kc.Secret {
-	if r.st.State().PG == nil {
-		return ""
-	}
 	dsn, err := r.st.DSN()
 	if err != nil {
 		return ""
