@@ -54,8 +54,12 @@ var cloneSkip = map[string]bool{
 	"single_use_object": true, "workflow_state": true, "client_node_registrations": true,
 }
 
-// cloneBatch is tenants per transaction.
-const cloneBatch = 25
+// Tenants per transaction: up to cloneBatch, fewer when a tenant has many
+// rows (presets with thousands of users), to bound memory.
+const (
+	cloneBatch     = 25
+	cloneBatchRows = 200_000
+)
 
 // dbTable is a table of Keycloak's schema.
 type dbTable struct {
@@ -542,8 +546,9 @@ func (sd *seeder) clone(ctx context.Context, todo []int) error {
 	if err != nil {
 		return err
 	}
+	per := max(1, min(cloneBatch, cloneBatchRows/max(1, tp.rowCount())))
 	sd.o.Logf("seed: cloning tenant %s (%d rows in %d tables) into %d tenants, %d per transaction; %d half-made left to the fast way",
-		TenantID(tpl), tp.rowCount(), len(tp.rows), len(todo), cloneBatch, len(left))
+		TenantID(tpl), tp.rowCount(), len(tp.rows), len(todo), per, len(left))
 
 	// Copies of the next batch (key generation is their main cost) are
 	// made while a batch is written.
@@ -557,8 +562,8 @@ func (sd *seeder) clone(ctx context.Context, todo []int) error {
 	ch := make(chan batch, 1)
 	go func() {
 		defer close(ch)
-		for lo := 0; lo < len(todo); lo += cloneBatch {
-			part := todo[lo:min(lo+cloneBatch, len(todo))]
+		for lo := 0; lo < len(todo); lo += per {
+			part := todo[lo:min(lo+per, len(todo))]
 			copies := make([]instance, len(part))
 			err := parallel(ctx, len(part), runtime.GOMAXPROCS(0), func(ctx context.Context, k int) error {
 				in, err := tp.instantiate(sd.copyOf(tpl, part[k]), keyRows)
