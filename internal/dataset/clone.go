@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -556,7 +557,9 @@ func (sd *seeder) clone(ctx context.Context, todo []int) error {
 		tenants []int
 		copies  []instance
 		err     error
+		took    time.Duration
 	}
+	var made, wrote time.Duration
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	ch := make(chan batch, 1)
@@ -564,6 +567,7 @@ func (sd *seeder) clone(ctx context.Context, todo []int) error {
 		defer close(ch)
 		for lo := 0; lo < len(todo); lo += per {
 			part := todo[lo:min(lo+per, len(todo))]
+			t0 := time.Now()
 			copies := make([]instance, len(part))
 			err := parallel(ctx, len(part), runtime.GOMAXPROCS(0), func(ctx context.Context, k int) error {
 				in, err := tp.instantiate(sd.copyOf(tpl, part[k]), keyRows)
@@ -571,7 +575,7 @@ func (sd *seeder) clone(ctx context.Context, todo []int) error {
 				return err
 			})
 			select {
-			case ch <- batch{part, copies, err}:
+			case ch <- batch{part, copies, err, time.Since(t0)}:
 			case <-ctx.Done():
 				return
 			}
@@ -584,10 +588,14 @@ func (sd *seeder) clone(ctx context.Context, todo []int) error {
 		if b.err != nil {
 			return b.err
 		}
+		t0 := time.Now()
 		if err := sd.writeBatch(ctx, conn, tables, b.tenants, b.copies); err != nil {
 			return err
 		}
+		made, wrote = made+b.took, wrote+time.Since(t0)
 	}
+	sd.o.Logf("seed: cloned %d tenants; making the copies (mostly RSA keys) took %.1f s, writing them and clearing Keycloak's caches %.1f s",
+		len(todo), made.Seconds(), wrote.Seconds())
 	if len(left) > 0 {
 		return sd.fast(ctx, left)
 	}

@@ -53,7 +53,13 @@ func spec(mode dataset.Mode, prefix string, tenants int) dataset.Spec {
 
 func (e *env) seed(s dataset.Spec, strat dataset.Strategy, manifest string) *dataset.SeedResult {
 	e.t.Helper()
-	res, err := dataset.Seed(e.ctx, e.adm, s, dataset.SeedOptions{Strategy: strat, ManifestPath: manifest, Target: e.tg.BaseURL, DB: e.db})
+	o := dataset.SeedOptions{Strategy: strat, ManifestPath: manifest, Target: e.tg.BaseURL}
+	if strat == dataset.Clone {
+		// The others read the target through the admin API only, as
+		// against an external Keycloak.
+		o.DB = e.db
+	}
+	res, err := dataset.Seed(e.ctx, e.adm, s, o)
 	if err != nil {
 		e.t.Fatalf("seed %s %s: %v", s.Mode, strat, err)
 	}
