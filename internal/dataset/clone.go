@@ -527,22 +527,11 @@ func (sd *seeder) clone(ctx context.Context, todo []int) error {
 		return fmt.Errorf("clone: connect to Keycloak's database: %w", err)
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
-	tables, err := readSchema(ctx, conn)
+	tp, keyRows, err := sd.readTemplate(ctx, conn, tpl)
 	if err != nil {
-		return err
+		return fmt.Errorf("%w (--strategy fast does not read the database)", err)
 	}
-	roots, err := sd.templateRoots(ctx, conn, tpl)
-	if err != nil {
-		return err
-	}
-	tp, err := findTemplate(ctx, conn, tables, TenantID(tpl), roots)
-	if err != nil {
-		return err
-	}
-	keyRows, err := tp.keySecrets()
-	if err != nil {
-		return err
-	}
+	tables := tp.tables
 	todo, left, err := sd.leftovers(ctx, conn, todo)
 	if err != nil {
 		return err
@@ -600,6 +589,24 @@ func (sd *seeder) clone(ctx context.Context, todo []int) error {
 		return sd.fast(ctx, left)
 	}
 	return nil
+}
+
+// readTemplate reads tenant tpl's rows and finds its key secrets.
+func (sd *seeder) readTemplate(ctx context.Context, conn *pgx.Conn, tpl int) (*template, map[int][2]string, error) {
+	tables, err := readSchema(ctx, conn)
+	if err != nil {
+		return nil, nil, err
+	}
+	roots, err := sd.templateRoots(ctx, conn, tpl)
+	if err != nil {
+		return nil, nil, err
+	}
+	tp, err := findTemplate(ctx, conn, tables, TenantID(tpl), roots)
+	if err != nil {
+		return nil, nil, err
+	}
+	keyRows, err := tp.keySecrets()
+	return tp, keyRows, err
 }
 
 // writeBatch writes the copies of tenants in one transaction, then has
