@@ -186,7 +186,29 @@ func TestGrowth(t *testing.T) {
 			mf := filepath.Join(t.TempDir(), "m.json")
 			p := "g" + string(mode[0]) + string(strat[0])
 			e.seed(spec(mode, p, 3), strat, mf)
+			// Ask for a user to come before it exists (orgs mode: the
+			// same realm), so that a server caching "not found" would
+			// fail the login after growth.
+			m3, _ := dataset.ReadManifest(mf)
+			early := func() error {
+				t1 := m3.Tenant(1)
+				_, err := e.c.Token(e.ctx, m3.Tenant(5).Realm, url.Values{
+					"grant_type": {"password"}, "client_id": {t1.Backend}, "client_secret": {t1.BackendSecret},
+					"username": {m3.Username(5, 3)}, "password": {m3.Password},
+				})
+				return err
+			}
+			if mode == dataset.ModeOrgs {
+				if err := early(); err == nil {
+					t.Fatal("tenant 5's user logged in before it was seeded")
+				}
+			}
 			res := e.seed(spec(mode, p, 5), strat, mf)
+			if mode == dataset.ModeOrgs {
+				if err := early(); err != nil {
+					t.Fatalf("tenant 5's user, looked for before growth, cannot log in after: %v", err)
+				}
+			}
 			if res.Existing != 3 || res.Added != 2 {
 				t.Fatalf("growth 3→5: %+v", res)
 			}

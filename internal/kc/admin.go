@@ -97,16 +97,12 @@ func (a *Admin) DeleteRealm(ctx context.Context, realm string) error {
 	return a.Do(ctx, http.MethodDelete, RealmPath(realm), nil, nil)
 }
 
-// ClearCaches empties Keycloak's realm cache (every realm's realms,
-// clients, roles, groups, organizations) and user cache, through realm's
-// endpoints: after the database was written behind Keycloak's back.
-func (a *Admin) ClearCaches(ctx context.Context, realm string) error {
-	for _, c := range []string{"clear-realm-cache", "clear-user-cache", "clear-keys-cache"} {
-		if err := a.Do(ctx, http.MethodPost, RealmPath(realm, c), nil, nil); err != nil {
-			return fmt.Errorf("%s: %w", c, err)
-		}
-	}
-	return nil
+// ClearRealmCache empties Keycloak's realm cache: every realm's realms,
+// clients, roles, groups, client scopes and organizations (the endpoint is
+// a realm's, the cache is the server's). For after the database was
+// written behind Keycloak's back.
+func (a *Admin) ClearRealmCache(ctx context.Context, realm string) error {
+	return a.Do(ctx, http.MethodPost, RealmPath(realm, "clear-realm-cache"), nil, nil)
 }
 
 // PartialImport adds users, clients, groups and roles to a realm.
