@@ -127,9 +127,14 @@ func extractFile(f *zip.File, p string) error {
 
 // BuildOptions are `kc.sh build` options, e.g. "--features=token-exchange".
 // kcbench always adds the ones it needs (postgres, health, metrics, user
-// event metrics).
-func baseBuildOptions() []string {
-	return []string{"--db=postgres", "--health-enabled=true", "--metrics-enabled=true", "--event-metrics-user-enabled=true"}
+// event metrics where the version has them: 26.0.0 refuses the option,
+// 26.2.0 has it; 26.1 is left without, unverified).
+func baseBuildOptions(version string) []string {
+	opts := []string{"--db=postgres", "--health-enabled=true", "--metrics-enabled=true"}
+	if v, err := ParseVersion(version); err != nil || v.Minor >= 2 {
+		opts = append(opts, "--event-metrics-user-enabled=true")
+	}
+	return opts
 }
 
 // Build is a Keycloak home on which `kc.sh build` ran with Options.
@@ -153,7 +158,7 @@ func buildKey(opts []string, java JDK) string {
 // running `kc.sh build` once per distinct set. A rejected option fails with
 // Keycloak's own message.
 func EnsureBuild(ctx context.Context, dist Distribution, java JDK, extra []string, logf func(string, ...any)) (Build, error) {
-	opts := append(baseBuildOptions(), extra...)
+	opts := append(baseBuildOptions(dist.Version), extra...)
 	root := filepath.Dir(filepath.Dir(dist.Home)) // cache/keycloak/<v>
 	dir := filepath.Join(root, "builds", buildKey(opts, java))
 	b := Build{Dist: dist, Home: filepath.Join(dir, "keycloak"), Options: opts, Java: java}

@@ -296,10 +296,15 @@ func procAttr(detached bool, deathSig syscall.Signal) *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: deathSig}
 }
 
-// findJVM waits for kc.sh's java child.
+// findJVM waits for kc.sh's java child, or for kc.sh to become java (up
+// to 26.2 the script ends in exec).
 func (n *node) findJVM(ctx context.Context) error {
 	deadline := time.Now().Add(30 * time.Second)
 	for {
+		if comm(n.Script.PID) == "java" {
+			n.JVM = n.Script
+			return nil
+		}
 		for _, c := range children(n.Script.PID) {
 			if comm(c) == "java" {
 				p, err := identify(c)

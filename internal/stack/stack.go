@@ -447,7 +447,7 @@ func (s *Stack) Procs() []Proc {
 	var ps []Proc
 	if n := s.st.Node; n != nil {
 		ps = append(ps, n.Script)
-		if n.JVM.PID > 0 {
+		if n.JVM.PID > 0 && n.JVM.PID != n.Script.PID {
 			ps = append(ps, n.JVM)
 		}
 	}
