@@ -38,8 +38,8 @@ import (
 //     secrets, key ids), so no two realms share a key.
 //   - The copies of a batch of tenants are written with COPY in one
 //     transaction (foreign-key order), so a tenant is there entirely or
-//     not at all; then Keycloak's realm and user caches are cleared
-//     through the admin API so that it reads them.
+//     not at all; then Keycloak's realm cache is cleared through the
+//     admin API so that it reads them (see clearCaches).
 //
 // It needs Keycloak's database (the local stack's private PostgreSQL) and a
 // Keycloak of the schema it reads; the integration tests compare its
