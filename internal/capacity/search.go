@@ -275,7 +275,7 @@ func (s *searcher) step(ctx context.Context, phase string, rate float64, d time.
 		return st, ctx.Err()
 	}
 	if !st.Pass && phase != PhaseWarmup && s.o.Pause > 0 {
-		if err := sleep(ctx, s.o.Pause); err != nil {
+		if err := load.Sleep(ctx, s.o.Pause); err != nil {
 			return st, err
 		}
 	}
@@ -401,17 +401,5 @@ func (s *searcher) finish(ctx context.Context, err error) {
 			r.MaxRate, r.Settings.Resolution, failed.Rate, why(failed))
 	default:
 		r.Conclusion = fmt.Sprintf("%g/s met every SLO", r.MaxRate)
-	}
-}
-
-// sleep waits d or until ctx is done.
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
 	}
 }

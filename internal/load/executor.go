@@ -166,3 +166,19 @@ func checkGraceful(errs []error, d time.Duration) []error {
 	}
 	return errs
 }
+
+// Sleep waits for d or until ctx is done, whichever is first; it returns
+// ctx's error when ctx ended the wait (or was done already).
+func Sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

@@ -100,7 +100,7 @@ func (u *journeyUser) Iterate(ctx context.Context, rec load.OpRecorder) error {
 		return u.login(ctx, rec)
 	}
 	next := earliest(u.nextInfo, u.s.renewAt, u.end)
-	if err := sleep(ctx, time.Until(next)); err != nil {
+	if err := load.Sleep(ctx, time.Until(next)); err != nil {
 		return err
 	}
 	now := time.Now()
@@ -127,7 +127,7 @@ func (u *journeyUser) Iterate(ctx context.Context, rec load.OpRecorder) error {
 }
 
 func (u *journeyUser) login(ctx context.Context, rec load.OpRecorder) error {
-	if err := sleep(ctx, time.Duration(u.rng.Int64N(int64(2*u.o.Think)+1))); err != nil {
+	if err := load.Sleep(ctx, time.Duration(u.rng.Int64N(int64(2*u.o.Think)+1))); err != nil {
 		return err
 	}
 	t, user := u.env.Pool.pick(u.rng)
@@ -188,7 +188,7 @@ func retry(ctx context.Context, step func() error) error {
 	var err error
 	for attempt := 0; attempt <= journeyRetries; attempt++ {
 		if attempt > 0 {
-			if sleep(ctx, time.Duration(attempt)*journeyRetryBackoff) != nil {
+			if load.Sleep(ctx, time.Duration(attempt)*journeyRetryBackoff) != nil {
 				return err
 			}
 		}

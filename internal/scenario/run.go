@@ -255,7 +255,7 @@ func (w *cpuWindow) baseline(ctx context.Context, d time.Duration) error {
 		return nil // the run says the CPU is unavailable
 	}
 	t0 := time.Now()
-	if err := sleep(ctx, d); err != nil {
+	if err := load.Sleep(ctx, d); err != nil {
 		return err
 	}
 	c1, err := w.sampler.CPUTime(ctx)

@@ -67,21 +67,6 @@ func (s *session) renew(ctx context.Context, c *kc.Client, rec load.OpRecorder) 
 	return nil
 }
 
-// sleep waits for d or until ctx is done.
-func sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
 // isStatus reports whether err is Keycloak answering with HTTP code.
 func isStatus(err error, code int) bool {
 	var ae *kc.APIError
