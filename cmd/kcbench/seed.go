@@ -128,8 +128,9 @@ func cmdSeed(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	var strat dataset.Strategy // "": clone on the local stack, else fast
 	if *strategy != "" {
-		if _, err := dataset.ParseStrategy(*strategy); err != nil {
+		if strat, err = dataset.ParseStrategy(*strategy); err != nil {
 			return usageError{err}
 		}
 	}
@@ -140,15 +141,11 @@ func cmdSeed(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if *strategy == "" {
-		*strategy = string(dataset.Fast)
+	if strat == "" {
+		strat = dataset.Fast
 		if db != "" {
-			*strategy = string(dataset.Clone)
+			strat = dataset.Clone
 		}
-	}
-	strat, err := dataset.ParseStrategy(*strategy)
-	if err != nil {
-		return usageError{err}
 	}
 	if strat == dataset.Clone && db == "" {
 		return usagef("--strategy clone writes into Keycloak's database: only on the local stack (use fast against a --target)")

@@ -326,9 +326,7 @@ func (tp *template) instantiate(c copyOf, keyRows map[int][2]string) (instance, 
 	for id := range tp.ids {
 		ids[id] = newUUID()
 	}
-	// Fresh key material per key component.
-	type rsaPair struct{ priv, cert string }
-	pairs := map[string]rsaPair{}
+	pairs := map[string][2]string{} // key component → RSA private key, certificate
 	cfg := tp.table("component_config")
 	value := -1
 	if cfg != nil {
@@ -339,6 +337,10 @@ func (tp *template) instantiate(c copyOf, keyRows map[int][2]string) (instance, 
 		src := tp.rows[t]
 		if len(src) == 0 {
 			continue
+		}
+		fresh := make([]bool, len(t.cols))
+		for i, col := range t.cols {
+			fresh[i] = freshIDs[t.name+"."+col]
 		}
 		dst := make([][]*string, len(src))
 		for k, row := range src {
@@ -351,7 +353,7 @@ func (tp *template) instantiate(c copyOf, keyRows map[int][2]string) (instance, 
 				s := *v
 				if n, ok := ids[s]; ok {
 					s = n
-				} else if freshIDs[t.name+"."+t.cols[i]] && isUUID(s) {
+				} else if fresh[i] && isUUID(s) {
 					s = newUUID()
 				} else if n, ok := c.exact[s]; ok {
 					s = n
@@ -360,37 +362,42 @@ func (tp *template) instantiate(c copyOf, keyRows map[int][2]string) (instance, 
 				}
 				nr[i] = &s
 			}
-			if t == cfg {
-				if ks, ok := keyRows[k]; ok && row[value] != nil {
-					comp, entry := ks[0], ks[1]
-					var s string
-					switch entry {
-					case "privateKey", "certificate":
-						p, ok := pairs[comp]
-						if !ok {
-							var err error
-							if p.priv, p.cert, err = rsaKeyPair(c.realm); err != nil {
-								return nil, fmt.Errorf("tenant %s: realm keys: %w", c.tenant, err)
-							}
-							pairs[comp] = p
-						}
-						s = p.priv
-						if entry == "certificate" {
-							s = p.cert
-						}
-					case "kid":
-						s = newUUID()
-					case "secret":
-						s = randomLike(*row[value])
-					}
-					nr[value] = &s
+			if ks, ok := keyRows[k]; ok && t == cfg && row[value] != nil {
+				s, err := c.renewKey(ks[0], ks[1], *row[value], pairs)
+				if err != nil {
+					return nil, err
 				}
+				nr[value] = &s
 			}
 			dst[k] = nr
 		}
 		out[t] = dst
 	}
 	return out, nil
+}
+
+// renewKey is the copy's value of entry of key component comp (old is the
+// template's); pairs keeps one RSA pair per component, so that its key
+// and certificate match.
+func (c copyOf) renewKey(comp, entry, old string, pairs map[string][2]string) (string, error) {
+	switch entry {
+	case "privateKey", "certificate":
+		p, ok := pairs[comp]
+		if !ok {
+			var err error
+			if p[0], p[1], err = rsaKeyPair(c.realm); err != nil {
+				return "", fmt.Errorf("tenant %s: realm keys: %w", c.tenant, err)
+			}
+			pairs[comp] = p
+		}
+		if entry == "certificate" {
+			return p[1], nil
+		}
+		return p[0], nil
+	case "kid":
+		return newUUID(), nil
+	}
+	return randomLike(old), nil
 }
 
 // freshIDs are columns holding random ids that nothing references (a
@@ -452,7 +459,7 @@ func newUUID() string {
 
 // writeCopies writes instances in one transaction, a COPY per table in
 // foreign-key order.
-func writeCopies(ctx context.Context, tx pgx.Tx, tables []*dbTable, copies []instance) (rows int, err error) {
+func writeCopies(ctx context.Context, tx pgx.Tx, tables []*dbTable, copies []instance) error {
 	var buf bytes.Buffer
 	for _, t := range tables {
 		buf.Reset()
@@ -478,11 +485,10 @@ func writeCopies(ctx context.Context, tx pgx.Tx, tables []*dbTable, copies []ins
 		}
 		sql := "COPY " + pgx.Identifier{t.name}.Sanitize() + " (" + strings.Join(cols, ", ") + ") FROM STDIN"
 		if _, err := tx.Conn().PgConn().CopyFrom(ctx, &buf, sql); err != nil {
-			return rows, fmt.Errorf("write %s: %w", t.name, err)
+			return fmt.Errorf("write %s: %w", t.name, err)
 		}
-		rows += n
 	}
-	return rows, nil
+	return nil
 }
 
 // copyText writes v in COPY's text format.
@@ -617,7 +623,7 @@ func (sd *seeder) writeBatch(ctx context.Context, conn *pgx.Conn, tables []*dbTa
 	if err != nil {
 		return fmt.Errorf("clone %s: %w", span, err)
 	}
-	if _, err := writeCopies(ctx, tx, tables, copies); err != nil {
+	if err := writeCopies(ctx, tx, tables, copies); err != nil {
 		tx.Rollback(context.WithoutCancel(ctx))
 		return fmt.Errorf("clone %s: %w", span, err)
 	}

@@ -41,23 +41,11 @@ func (u *fakeUser) Iterate(ctx context.Context, rec OpRecorder) error {
 	return u.f.iterate(ctx, u.id, n, rec)
 }
 
-// sleep waits for d or until ctx is done.
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
 // busy returns an iterate function that records one operation "op" taking d.
 func busy(d time.Duration) func(context.Context, int, int64, OpRecorder) error {
 	return func(ctx context.Context, _ int, _ int64, rec OpRecorder) error {
 		start := time.Now()
-		err := sleep(ctx, d)
+		err := Sleep(ctx, d)
 		rec.Record("op", start, err)
 		return err
 	}

@@ -141,7 +141,7 @@ func TestLatencyFromIntendedStart(t *testing.T) {
 		stallFrom, stallTo := start.Add(time.Second), start.Add(2*time.Second)
 		sc := &fakeScenario{
 			newUser: func(ctx context.Context, _ int) error {
-				return sleep(ctx, 50*time.Millisecond) // slow login while creating a VU
+				return Sleep(ctx, 50*time.Millisecond) // slow login while creating a VU
 			},
 			iterate: func(ctx context.Context, _ int, _ int64, rec OpRecorder) error {
 				begin := time.Now()
@@ -149,7 +149,7 @@ func TestLatencyFromIntendedStart(t *testing.T) {
 				if !begin.Before(stallFrom) && begin.Before(stallTo) {
 					d += stallTo.Sub(begin) // the target stalls until stallTo
 				}
-				err := sleep(ctx, d)
+				err := Sleep(ctx, d)
 				rec.Record("req", begin, err)
 				return err
 			},
@@ -207,7 +207,7 @@ func TestNewUserLagIsLatencyNotService(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		sc := &fakeScenario{
-			newUser: func(ctx context.Context, _ int) error { return sleep(ctx, 200*time.Millisecond) },
+			newUser: func(ctx context.Context, _ int) error { return Sleep(ctx, 200*time.Millisecond) },
 			iterate: busy(time.Millisecond),
 		}
 		e := ConstantArrivalRate{Rate: 10, Duration: time.Second, MaxVUs: 10}
