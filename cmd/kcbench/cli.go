@@ -8,6 +8,7 @@ import (
 	"github.com/kcbench/kcbench/internal/buildinfo"
 	"io"
 	"sort"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -20,6 +21,7 @@ const (
 	exitUsage       = 2 // bad flags or arguments
 	exitThresholds  = 3 // an SLO or threshold failed (results still written)
 	exitInterrupted = 4 // SIGINT/SIGTERM
+	exitTargetDown  = 5 // the target died or was unreachable during a run (results of what ran still written)
 )
 
 // env is what a command may touch of the process: its output streams and
@@ -161,6 +163,23 @@ func parse(fs *flag.FlagSet, args []string, maxArgs int) error {
 	return nil
 }
 
+// flagNames rewrites the problems in err, one per line as "key: …", so
+// that a key that is also a flag of fs (with - for _) is named as the
+// flag: "vus: 0: …" becomes "--vus: 0: …".
+func flagNames(fs *flag.FlagSet, err error) error {
+	lines := strings.Split(err.Error(), "\n")
+	for i, l := range lines {
+		k, rest, ok := strings.Cut(l, ":")
+		if !ok || strings.ContainsAny(k, " \t") {
+			continue
+		}
+		if name := strings.ReplaceAll(k, "_", "-"); fs.Lookup(name) != nil {
+			lines[i] = "--" + name + ":" + rest
+		}
+	}
+	return errors.New(strings.Join(lines, "\n"))
+}
+
 // listFlag is a repeatable string flag.
 type listFlag []string
 
@@ -185,9 +204,9 @@ func (m mapFlag) Set(v string) error {
 		if !ok || k == "" {
 			return fmt.Errorf("%q: want NAME=NUMBER", part)
 		}
-		var n int
-		if _, err := fmt.Sscan(val, &n); err != nil {
-			return fmt.Errorf("%q: %v", part, err)
+		n, err := strconv.Atoi(strings.TrimSpace(val))
+		if err != nil || n < 0 {
+			return fmt.Errorf("%q: want NAME=NUMBER, a whole number ≥ 0", part)
 		}
 		m[k] = n
 	}

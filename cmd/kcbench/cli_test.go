@@ -12,10 +12,16 @@ import (
 // runCLI runs kcbench in-process with its own state and cache folders.
 func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
+	return runCLICtx(t, context.Background(), args...)
+}
+
+// runCLICtx is runCLI under ctx (cancel it to stand for Ctrl-C).
+func runCLICtx(t *testing.T, ctx context.Context, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
 	var out, errb bytes.Buffer
 	dir := t.TempDir()
 	env := map[string]string{"XDG_STATE_HOME": filepath.Join(dir, "state"), "XDG_CACHE_HOME": filepath.Join(dir, "cache")}
-	code = run(context.Background(), args, &out, &errb, func(k string) string { return env[k] })
+	code = run(ctx, args, &out, &errb, func(k string) string { return env[k] })
 	return code, out.String(), errb.String()
 }
 

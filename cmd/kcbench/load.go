@@ -19,6 +19,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/kcbench/kcbench/internal/dataset"
+	"github.com/kcbench/kcbench/internal/fileutil"
 	"github.com/kcbench/kcbench/internal/kc"
 	"github.com/kcbench/kcbench/internal/load"
 	"github.com/kcbench/kcbench/internal/progress"
@@ -40,6 +41,9 @@ type loadFile struct {
 // hand-offs between threads) and still makes tens of thousands of requests
 // per second, far more than a Keycloak sharing the box serves.
 const defaultProcs = 1
+
+// maxProcs bounds --procs (GOMAXPROCS).
+const maxProcs = 4096
 
 func defaultLoadFile() loadFile {
 	f := loadFile{Procs: defaultProcs}
@@ -88,8 +92,8 @@ func (f *loadFile) register(fs *flag.FlagSet) {
 // validate reports every problem at once.
 func (f *loadFile) validate() error {
 	errs := []error{f.Config.Validate()}
-	if f.Procs < 0 {
-		errs = append(errs, fmt.Errorf("procs: %d: must not be negative", f.Procs))
+	if f.Procs < 0 || f.Procs > maxProcs {
+		errs = append(errs, fmt.Errorf("procs: %d: must be between 0 and %d", f.Procs, maxProcs))
 	}
 	if f.Realm != "" && f.Manifest != "" {
 		errs = append(errs, errors.New("realm and manifest exclude each other"))
@@ -163,21 +167,28 @@ func cmdLoad(ctx context.Context, e *env, args []string) error {
 		tf.register(fs)
 		return fs
 	}
-	if err := parse(newFS(&cfg), args, 0); err != nil {
+	fs := newFS(&cfg)
+	if err := parse(fs, args, 0); err != nil {
 		return err
 	}
 	if file != "" {
 		fc, err := readLoadFile(file)
 		if err != nil {
-			return usageError{err}
+			return usagef("--file: %v", err)
 		}
 		cfg = fc
-		if err := parse(newFS(&cfg), args, 0); err != nil { // flags override the file
+		fs = newFS(&cfg)
+		if err := parse(fs, args, 0); err != nil { // flags override the file
 			return err
 		}
 	}
 	if err := cfg.validate(); err != nil {
-		return usageError{err}
+		return usageError{flagNames(fs, err)}
+	}
+	if cfg.Out != "" {
+		if err := fileutil.CheckWritableDir(cfg.Out); err != nil {
+			return usagef("--out: %v", err)
+		}
 	}
 	tg, manifestPath, err := loadTarget(e, &cfg, &tf, &w)
 	if err != nil {
@@ -196,11 +207,6 @@ func cmdLoad(ctx context.Context, e *env, args []string) error {
 	// Check the scenario against the users and clients before starting.
 	if _, err := scenario.ByName(cfg.Scenario, probeEnv(tg, in.Manifest, cfg.Config)); err != nil {
 		return usageError{err}
-	}
-	if cfg.Out != "" {
-		if err := os.MkdirAll(cfg.Out, 0o755); err != nil {
-			return err
-		}
 	}
 	if cfg.Procs > 0 {
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(cfg.Procs))
@@ -224,6 +230,9 @@ func cmdLoad(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if cfg.Out != "" {
+		if err := os.MkdirAll(cfg.Out, 0o755); err != nil {
+			return err
+		}
 		if err := writeLoadOutputs(cfg.Out, res); err != nil {
 			return err
 		}

@@ -40,15 +40,15 @@ func TestLoadUsageErrors(t *testing.T) {
 		{"all problems at once", with("--scenario", "jwks", "--vus", "0", "--duration", "-1s", "--threshold", "p95<<1"),
 			[]string{"vus: 0", "duration: -1s", "thresholds: threshold \"p95<<1\""}},
 		{"rate without arrival rate", with("--scenario", "jwks", "--rate", "5"), []string{"rate: applies to constant-arrival-rate only"}},
-		{"arrival rate without rate", with("--scenario", "jwks", "--executor", "constant-arrival-rate"), []string{"needs a positive rate"}},
+		{"arrival rate without rate", with("--scenario", "jwks", "--executor", "constant-arrival-rate"), []string{"--rate: 0: must be > 0"}},
 		{"stages without ramping", with("--scenario", "jwks", "--stages", "1s:2"), []string{"stages: apply to"}},
 		{"ramping without stages", with("--scenario", "jwks", "--executor", "ramping-vus"), []string{"needs at least one stage"}},
 		{"bad stage", with("--scenario", "jwks", "--executor", "ramping-vus", "--stages", "10s"), []string{"DURATION:TARGET"}},
 		{"fractional VUs", with("--scenario", "jwks", "--executor", "ramping-vus", "--stages", "1s:2.5"), []string{"not a whole number"}},
 		{"warm-up longer than stages", with("--scenario", "jwks", "--executor", "ramping-arrival-rate", "--stages", "1s:2", "--warmup", "2s"), []string{"warmup: 2s"}},
 		{"iterations without per-vu", with("--scenario", "jwks", "--iterations", "3"), []string{"iterations: applies"}},
-		{"max-vus below vus", with("--scenario", "jwks", "--executor", "constant-arrival-rate", "--rate", "1", "--vus", "5", "--max-vus", "2"), []string{"max_vus: 2"}},
-		{"skew", with("--scenario", "jwks", "--tenant-skew", "-1"), []string{"tenant_skew: tenant skew -1"}},
+		{"max-vus below vus", with("--scenario", "jwks", "--executor", "constant-arrival-rate", "--rate", "1", "--vus", "5", "--max-vus", "2"), []string{"--max-vus: 2"}},
+		{"skew", with("--scenario", "jwks", "--tenant-skew", "-1"), []string{"--tenant-skew: tenant skew -1"}},
 		{"mix elsewhere", with("--scenario", "jwks", "--mix", "jwks=1"), []string{"mix: applies to the mix scenario only"}},
 		{"bad mix", with("--scenario", "mix", "--mix", "jwks"), []string{"scenario=weight"}},
 		{"mix of unknown", with("--scenario", "mix", "--mix", "nope=1"), []string{`unknown scenario "nope"`}},
@@ -63,7 +63,7 @@ func TestLoadUsageErrors(t *testing.T) {
 		{"bad YAML duration", []string{"load", "--file", writeFile(t, "b.yaml", "scenario: jwks\nduration: soon\n")}, []string{"soon", "time.Duration"}},
 		{"bad YAML stage", []string{"load", "--file", writeFile(t, "c.yaml", "scenario: jwks\nexecutor: ramping-vus\nstages:\n  - {duration: 1s, vus: 3}\n")}, []string{"field vus not found in a stage"}},
 		{"empty YAML", []string{"load", "--file", writeFile(t, "d.yaml", "")}, []string{"is empty"}},
-		{"YAML problems are validated", append([]string{"load", "--file", writeFile(t, "e.yaml", "scenario: jwks\nexecutor: constant-arrival-rate\n")}, tgt...), []string{"needs a positive rate"}},
+		{"YAML problems are validated", append([]string{"load", "--file", writeFile(t, "e.yaml", "scenario: jwks\nexecutor: constant-arrival-rate\n")}, tgt...), []string{"--rate: 0: must be > 0"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -37,6 +37,14 @@ func (f *specFlags) register(fs *flag.FlagSet) {
 	fs.Int64Var(&f.seed, "seed", 1, "seed deriving passwords and client secrets")
 }
 
+// Bounds of the dataset flags (dataset.Content.Validate checks the
+// totals too).
+const (
+	maxSeedUsers   = 10_000_000
+	maxSeedClients = 1_000_000
+	maxSeedCount   = 100_000
+)
+
 func (f *specFlags) spec() (dataset.Spec, error) {
 	var errs []error
 	mode, err := dataset.ParseMode(f.mode)
@@ -67,8 +75,21 @@ func (f *specFlags) spec() (dataset.Spec, error) {
 	set(&s.Content.RealmRoles, f.roles, 0)
 	set(&s.Content.Groups, f.groups, 0)
 	set(&s.Content.ClientRolesPerClient, f.clientRoles, -1)
-	if f.tenants < 0 || f.users < 0 || f.clients < 0 || f.roles < 0 || f.groups < 0 {
-		errs = append(errs, errors.New("counts must be positive"))
+	for _, c := range []struct {
+		flag     string
+		v, unset int
+		lo, hi   int
+	}{
+		{"tenants", f.tenants, 0, 1, dataset.MaxTenants},
+		{"users", f.users, 0, 1, maxSeedUsers},
+		{"clients", f.clients, 0, 2, maxSeedClients},
+		{"roles", f.roles, 0, 1, maxSeedCount},
+		{"groups", f.groups, 0, 1, maxSeedCount},
+		{"client-roles", f.clientRoles, -1, 0, maxSeedCount},
+	} {
+		if c.v != c.unset && (c.v < c.lo || c.v > c.hi) {
+			errs = append(errs, fmt.Errorf("--%s: %d: must be between %d and %d", c.flag, c.v, c.lo, c.hi))
+		}
 	}
 	if len(errs) == 0 {
 		if err := s.Validate(); err != nil {

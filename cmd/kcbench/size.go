@@ -544,11 +544,11 @@ func (f *sizeFlags) modeProblems(set map[string]bool) []string {
 				problems = append(problems, fmt.Sprintf("--from-metrics %q: want Keycloak's management URL, e.g. http://127.0.0.1:9000", u))
 			}
 		}
-		if f.interval <= 0 {
-			problems = append(problems, fmt.Sprintf("--interval: must be > 0, got %s", f.interval))
+		if f.interval <= 0 || f.interval > time.Hour {
+			problems = append(problems, fmt.Sprintf("--interval: must be > 0 and at most 1h, got %s", f.interval))
 		}
-		if !(f.peak > 0) || math.IsInf(f.peak, 0) {
-			problems = append(problems, fmt.Sprintf("--peak: must be a finite factor > 0, got %g", f.peak))
+		if !(f.peak > 0 && f.peak <= 1000) {
+			problems = append(problems, fmt.Sprintf("--peak: must be a factor > 0 and at most 1000, got %g", f.peak))
 		}
 	} else if given := setOf(set, []string{"interval", "peak"}); len(given) > 0 {
 		problems = append(problems, fmt.Sprintf("%s: only with --from-metrics", strings.Join(given, ", ")))
@@ -568,8 +568,8 @@ func (f *sizeFlags) modeProblems(set map[string]bool) []string {
 		default:
 			problems = append(problems, fmt.Sprintf("--slo-phase: want warm, cold or all, got %q", f.sloPhase))
 		}
-		if set["memory-limit-mib"] && (!(f.memoryLimitMiB > 0) || math.IsInf(f.memoryLimitMiB, 0)) {
-			problems = append(problems, fmt.Sprintf("--memory-limit-mib: must be a finite number of MiB > 0, got %g", f.memoryLimitMiB))
+		if set["memory-limit-mib"] && !(f.memoryLimitMiB > 0 && f.memoryLimitMiB <= sizing.MaxMemoryMiB) {
+			problems = append(problems, fmt.Sprintf("--memory-limit-mib: must be a number of MiB > 0 and at most %d, got %g", sizing.MaxMemoryMiB, f.memoryLimitMiB))
 		}
 	}
 	return problems

@@ -604,7 +604,7 @@ func TestSizeFromMetricsProblems(t *testing.T) {
 		{"restarted between reads", func(t *testing.T) string {
 			return newMetricsServer(t, capture(t, "kc26.7.3-after-mix-logout.txt"), capture(t, "kc26.7.3-before.txt")).URL
 		}, nil, exitError, []string{"counter went down", "restarted"}},
-		{"zero peak", nil, []string{"--peak", "0"}, exitUsage, []string{"--peak: must be a finite factor > 0"}},
+		{"zero peak", nil, []string{"--peak", "0"}, exitUsage, []string{"--peak: must be a factor > 0"}},
 		{"negative peak", nil, []string{"--peak", "-2"}, exitUsage, []string{"--peak"}},
 		{"zero interval", nil, []string{"--interval", "0s"}, exitUsage, []string{"--interval: must be > 0"}},
 		{"load flags too", nil, []string{"--logins", "5"}, exitUsage, []string{"both give the load"}},

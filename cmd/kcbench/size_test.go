@@ -226,13 +226,13 @@ func TestSizeUsageErrors(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{"negative logins", []string{"--logins", "-1"}, []string{"--logins", "≥ 0"}},
+		{"negative logins", []string{"--logins", "-1"}, []string{"--logins", "between 0 and"}},
 		{"negative refresh", []string{"--refresh", "-3"}, []string{"--refresh:"}},
 		{"negative client credentials", []string{"--client-credentials", "-3"}, []string{"--client-credentials:"}},
 		{"negative logouts", []string{"--logouts", "-3"}, []string{"--logouts:"}},
 		{"not a number", []string{"--logins", "many"}, []string{"logins"}},
 		{"NaN", []string{"--logins", "NaN"}, []string{"--logins:"}},
-		{"zero pods", []string{"--pods", "0"}, []string{"--pods", "at least 1"}},
+		{"zero pods", []string{"--pods", "0"}, []string{"--pods", "between 1 and"}},
 		{"negative headroom", []string{"--headroom", "-10"}, []string{"--headroom:"}},
 		{"three sites", []string{"--sites", "3"}, []string{"--sites", "1 or 2"}},
 		{"unknown second site", []string{"--sites", "2", "--second-site", "third"}, []string{"second-site", "want same, half-requests or half"}},

@@ -235,6 +235,19 @@ func (f *File) defaults() {
 	}
 }
 
+// MaxPoints bounds an experiment's matrix: a point takes minutes, so
+// more than this many would run for months.
+const MaxPoints = 10_000
+
+// points counts the plan's points without building it.
+func (f *File) points() int {
+	tenants := map[int]bool{}
+	for _, n := range f.Dataset.Tenants {
+		tenants[n] = true
+	}
+	return max(len(f.Variants), 1) * len(f.Dataset.Modes) * max(len(tenants), 1) * max(f.Repeats, 1)
+}
+
 var nameRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
 
 // Validate checks a file with defaults applied; it reports every problem,
@@ -312,6 +325,9 @@ func (f *File) Validate() error {
 	}
 	if f.Repeats < 1 || f.Repeats > 100 {
 		add("repeats: %d: must be between 1 and 100", f.Repeats)
+	}
+	if n := f.points(); n > MaxPoints {
+		add("the matrix has %d points (variants × modes × tenant counts × repeats): at most %d", n, MaxPoints)
 	}
 	vnames := map[string]bool{}
 	for i, v := range f.Variants {

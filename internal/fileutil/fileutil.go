@@ -5,9 +5,13 @@ package fileutil
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+
+	"golang.org/x/sys/unix"
 )
 
 // WriteAtomic writes data to path through a temporary file in the same
@@ -73,4 +77,30 @@ func ReadSecret(path string) (string, error) {
 		return "", fmt.Errorf("read secret: %s is empty", path)
 	}
 	return s, nil
+}
+
+// CheckWritableDir reports why dir cannot be made (or is not) a folder
+// kcbench can write into, without creating anything: dir must be a folder
+// that is writable, or not exist below a writable folder.
+func CheckWritableDir(dir string) error {
+	p := filepath.Clean(dir)
+	for {
+		fi, err := os.Stat(p)
+		switch {
+		case err == nil && !fi.IsDir():
+			return fmt.Errorf("%s is a file, not a folder", p)
+		case err == nil:
+			if err := unix.Access(p, unix.W_OK|unix.X_OK); err != nil {
+				return fmt.Errorf("%s is not writable", p)
+			}
+			return nil
+		case !errors.Is(err, fs.ErrNotExist):
+			return err
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			return fmt.Errorf("%s: no existing parent folder", dir)
+		}
+		p = parent
+	}
 }

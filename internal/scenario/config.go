@@ -65,6 +65,21 @@ type Config struct {
 	RedirectURI  string `yaml:"redirect_uri"`
 }
 
+// Upper bounds of a Config: beyond any run one machine can drive, low
+// enough that nothing the run allocates up front (VUs, connection pools,
+// schedules) can exhaust memory.
+const (
+	MaxVUs           = 100_000
+	MaxRate          = 1_000_000 // iterations per second
+	MaxIterations    = 1_000_000_000
+	MaxSessionsPerVU = 100_000
+	MaxStages        = 1_000
+	// MaxDuration bounds the run's durations (a week-long soak fits).
+	MaxDuration = 7 * 24 * time.Hour
+	// MaxWait bounds the timeouts, pauses and think times.
+	MaxWait = time.Hour
+)
+
 // Config defaults.
 const (
 	DefaultExecutor = load.NameConstantVUs
@@ -123,20 +138,22 @@ func (c *Config) Validate() error {
 	if !slices.Contains(Executors(), c.Executor) {
 		add("executor: %q: want one of %s", c.Executor, strings.Join(Executors(), ", "))
 	}
-	if c.Warmup < 0 {
-		add("warmup: %v: must not be negative", c.Warmup)
+	durations := []struct {
+		key string
+		d   time.Duration
+		max time.Duration
+	}{
+		{"warmup", c.Warmup, MaxDuration}, {"graceful_stop", c.GracefulStop, MaxWait}, {"timeout", c.Timeout, MaxWait},
+		{"cpu_baseline", c.CPUBaseline, MaxWait}, {"journey_think", c.JourneyThink, MaxWait},
+		{"journey_userinfo_every", c.JourneyUserinfo, MaxWait}, {"journey_token_lifetime", c.JourneyLifetime, MaxDuration},
 	}
-	if c.GracefulStop < 0 {
-		add("graceful_stop: %v: must not be negative", c.GracefulStop)
+	for _, d := range durations {
+		if d.d < 0 || d.d > d.max {
+			add("%s: %v: must be between 0s and %v", d.key, d.d, d.max)
+		}
 	}
-	if c.Timeout < 0 {
-		add("timeout: %v: must not be negative", c.Timeout)
-	}
-	if c.CPUBaseline < 0 {
-		add("cpu_baseline: %v: must not be negative", c.CPUBaseline)
-	}
-	if !ramping && c.Duration <= 0 {
-		add("duration: %v: must be positive", c.Duration)
+	if !ramping && (c.Duration <= 0 || c.Duration > MaxDuration) {
+		add("duration: %v: must be positive and at most %v", c.Duration, MaxDuration)
 	}
 	if !ramping && len(c.Stages) > 0 {
 		add("stages: apply to ramping-vus and ramping-arrival-rate only")
@@ -145,15 +162,25 @@ func (c *Config) Validate() error {
 		if len(c.Stages) == 0 {
 			add("stages: %s needs at least one stage", c.Executor)
 		}
+		if len(c.Stages) > MaxStages {
+			add("stages: %d stages: at most %d", len(c.Stages), MaxStages)
+		}
+		maxTarget := float64(MaxVUs)
+		if c.Executor == load.NameRampingArrivalRate {
+			maxTarget = MaxRate
+		}
 		var total time.Duration
 		for i, s := range c.Stages {
-			if s.Duration < 0 || s.Target < 0 {
-				add("stages: stage %d (%v:%g) must not be negative", i+1, s.Duration, s.Target)
+			if s.Duration < 0 || s.Target < 0 || s.Duration > MaxDuration || !(s.Target <= maxTarget) {
+				add("stages: stage %d (%v:%g): duration must be between 0s and %v, target between 0 and %g", i+1, s.Duration, s.Target, MaxDuration, maxTarget)
 			}
 			if c.Executor == load.NameRampingVUs && s.Target != math.Trunc(s.Target) {
 				add("stages: stage %d: %g VUs is not a whole number", i+1, s.Target)
 			}
-			total += s.Duration
+			total += min(max(s.Duration, 0), MaxDuration)
+		}
+		if total > MaxDuration {
+			add("stages: %v in all: at most %v", total, MaxDuration)
 		}
 		if len(c.Stages) > 0 && c.Warmup >= total {
 			add("warmup: %v: must be shorter than the stages (%v), whose first part it is", c.Warmup, total)
@@ -162,8 +189,11 @@ func (c *Config) Validate() error {
 	if c.Rate != 0 && c.Executor != load.NameConstantArrivalRate {
 		add("rate: applies to constant-arrival-rate only")
 	}
-	if c.Executor == load.NameConstantArrivalRate && !(c.Rate > 0 && !math.IsInf(c.Rate, 0)) {
-		add("rate: %v: constant-arrival-rate needs a positive rate", c.Rate)
+	if c.Executor == load.NameConstantArrivalRate && !(c.Rate > 0 && c.Rate <= MaxRate) {
+		add("rate: %v: must be > 0 and at most %g per second", c.Rate, float64(MaxRate))
+	}
+	if !(c.StartRate >= 0 && c.StartRate <= MaxRate) {
+		add("start_rate: %v: must be between 0 and %g per second", c.StartRate, float64(MaxRate))
 	}
 	if c.StartRate != 0 && c.Executor != load.NameRampingArrivalRate {
 		add("start_rate: applies to ramping-arrival-rate only")
@@ -174,11 +204,18 @@ func (c *Config) Validate() error {
 	if c.Iterations != 0 && c.Executor != load.NamePerVUIterations {
 		add("iterations: applies to per-vu-iterations only")
 	}
-	if c.Executor == load.NamePerVUIterations && c.Iterations < 1 {
-		add("iterations: %d: per-vu-iterations needs at least 1", c.Iterations)
+	if c.Executor == load.NamePerVUIterations && (c.Iterations < 1 || c.Iterations > MaxIterations) {
+		add("iterations: %d: must be between 1 and %d", c.Iterations, MaxIterations)
 	}
-	if c.Executor != load.NameRampingVUs && c.VUs < 1 && c.MaxVUs < 1 {
-		add("vus: %d: must be at least 1", c.VUs)
+	switch {
+	case c.Executor != load.NameRampingVUs && c.VUs < 1 && c.MaxVUs < 1, c.VUs < 0, c.VUs > MaxVUs:
+		add("vus: %d: must be between 1 and %d", c.VUs, MaxVUs)
+	}
+	if c.StartVUs < 0 || c.StartVUs > MaxVUs {
+		add("start_vus: %d: must be between 0 and %d", c.StartVUs, MaxVUs)
+	}
+	if c.MaxVUs < 0 || c.MaxVUs > MaxVUs {
+		add("max_vus: %d: must be between 0 and %d", c.MaxVUs, MaxVUs)
 	}
 	if c.MaxVUs != 0 && c.Executor != load.NameConstantArrivalRate && c.Executor != load.NameRampingArrivalRate {
 		add("max_vus: applies to the arrival-rate executors only")
@@ -202,11 +239,11 @@ func (c *Config) Validate() error {
 			add("mix: %v", err)
 		}
 	}
-	if c.SessionsPerVU < 0 || c.RefreshesPerSession < 0 {
-		add("sessions_per_vu, refreshes_per_session: must not be negative")
+	if c.SessionsPerVU < 0 || c.SessionsPerVU > MaxSessionsPerVU {
+		add("sessions_per_vu: %d: must be between 0 and %d", c.SessionsPerVU, MaxSessionsPerVU)
 	}
-	if c.JourneyThink < 0 || c.JourneyUserinfo < 0 || c.JourneyLifetime < 0 {
-		add("journey_*: durations must not be negative")
+	if c.RefreshesPerSession < 0 || c.RefreshesPerSession > MaxIterations {
+		add("refreshes_per_session: %d: must be between 0 and %d", c.RefreshesPerSession, MaxIterations)
 	}
 	if c.Realm == "" && (c.ClientID != "" || c.Username != "" || c.ClientSecret != "" || c.Password != "") {
 		add("client_id, client_secret, username, password: need realm")

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/kcbench/kcbench/internal/load"
@@ -38,18 +39,25 @@ func newMix(env *Env) (load.Scenario, error) {
 	return m, nil
 }
 
+// MaxMixWeight bounds one weight of a mix, so that the weights' sum
+// cannot overflow.
+const MaxMixWeight = 1_000_000
+
 // ParseMix reads weights written as name=weight[,name=weight…].
 func ParseMix(s string) (map[string]int, error) {
 	m := map[string]int{}
 	for part := range strings.SplitSeq(s, ",") {
 		name, w, ok := strings.Cut(strings.TrimSpace(part), "=")
-		var n int
-		if ok {
-			_, err := fmt.Sscan(w, &n)
-			ok = err == nil
-		}
+		name, w = strings.TrimSpace(name), strings.TrimSpace(w)
 		if !ok || name == "" {
 			return nil, fmt.Errorf("mix %q: want scenario=weight[,scenario=weight…]", part)
+		}
+		n, err := strconv.Atoi(w)
+		if err != nil || n < 0 || n > MaxMixWeight {
+			return nil, fmt.Errorf("mix %q: weight %q: want a whole number from 0 to %d", part, w, MaxMixWeight)
+		}
+		if _, dup := m[name]; dup {
+			return nil, fmt.Errorf("mix %q: %s given twice", part, name)
 		}
 		m[name] = n
 	}
@@ -77,8 +85,8 @@ func checkMix(weights map[string]int) error {
 			errs = append(errs, errors.New("a mix cannot contain a mix"))
 		case !ok:
 			errs = append(errs, fmt.Errorf("%w %q", ErrUnknown, name))
-		case w < 0:
-			errs = append(errs, fmt.Errorf("weight of %s = %d: must not be negative", name, w))
+		case w < 0 || w > MaxMixWeight:
+			errs = append(errs, fmt.Errorf("weight of %s = %d: must be between 0 and %d", name, w, MaxMixWeight))
 		default:
 			total += w
 		}

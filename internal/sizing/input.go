@@ -128,9 +128,9 @@ func (r Rates) String() string {
 
 func (r Rates) problems(prefix string) []error {
 	var errs []error
-	positive(&errs, prefix+"logins_per_vcpu", r.LoginsPerVCPU)
-	positive(&errs, prefix+"client_credentials_per_vcpu", r.ClientCredentialsPerVCPU)
-	positive(&errs, prefix+"refreshes_per_vcpu", r.RefreshesPerVCPU)
+	positive(&errs, prefix+"logins_per_vcpu", r.LoginsPerVCPU, MaxRate)
+	positive(&errs, prefix+"client_credentials_per_vcpu", r.ClientCredentialsPerVCPU, MaxRate)
+	positive(&errs, prefix+"refreshes_per_vcpu", r.RefreshesPerVCPU, MaxRate)
 	return errs
 }
 
@@ -162,8 +162,8 @@ func GuideMemory() Memory {
 
 func (m Memory) problems(prefix string) []error {
 	var errs []error
-	positive(&errs, prefix+"request_mib", m.RequestMiB)
-	nonNegative(&errs, prefix+"non_heap_mib", m.NonHeapMiB)
+	positive(&errs, prefix+"request_mib", m.RequestMiB, MaxMemoryMiB)
+	nonNegative(&errs, prefix+"non_heap_mib", m.NonHeapMiB, MaxMemoryMiB)
 	if finite(m.RequestMiB) && finite(m.NonHeapMiB) && m.RequestMiB > 0 && m.NonHeapMiB >= m.RequestMiB {
 		errs = append(errs, &FieldError{prefix + "non_heap_mib",
 			fmt.Sprintf("must be below request_mib (%s), got %s", num(m.RequestMiB), num(m.NonHeapMiB))})
@@ -271,14 +271,14 @@ func (e *FieldError) Unwrap() error { return ErrInvalidInput }
 // Each is a *FieldError. It does not change in.
 func (in Input) Validate() error {
 	var errs []error
-	nonNegative(&errs, "logins_per_sec", in.LoginsPerSec)
-	nonNegative(&errs, "client_credentials_per_sec", in.ClientCredentialsPerSec)
-	nonNegative(&errs, "refreshes_per_sec", in.RefreshesPerSec)
-	nonNegative(&errs, "logouts_per_sec", in.LogoutsPerSec)
-	if in.Pods < 1 {
-		errs = append(errs, &FieldError{"pods", "must be at least 1, got " + strconv.Itoa(in.Pods)})
+	nonNegative(&errs, "logins_per_sec", in.LoginsPerSec, MaxRate)
+	nonNegative(&errs, "client_credentials_per_sec", in.ClientCredentialsPerSec, MaxRate)
+	nonNegative(&errs, "refreshes_per_sec", in.RefreshesPerSec, MaxRate)
+	nonNegative(&errs, "logouts_per_sec", in.LogoutsPerSec, MaxRate)
+	if in.Pods < 1 || in.Pods > MaxPods {
+		errs = append(errs, &FieldError{"pods", fmt.Sprintf("must be between 1 and %d, got %d", MaxPods, in.Pods)})
 	}
-	nonNegative(&errs, "headroom_pct", in.HeadroomPct)
+	nonNegative(&errs, "headroom_pct", in.HeadroomPct, MaxHeadroomPct)
 	if in.Sites != 1 && in.Sites != 2 {
 		errs = append(errs, &FieldError{"sites", "must be 1 or 2, got " + strconv.Itoa(in.Sites)})
 	}
@@ -288,24 +288,34 @@ func (in Input) Validate() error {
 	case in.SecondSite != "" && !in.SecondSite.Valid():
 		errs = append(errs, &FieldError{"second_site", fmt.Sprintf("%v: %q", ErrUnknownStrategy, string(in.SecondSite))})
 	}
-	if in.ConcurrentClients < 0 {
-		errs = append(errs, &FieldError{"concurrent_clients", "must be ≥ 0, got " + strconv.Itoa(in.ConcurrentClients)})
+	if in.ConcurrentClients < 0 || in.ConcurrentClients > MaxConcurrentClients {
+		errs = append(errs, &FieldError{"concurrent_clients", fmt.Sprintf("must be between 0 and %d, got %d", MaxConcurrentClients, in.ConcurrentClients)})
 	}
 	errs = append(errs, in.Rates.problems("rates.")...)
 	errs = append(errs, in.Memory.problems("memory.")...)
 	return errors.Join(errs...)
 }
 
+// Upper bounds of the inputs: far beyond any real deployment, low enough
+// that every figure derived from them stays exact in float64 and int64.
+const (
+	MaxRate              = 1e7     // operations per second (cluster total), or per vCPU
+	MaxMemoryMiB         = 1 << 20 // 1 TiB per pod
+	MaxPods              = 10_000
+	MaxHeadroomPct       = 1000
+	MaxConcurrentClients = 1_000_000_000
+)
+
 func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 
-func nonNegative(errs *[]error, field string, x float64) {
-	if !finite(x) || x < 0 {
-		*errs = append(*errs, &FieldError{field, "must be a finite number ≥ 0, got " + num(x)})
+func nonNegative(errs *[]error, field string, x, hi float64) {
+	if !finite(x) || x < 0 || x > hi {
+		*errs = append(*errs, &FieldError{field, "must be a number between 0 and " + num(hi) + ", got " + num(x)})
 	}
 }
 
-func positive(errs *[]error, field string, x float64) {
-	if !finite(x) || x <= 0 {
-		*errs = append(*errs, &FieldError{field, "must be a finite number > 0, got " + num(x)})
+func positive(errs *[]error, field string, x, hi float64) {
+	if !finite(x) || x <= 0 || x > hi {
+		*errs = append(*errs, &FieldError{field, "must be a number > 0 and at most " + num(hi) + ", got " + num(x)})
 	}
 }

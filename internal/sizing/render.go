@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -170,7 +171,7 @@ func pad(s string, width int) string {
 // num formats x for people: at most three decimals, trailing zeros dropped,
 // thousands grouped with commas (1357.142857 → "1,357.143").
 func num(x float64) string {
-	if !finite(x) {
+	if !finite(x) || math.Abs(x) >= 1e15 {
 		return strconv.FormatFloat(x, 'g', -1, 64)
 	}
 	s := strconv.FormatFloat(x, 'f', 3, 64)

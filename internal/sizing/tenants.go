@@ -55,7 +55,7 @@ func (s SLO) Validate() error {
 	if s.TokenP95 < 0 {
 		errs = append(errs, &FieldError{"token_p95", "must be ≥ 0, got " + s.TokenP95.String()})
 	}
-	positive(&errs, "memory_limit_mib", s.MemoryLimitMiB)
+	positive(&errs, "memory_limit_mib", s.MemoryLimitMiB, MaxMemoryMiB)
 	if !finite(s.MaxErrorRate) || s.MaxErrorRate < 0 || s.MaxErrorRate > 1 {
 		errs = append(errs, &FieldError{"max_error_rate", "must be in [0, 1], got " + num(s.MaxErrorRate)})
 	}
