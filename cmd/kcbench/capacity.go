@@ -17,9 +17,11 @@ import (
 
 	"github.com/kcbench/kcbench/internal/capacity"
 	"github.com/kcbench/kcbench/internal/dataset"
+	"github.com/kcbench/kcbench/internal/fileutil"
 	"github.com/kcbench/kcbench/internal/kc"
 	"github.com/kcbench/kcbench/internal/load"
 	"github.com/kcbench/kcbench/internal/progress"
+	"github.com/kcbench/kcbench/internal/results"
 	"github.com/kcbench/kcbench/internal/scenario"
 	"github.com/kcbench/kcbench/internal/stack"
 )
@@ -80,7 +82,7 @@ func (f *capacityFlags) register(fs *flag.FlagSet) {
 	fs.Float64Var(&f.opts.Resolution, "resolution", 0, "`r`: the binary search stops when the limit is known within r/s (0: step/10)")
 	fs.Float64Var(&f.opts.MaxRate, "max-rate", 0, "`M`: never ask for more than M/s; reaching it ends the search as capped (0: no cap)")
 	fs.Int64Var(&f.opts.MinOK, "min-ok", capacity.DefaultMinOK, "`N` successful iterations a passing step needs at least")
-	fs.Float64Var(&f.minAchPct, "min-achieved", 100*capacity.DefaultMinAchieved, "`PCT` of the asked rate a passing step achieves")
+	fs.Float64Var(&f.minAchPct, "min-achieved", 100*results.DefaultMinAchieved, "`PCT` of the asked rate a passing step achieves")
 	fs.Float64Var(&f.maxDropPct, "max-dropped", 100*capacity.DefaultMaxDropped, "`PCT` of arrivals a passing step must drop fewer than")
 	fs.DurationVar(&f.opts.Pause, "pause", capacity.DefaultPause, "pause after a failed step, for the server to drain its queue (0: none)")
 	fs.IntVar(&f.maxVUs, "max-vus", 0, "`N` VUs at most per step (0: 2 × rate × the largest latency SLO, + 10)")
@@ -245,7 +247,7 @@ func cmdCapacity(ctx context.Context, e *env, args []string) error {
 	if _, err := scenario.ByName(f.scen.Scenario, probeEnv(tg, m, f.scen)); err != nil {
 		return usageError{err}
 	}
-	var results []*capacity.Result
+	var found []*results.CapacityResult
 	var searchErr error
 	for i := 1; i <= f.repeats; i++ {
 		dir := f.out
@@ -257,7 +259,7 @@ func cmdCapacity(ctx context.Context, e *env, args []string) error {
 		}
 		r, err := searchOnce(ctx, e, &f, tg, m, p, dir, nil)
 		if r != nil {
-			results = append(results, r)
+			found = append(found, r)
 		}
 		if err != nil {
 			searchErr = err
@@ -267,7 +269,7 @@ func cmdCapacity(ctx context.Context, e *env, args []string) error {
 	if searchErr != nil {
 		return searchErr
 	}
-	for _, r := range results {
+	for _, r := range found {
 		if !r.Found {
 			return codedError{code: exitThresholds, err: fmt.Errorf("capacity: no rate met the SLOs: %s", r.Conclusion)}
 		}
@@ -295,7 +297,7 @@ func addSpecParams(p map[string]string, s dataset.Spec) {
 // searchOnce runs one search, prints its steps and conclusion, and writes
 // its folder (also when it was interrupted or failed part way). boot, when
 // set, is the server boot measured before the search.
-func searchOnce(ctx context.Context, e *env, f *capacityFlags, tg kc.Target, m *dataset.Manifest, params map[string]string, dir string, boot *stack.BootResult) (*capacity.Result, error) {
+func searchOnce(ctx context.Context, e *env, f *capacityFlags, tg kc.Target, m *dataset.Manifest, params map[string]string, dir string, boot *stack.BootResult) (*results.CapacityResult, error) {
 	o, err := f.searchOptions()
 	if err != nil {
 		return nil, usageError{err}
@@ -313,7 +315,7 @@ func searchOnce(ctx context.Context, e *env, f *capacityFlags, tg kc.Target, m *
 			e.logf("capacity: step %d (%s) %g/s for %s", i, phase, rate, d)
 		}
 	}
-	o.AfterStep = func(s capacity.Step) {
+	o.AfterStep = func(s results.CapacityStep) {
 		if f.quiet {
 			return
 		}
@@ -322,11 +324,11 @@ func searchOnce(ctx context.Context, e *env, f *capacityFlags, tg kc.Target, m *
 			s.Index, s.Achieved, fmtMs(s.P99), s.ErrorPct, s.Dropped, fmtOpt(s.CPUMsPerOp, 2), verdict)
 	}
 	desc := f.scen.Scenario
-	if f.scen.Scenario == scenario.NameMix {
+	if f.scen.Scenario == results.ScenarioMix {
 		desc += " (" + scenario.MixString(orDefaultMix(f.scen.Mix)) + ")"
 	}
 	e.logf("capacity: %s against %s, SLOs %s; start %g/s, step %g/s, %s per step, resolution %g/s",
-		desc, tg.BaseURL, capacity.FormatSLOs(o.SLOs), o.Start, o.Step, o.StepDuration, o.Resolution)
+		desc, tg.BaseURL, results.FormatSLOs(o.SLOs), o.Start, o.Step, o.StepDuration, o.Resolution)
 	start := time.Now()
 	r, err := capacity.Search(ctx, sr.Step, o)
 	if r == nil {
@@ -336,7 +338,7 @@ func searchOnce(ctx context.Context, e *env, f *capacityFlags, tg kc.Target, m *
 	if boot != nil {
 		r.BootSeconds, r.RSSAtReadyBytes = boot.Duration.Seconds(), boot.RSS
 	}
-	if f.scen.Scenario == scenario.NameMix {
+	if f.scen.Scenario == results.ScenarioMix {
 		r.Params = withParam(params, "mix", scenario.MixString(orDefaultMix(f.scen.Mix)))
 	}
 	e.logf("capacity: done in %s", time.Since(start).Round(time.Second))
@@ -358,13 +360,13 @@ func orDefaultMix(m map[string]int) map[string]int {
 }
 
 // printResult writes the steps table and the finding.
-func printResult(w io.Writer, r *capacity.Result) error {
+func printResult(w io.Writer, r *results.CapacityResult) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "step\tphase\tasked/s\tachieved/s\tok/s\tdropped\terrors %\tp50 ms\tp95 ms\tp99 ms\tmax ms\tCPU-ms/op\tcores\tRSS MiB\tverdict\t")
 	for _, s := range r.Steps {
 		v := "pass"
 		switch {
-		case s.Phase == capacity.PhaseWarmup:
+		case s.Phase == results.StepWarmup:
 			v = "discarded"
 		case !s.Pass:
 			v = "FAIL"
@@ -376,7 +378,7 @@ func printResult(w io.Writer, r *capacity.Result) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "\n%s, SLOs %s: %s\n", r.Scenario, capacity.FormatSLOs(r.SLOs), r.Conclusion)
+	fmt.Fprintf(w, "\n%s, SLOs %s: %s\n", r.Scenario, results.FormatSLOs(r.SLOs), r.Conclusion)
 	if r.Found {
 		fmt.Fprintf(w, "max rate at SLO: %g/s (achieved %.1f/s, p95 %s ms, p99 %s ms)\n", r.MaxRate, r.Achieved, fmtMs(r.P95), fmtMs(r.P99))
 		if r.CPUMsPerOp > 0 {
@@ -453,8 +455,8 @@ func runMatrix(ctx context.Context, e *env, f *capacityFlags, w *where, sf *spec
 		return err
 	}
 	mx := matrix{Scenario: f.scen.Scenario, SLOs: f.slo, Dataset: spec}
-	var found []*capacity.Result
-	byVersion := map[string]*capacity.Result{}
+	var found []*results.CapacityResult
+	byVersion := map[string]*results.CapacityResult{}
 	versions := f.versionList()
 	for i, v := range versions {
 		if ctx.Err() != nil {
@@ -484,7 +486,7 @@ func runMatrix(ctx context.Context, e *env, f *capacityFlags, w *where, sf *spec
 		}
 		mx.Rows = append(mx.Rows, row)
 	}
-	if rate, ok := capacity.CommonRate(found); ok && len(found) == len(versions) {
+	if rate, ok := results.CommonRate(found); ok && len(found) == len(versions) {
 		mx.CommonRate = rate
 		for i := range mx.Rows {
 			if r := byVersion[mx.Rows[i].Version]; r != nil {
@@ -497,7 +499,7 @@ func runMatrix(ctx context.Context, e *env, f *capacityFlags, w *where, sf *spec
 	if err := os.MkdirAll(f.out, 0o755); err != nil {
 		return err
 	}
-	if err := load.WriteFile(filepath.Join(f.out, matrixFile), func(w io.Writer) error {
+	if err := fileutil.WriteFile(filepath.Join(f.out, matrixFile), 0o644, func(w io.Writer) error {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		enc.SetEscapeHTML(false)
@@ -532,7 +534,7 @@ func runMatrix(ctx context.Context, e *env, f *capacityFlags, w *where, sf *spec
 
 // matrixVersion starts a fresh stack of version v, seeds spec, restarts
 // it (the boot measured), searches, writes dir and stops the stack.
-func matrixVersion(ctx context.Context, e *env, f *capacityFlags, dirs stack.Dirs, spec dataset.Spec, v, dir string) (r *capacity.Result, err error) {
+func matrixVersion(ctx context.Context, e *env, f *capacityFlags, dirs stack.Dirs, spec dataset.Spec, v, dir string) (r *results.CapacityResult, err error) {
 	name := "capacity-" + strings.ReplaceAll(v, ".", "-")
 	if old, err := stack.Attach(dirs, name); err == nil {
 		cctx, cancel := cleanupCtx(ctx)

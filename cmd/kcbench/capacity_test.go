@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kcbench/kcbench/internal/capacity"
+	"github.com/kcbench/kcbench/internal/results"
 )
 
 // fakeTokenServer answers token requests one per 1/rate seconds, in
@@ -61,7 +61,7 @@ func TestCapacityCommand(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
 	}
-	r, err := capacity.ReadDir(out)
+	r, err := results.ReadCapacityDir(out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +70,7 @@ func TestCapacityCommand(t *testing.T) {
 	if !r.Found || r.MaxRate < 80 || r.MaxRate > 120 || r.Scenario != "client-credentials" || r.Params["target"] != "external" {
 		t.Errorf("max rate %g (found %v), want about 100; scenario %q params %v", r.MaxRate, r.Found, r.Scenario, r.Params)
 	}
-	if _, err := os.Stat(filepath.Join(out, capacity.StepsFile)); err != nil {
+	if _, err := os.Stat(filepath.Join(out, results.StepsFile)); err != nil {
 		t.Error(err)
 	}
 	for _, w := range []string{"warmup", "ramp", "search", "max rate at SLO: ", "results: " + out} {
@@ -92,7 +92,7 @@ func TestCapacityStartFails(t *testing.T) {
 	if !strings.Contains(stdout, "even the starting rate 60/s failed") || !strings.Contains(stderr, "no rate met the SLOs") {
 		t.Errorf("stdout: %s\nstderr: %s", stdout, stderr)
 	}
-	b, err := os.ReadFile(filepath.Join(out, capacity.ResultFile))
+	b, err := os.ReadFile(filepath.Join(out, results.CapacityFile))
 	if err != nil {
 		t.Fatal(err)
 	}

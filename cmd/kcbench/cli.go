@@ -5,13 +5,14 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/kcbench/kcbench/internal/buildinfo"
 	"io"
 	"sort"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/kcbench/kcbench/internal/buildinfo"
 )
 
 // Exit codes, the one documented list (also in the README and --help).

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/kcbench/kcbench/internal/capacity/gate"
-	"github.com/kcbench/kcbench/internal/load"
+	"github.com/kcbench/kcbench/internal/fileutil"
 )
 
 const gateSynopsis = `gate --baseline DIR --current DIR [--max-regression 10%] [--min-latency-delta 2ms] [--json] [--json-out FILE]
@@ -68,7 +68,7 @@ func cmdGate(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if *jsonOut != "" {
-		if err := load.WriteFile(*jsonOut, rep.WriteJSON); err != nil {
+		if err := fileutil.WriteFile(*jsonOut, 0o644, rep.WriteJSON); err != nil {
 			return err
 		}
 	}

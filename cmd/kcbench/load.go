@@ -23,6 +23,7 @@ import (
 	"github.com/kcbench/kcbench/internal/kc"
 	"github.com/kcbench/kcbench/internal/load"
 	"github.com/kcbench/kcbench/internal/progress"
+	"github.com/kcbench/kcbench/internal/results"
 	"github.com/kcbench/kcbench/internal/scenario"
 )
 
@@ -319,35 +320,35 @@ func loadTarget(e *env, c *loadFile, tf *targetFlags, w *where) (kc.Target, stri
 func writeLoadOutputs(dir string, res *scenario.RunResult) error {
 	s, rec := res.Stats, res.Recorder
 	for _, op := range rec.Ops() {
-		if err := load.WriteFile(filepath.Join(dir, op+".hlog"), func(w io.Writer) error {
+		if err := fileutil.WriteFile(filepath.Join(dir, op+".hlog"), 0o644, func(w io.Writer) error {
 			return rec.WriteHlog(w, op, load.SeriesLatency)
 		}); err != nil && !errors.Is(err, load.ErrUnknownOp) {
 			return err
 		}
-		if s.Model == load.ModelOpen {
-			if err := load.WriteFile(filepath.Join(dir, op+".service.hlog"), func(w io.Writer) error {
+		if s.Model == results.ModelOpen {
+			if err := fileutil.WriteFile(filepath.Join(dir, op+".service.hlog"), 0o644, func(w io.Writer) error {
 				return rec.WriteHlog(w, op, load.SeriesService)
 			}); err != nil && !errors.Is(err, load.ErrUnknownOp) {
 				return err
 			}
 		}
 	}
-	if err := load.WriteFile(filepath.Join(dir, "timeline.csv"), func(w io.Writer) error {
-		return load.WriteTimelineCSV(w, s.Timeline)
+	if err := fileutil.WriteFile(filepath.Join(dir, "timeline.csv"), 0o644, func(w io.Writer) error {
+		return results.WriteTimelineCSV(w, s.Timeline)
 	}); err != nil {
 		return err
 	}
-	return load.WriteFile(filepath.Join(dir, "summary.json"), func(w io.Writer) error {
+	return fileutil.WriteFile(filepath.Join(dir, "summary.json"), 0o644, func(w io.Writer) error {
 		return writeSummaryJSON(w, s, res.CPU)
 	})
 }
 
 // writeSummaryJSON writes the engine's summary with a server_cpu field
-// added at the end, so that load.Stats still reads it and sizing finds the
+// added at the end, so that results.Stats still reads it and sizing finds the
 // CPU-ms.
-func writeSummaryJSON(w io.Writer, s load.Stats, srv scenario.ServerCPU) error {
+func writeSummaryJSON(w io.Writer, s results.Stats, srv scenario.ServerCPU) error {
 	var buf bytes.Buffer
-	if err := load.WriteJSON(&buf, s); err != nil {
+	if err := results.WriteStatsJSON(&buf, s); err != nil {
 		return err
 	}
 	extra, err := json.MarshalIndent(srv, "  ", "  ")

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kcbench/kcbench/internal/load"
+	"github.com/kcbench/kcbench/internal/results"
 	"github.com/kcbench/kcbench/internal/scenario"
 	"github.com/kcbench/kcbench/internal/stack"
 )
@@ -36,7 +36,7 @@ func TestLoadCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var st load.Stats
+	var st results.Stats
 	if err := json.Unmarshal(b, &st); err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +46,7 @@ func TestLoadCommand(t *testing.T) {
 	if err := json.Unmarshal(b, &sum); err != nil {
 		t.Fatal(err)
 	}
-	op, ok := st.Op(scenario.OpPasswordGrant)
+	op, ok := st.Op(results.OpPasswordGrant)
 	if !ok || op.OK < 10 || op.Errors != 0 {
 		t.Fatalf("password grants: %+v", op)
 	}

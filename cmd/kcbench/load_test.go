@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/kcbench/kcbench/internal/load"
+	"github.com/kcbench/kcbench/internal/results"
 	"github.com/kcbench/kcbench/internal/scenario"
 )
 
@@ -136,7 +137,7 @@ func TestLoadRunAndOutputs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var s load.Stats
+	var s results.Stats
 	if err := json.Unmarshal(b, &s); err != nil {
 		t.Fatal(err)
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/kcbench/kcbench/internal/h1"
 	"github.com/kcbench/kcbench/internal/kc"
 	"github.com/kcbench/kcbench/internal/load"
+	"github.com/kcbench/kcbench/internal/results"
 	"github.com/kcbench/kcbench/internal/scenario"
 )
 
@@ -153,7 +154,7 @@ func benchKcbench(ctx context.Context, base, realm string, conns int, d time.Dur
 	if err != nil {
 		return benchResult{}, err
 	}
-	sc, err := scenario.ByName(scenario.NameJWKS, scenario.Env{Client: kc.New(base, h1.NewClient(conns, load.DefaultHTTPTimeout)), Pool: pool})
+	sc, err := scenario.ByName(results.ScenarioJWKS, scenario.Env{Client: kc.New(base, h1.NewClient(conns, load.DefaultHTTPTimeout)), Pool: pool})
 	if err != nil {
 		return benchResult{}, err
 	}
@@ -164,7 +165,7 @@ func benchKcbench(ctx context.Context, base, realm string, conns int, d time.Dur
 	if err != nil {
 		return benchResult{}, err
 	}
-	o, _ := s.Op(scenario.OpJWKS)
+	o, _ := s.Op(results.OpJWKS)
 	return benchResult{Tool: "kcbench", Requests: o.Count, Errors: o.Errors, Wall: wall, CPU: cpu}, nil
 }
 

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kcbench/kcbench/internal/results"
 	"github.com/kcbench/kcbench/internal/sizing"
 )
 
@@ -564,7 +565,7 @@ func (f *sizeFlags) modeProblems(set map[string]bool) []string {
 			problems = append(problems, fmt.Sprintf("--slo-error-rate: must be a percentage from 0 to 100, got %g", f.sloErrorPct))
 		}
 		switch f.sloPhase {
-		case sizing.PhaseWarm, sizing.PhaseCold, "all":
+		case results.PhaseWarm, results.PhaseCold, "all":
 		default:
 			problems = append(problems, fmt.Sprintf("--slo-phase: want warm, cold or all, got %q", f.sloPhase))
 		}

@@ -11,8 +11,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/kcbench/kcbench/internal/capacity"
-	"github.com/kcbench/kcbench/internal/load"
 	"github.com/kcbench/kcbench/internal/results"
 	"github.com/kcbench/kcbench/internal/sizing"
 )
@@ -72,7 +70,7 @@ func measurements(pts []*results.Point) (ms []sizing.Measurement, notes []string
 			continue
 		}
 		for _, w := range s.Workloads {
-			it, _ := w.Stats.Op(load.IterationOp)
+			it, _ := w.Stats.Op(results.IterationOp)
 			ms = append(ms, sizing.Measurement{
 				Point: p.Manifest.Point, Variant: s.Params["variant"], Policy: pointPolicy(p.Manifest),
 				Keycloak: p.Manifest.Keycloak, Mode: s.Params["mode"], Tenants: paramInt(s.Params, "tenants"),
@@ -100,10 +98,10 @@ func readCapacity(dir string, pts []*results.Point) (ms []sizing.Measurement, no
 		}
 	}
 	if len(pts) == 0 {
-		dirs, _ = capacity.FindDirs(dir)
+		dirs, _ = results.FindCapacityDirs(dir)
 	}
 	for _, d := range dirs {
-		r, err := capacity.ReadDir(d)
+		r, err := results.ReadCapacityDir(d)
 		if err != nil {
 			notes = append(notes, fmt.Sprintf("Capacity search %s unreadable, not used: %v.", d, err))
 			continue

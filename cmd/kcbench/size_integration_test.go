@@ -13,8 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kcbench/kcbench/internal/load"
-	"github.com/kcbench/kcbench/internal/scenario"
+	"github.com/kcbench/kcbench/internal/results"
 	"github.com/kcbench/kcbench/internal/stack"
 )
 
@@ -81,7 +80,7 @@ func TestSizeFromMetricsLive(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var st load.Stats
+		var st results.Stats
 		if err := json.Unmarshal(b, &st); err != nil {
 			t.Fatal(err)
 		}
@@ -90,9 +89,9 @@ func TestSizeFromMetricsLive(t *testing.T) {
 		// requests reach Keycloak too, so Keycloak may count a few more.
 		return float64(o.OK)
 	}
-	cc, refresh := sent(mixOut, scenario.OpClientCredentials), sent(mixOut, scenario.OpRefresh)
-	logins := sent(mixOut, scenario.OpCodeExchange) + sent(logoutOut, scenario.OpPasswordGrant)
-	logouts := sent(logoutOut, scenario.OpLogout)
+	cc, refresh := sent(mixOut, results.OpClientCredentials), sent(mixOut, results.OpRefresh)
+	logins := sent(mixOut, results.OpCodeExchange) + sent(logoutOut, results.OpPasswordGrant)
+	logouts := sent(logoutOut, results.OpLogout)
 	for _, c := range []struct {
 		event string
 		sent  float64

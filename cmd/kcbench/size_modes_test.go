@@ -22,9 +22,7 @@ import (
 	"time"
 
 	"github.com/kcbench/kcbench/internal/capacity/capacitytest"
-	"github.com/kcbench/kcbench/internal/load"
 	"github.com/kcbench/kcbench/internal/results"
-	"github.com/kcbench/kcbench/internal/scenario"
 	"github.com/kcbench/kcbench/internal/sizing"
 )
 
@@ -60,28 +58,19 @@ func goldenSize(t *testing.T, name, got string) {
 	}
 }
 
-// The sizing package repeats kcbench's scenario and operation names; they
-// must match internal/scenario's.
-func TestSizeScenarioNamesMatch(t *testing.T) {
+// sizing classifies every operation kcbench records.
+func TestSizeOpKinds(t *testing.T) {
 	t.Parallel()
-	for a, b := range map[string]string{
-		sizing.ScenarioLoginForm: scenario.NameLoginForm, sizing.ScenarioPasswordGrant: scenario.NamePasswordGrant,
-		sizing.ScenarioClientCredentials: scenario.NameClientCredentials, sizing.ScenarioRefresh: scenario.NameRefresh,
-	} {
-		if a != b {
-			t.Errorf("sizing has scenario %q, internal/scenario %q", a, b)
-		}
-	}
 	for op, want := range map[string]string{
-		scenario.OpPasswordGrant: sizing.OpKindToken, scenario.OpClientCredentials: sizing.OpKindToken,
-		scenario.OpRefresh: sizing.OpKindToken, scenario.OpCodeExchange: sizing.OpKindToken,
-		scenario.OpOfflineGrant: sizing.OpKindToken, scenario.OpOfflineRefresh: sizing.OpKindToken,
-		scenario.OpSessionLogin:    sizing.OpKindToken,
-		scenario.OpAdminListRealms: sizing.OpKindAdmin, scenario.OpAdminGetRealm: sizing.OpKindAdmin,
-		scenario.OpAdminListUsers: sizing.OpKindAdmin, scenario.OpAdminListOrgs: sizing.OpKindAdmin,
-		scenario.OpAdminFindOrg: sizing.OpKindAdmin, scenario.OpAdminGetOrg: sizing.OpKindAdmin,
-		scenario.OpAdminListMembers: sizing.OpKindAdmin,
-		scenario.OpJWKS:             "", scenario.OpLoginPage: "", scenario.OpLogout: "", load.IterationOp: "",
+		results.OpPasswordGrant: sizing.OpKindToken, results.OpClientCredentials: sizing.OpKindToken,
+		results.OpRefresh: sizing.OpKindToken, results.OpCodeExchange: sizing.OpKindToken,
+		results.OpOfflineGrant: sizing.OpKindToken, results.OpOfflineRefresh: sizing.OpKindToken,
+		results.OpSessionLogin:    sizing.OpKindToken,
+		results.OpAdminListRealms: sizing.OpKindAdmin, results.OpAdminGetRealm: sizing.OpKindAdmin,
+		results.OpAdminListUsers: sizing.OpKindAdmin, results.OpAdminListOrgs: sizing.OpKindAdmin,
+		results.OpAdminFindOrg: sizing.OpKindAdmin, results.OpAdminGetOrg: sizing.OpKindAdmin,
+		results.OpAdminListMembers: sizing.OpKindAdmin,
+		results.OpJWKS:             "", results.OpLoginPage: "", results.OpLogout: "", results.IterationOp: "",
 	} {
 		if got := sizing.OpKind(op); got != want {
 			t.Errorf("OpKind(%q) = %q, want %q", op, got, want)
@@ -107,8 +96,8 @@ type fakeCapacity struct {
 
 // wl is a workload whose iterations are one operation of the scenario.
 func wl(name, scen, phase string, cpuMs float64, ok int64, p95 time.Duration, ops ...string) results.Workload {
-	it := load.OpStats{Name: load.IterationOp, Count: ok, OK: ok, Latency: load.Dist{P95: p95}, Service: load.Dist{P95: p95}}
-	st := load.Stats{Scenario: scen, Executor: "constant-vus", Model: load.ModelClosed, Iterations: ok, Ops: []load.OpStats{it}}
+	it := results.OpStats{Name: results.IterationOp, Count: ok, OK: ok, Latency: results.Dist{P95: p95}, Service: results.Dist{P95: p95}}
+	st := results.Stats{Scenario: scen, Executor: "constant-vus", Model: results.ModelClosed, Iterations: ok, Ops: []results.OpStats{it}}
 	for _, op := range ops {
 		o := it
 		o.Name = op

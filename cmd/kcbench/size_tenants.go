@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/kcbench/kcbench/internal/load"
 	"github.com/kcbench/kcbench/internal/results"
 	"github.com/kcbench/kcbench/internal/sizing"
 )
@@ -78,7 +77,7 @@ func tenantPoints(pts []*results.Point) []sizing.TenantPoint {
 			tp.MaxRSSMiB = max(tp.MaxRSSMiB, float64(w.MaxRSSBytes)/mib)
 			tw := sizing.TenantWorkload{Name: w.Name, Scenario: w.Scenario, Phase: w.Phase}
 			for _, o := range w.Stats.Ops {
-				if o.Name == load.IterationOp {
+				if o.Name == results.IterationOp {
 					tw.Iterations, tw.Errors = o.Count, o.Errors
 					continue
 				}

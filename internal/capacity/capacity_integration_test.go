@@ -17,6 +17,7 @@ import (
 	"github.com/kcbench/kcbench/internal/h1"
 	"github.com/kcbench/kcbench/internal/kc"
 	"github.com/kcbench/kcbench/internal/load"
+	"github.com/kcbench/kcbench/internal/results"
 	"github.com/kcbench/kcbench/internal/scenario"
 	"github.com/kcbench/kcbench/internal/stack"
 	"github.com/kcbench/kcbench/internal/stack/stacktest"
@@ -93,7 +94,7 @@ func (f *fixture) steps(name string, m *dataset.Manifest, calls *int) capacity.S
 	}
 }
 
-func slos(t *testing.T) []load.Threshold {
+func slos(t *testing.T) []results.Threshold {
 	t.Helper()
 	s, err := capacity.ParseSLOs("p99<500ms,errors<0.1%")
 	if err != nil {
@@ -106,7 +107,7 @@ func TestClientCredentialsSearch(t *testing.T) {
 	f := setup(t)
 	calls := 0
 	start := time.Now()
-	r, err := capacity.Search(t.Context(), f.steps(scenario.NameClientCredentials, f.fast, &calls), capacity.Options{
+	r, err := capacity.Search(t.Context(), f.steps(results.ScenarioClientCredentials, f.fast, &calls), capacity.Options{
 		SLOs: slos(t), Start: 20, Step: 80, Resolution: 40, MaxRate: 500,
 		StepDuration: 3 * time.Second, Warmup: 3 * time.Second, Pause: time.Second})
 	if err != nil {
@@ -120,7 +121,7 @@ func TestClientCredentialsSearch(t *testing.T) {
 	if !r.Found || r.MaxRate <= 0 {
 		t.Fatalf("no positive rate: %s", r.Conclusion)
 	}
-	if len(r.Steps) != calls || r.Steps[0].Phase != capacity.PhaseWarmup || len(r.Steps) < 2 {
+	if len(r.Steps) != calls || r.Steps[0].Phase != results.StepWarmup || len(r.Steps) < 2 {
 		t.Errorf("%d steps recorded, %d run", len(r.Steps), calls)
 	}
 	for _, s := range r.Steps {
@@ -135,7 +136,7 @@ func TestClientCredentialsSearch(t *testing.T) {
 	if err := r.WriteDir(dir); err != nil {
 		t.Fatal(err)
 	}
-	if back, err := capacity.ReadDir(dir); err != nil || back.MaxRate != r.MaxRate || len(back.Steps) != len(r.Steps) {
+	if back, err := results.ReadCapacityDir(dir); err != nil || back.MaxRate != r.MaxRate || len(back.Steps) != len(r.Steps) {
 		t.Errorf("read back: %v", err)
 	}
 }
@@ -153,7 +154,7 @@ func TestGateFlagsHashingRegression(t *testing.T) {
 	dir := t.TempDir()
 	search := func(name string, m *dataset.Manifest) string {
 		calls := 0
-		r, err := capacity.Search(t.Context(), f.steps(scenario.NamePasswordGrant, m, &calls), o)
+		r, err := capacity.Search(t.Context(), f.steps(results.ScenarioPasswordGrant, m, &calls), o)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -161,7 +162,7 @@ func TestGateFlagsHashingRegression(t *testing.T) {
 		if len(r.Steps) != calls {
 			t.Errorf("%s: %d steps recorded, %d run", name, len(r.Steps), calls)
 		}
-		r.Scenario = scenario.NamePasswordGrant
+		r.Scenario = results.ScenarioPasswordGrant
 		r.Params = map[string]string{"password_policy": m.Spec.Policy.String()}
 		out := filepath.Join(dir, name)
 		if err := r.WriteDir(out); err != nil {

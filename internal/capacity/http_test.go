@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/kcbench/kcbench/internal/load"
+	"github.com/kcbench/kcbench/internal/results"
 )
 
 // getScenario sends one GET per iteration, recorded as "get".
@@ -104,7 +105,7 @@ func TestHTTPSearchFindsQueueRate(t *testing.T) {
 	if !r.Found || math.Abs(r.MaxRate-rate) > o.Resolution {
 		t.Errorf("max rate %g, want %g ± %g: %s", r.MaxRate, rate, o.Resolution, r.Conclusion)
 	}
-	if r.Steps[0].Phase != PhaseWarmup || len(r.Steps) < 6 {
+	if r.Steps[0].Phase != results.StepWarmup || len(r.Steps) < 6 {
 		t.Errorf("%d steps, first %s", len(r.Steps), r.Steps[0].Phase)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kcbench/kcbench/internal/load"
+	"github.com/kcbench/kcbench/internal/results"
 )
 
 // Defaults of Options; zero fields take them (WithDefaults).
@@ -23,9 +24,6 @@ const (
 	// DefaultMinOK is the fewest successful iterations a passing step
 	// needs: a percentile of a handful of samples proves nothing.
 	DefaultMinOK = 50
-	// DefaultMinAchieved is the share of the asked rate a passing step
-	// must achieve.
-	DefaultMinAchieved = 0.95
 	// DefaultMaxDropped is the share of arrivals a passing step may drop
 	// (or have cut off at its end): it must stay below it.
 	DefaultMaxDropped = 0.01
@@ -39,7 +37,7 @@ const (
 // StepResult is what a StepFunc measured at one rate.
 type StepResult struct {
 	// Stats are the engine's results of a constant-arrival-rate run.
-	Stats load.Stats
+	Stats results.Stats
 	// Server figures over the measured window; 0 when unknown.
 	CPUMsPerOp  float64 // server CPU-ms per successful iteration
 	ServerCores float64 // server CPU time / window
@@ -58,7 +56,7 @@ type StepFunc func(ctx context.Context, rate float64, d time.Duration) (StepResu
 // (WithDefaults); then Validate checks them.
 type Options struct {
 	// SLOs every passing step must meet (ParseSLOs); at least one.
-	SLOs         []load.Threshold
+	SLOs         []results.Threshold
 	Start        float64       // first rate, iterations per second
 	Step         float64       // ramp increment, iterations per second
 	StepDuration time.Duration // length of each step
@@ -80,7 +78,7 @@ type Options struct {
 	// BeforeStep and AfterStep, when set, are called around each step
 	// (warm-up included), for progress.
 	BeforeStep func(index int, phase string, rate float64, d time.Duration)
-	AfterStep  func(Step)
+	AfterStep  func(results.CapacityStep)
 }
 
 // WithDefaults returns o with its zero fields set to the defaults.
@@ -104,7 +102,7 @@ func (o Options) WithDefaults() Options {
 		o.MinOK = DefaultMinOK
 	}
 	if o.MinAchieved == 0 {
-		o.MinAchieved = DefaultMinAchieved
+		o.MinAchieved = results.DefaultMinAchieved
 	}
 	if o.MaxDropped == 0 {
 		o.MaxDropped = DefaultMaxDropped
@@ -156,8 +154,8 @@ func (o Options) Validate() error {
 	return errors.Join(errs...)
 }
 
-func (o Options) settings() Settings {
-	return Settings{
+func (o Options) settings() results.CapacitySettings {
+	return results.CapacitySettings{
 		Start: o.Start, Step: o.Step, StepDuration: o.StepDuration.Seconds(), Warmup: max(o.Warmup, 0).Seconds(),
 		Resolution: o.Resolution, MaxRate: o.MaxRate, MinOK: o.MinOK,
 		MinAchieved: 100 * o.MinAchieved, MaxDropped: 100 * o.MaxDropped, Pause: max(o.Pause, 0).Seconds(),
@@ -170,11 +168,11 @@ func (o Options) settings() Settings {
 // dropped (and cut off) fewer than MaxDropped of its arrivals, completed
 // at least MinOK successful iterations and was not interrupted. A step in
 // which every iteration failed never passes, whatever the SLOs say.
-func (o Options) Judge(rate float64, r StepResult) Step {
+func (o Options) Judge(rate float64, r StepResult) results.CapacityStep {
 	s := r.Stats
-	st := Step{Rate: rate, Duration: s.Duration.Seconds(), Dropped: s.Dropped, Interrupted: s.Interrupted,
+	st := results.CapacityStep{Rate: rate, Duration: s.Duration.Seconds(), Dropped: s.Dropped, Interrupted: s.Interrupted,
 		CPUMsPerOp: r.CPUMsPerOp, ServerCores: r.ServerCores, RSSBytes: r.RSSBytes, Note: r.Note, Start: s.Start}
-	it, _ := s.Op(load.IterationOp)
+	it, _ := s.Op(results.IterationOp)
 	st.Iterations, st.OK, st.Errors = it.Count, it.OK, it.Errors
 	st.Achieved = it.Rate
 	if st.Duration > 0 {
@@ -233,12 +231,12 @@ func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 // the error is nil: that is a finding, not a failure of the search. An
 // error from run, or a cancelled ctx, ends the search; the Result returned
 // beside the error holds the steps run so far.
-func Search(ctx context.Context, run StepFunc, o Options) (*Result, error) {
+func Search(ctx context.Context, run StepFunc, o Options) (*results.CapacityResult, error) {
 	o = o.WithDefaults()
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
-	s := &searcher{run: run, o: o, res: &Result{Schema: Schema, Kind: Kind, SLOs: o.SLOs, Settings: o.settings(),
+	s := &searcher{run: run, o: o, res: &results.CapacityResult{Schema: results.CapacitySchema, Kind: results.CapacityKind, SLOs: o.SLOs, Settings: o.settings(),
 		BestStep: -1, Start: time.Now().UTC()}}
 	err := s.search(ctx)
 	s.finish(ctx, err)
@@ -248,18 +246,18 @@ func Search(ctx context.Context, run StepFunc, o Options) (*Result, error) {
 type searcher struct {
 	run StepFunc
 	o   Options
-	res *Result
+	res *results.CapacityResult
 }
 
 // step runs and records one step.
-func (s *searcher) step(ctx context.Context, phase string, rate float64, d time.Duration) (Step, error) {
+func (s *searcher) step(ctx context.Context, phase string, rate float64, d time.Duration) (results.CapacityStep, error) {
 	idx := len(s.res.Steps)
 	if s.o.BeforeStep != nil {
 		s.o.BeforeStep(idx, phase, rate, d)
 	}
 	r, err := s.run(ctx, rate, d)
 	if err != nil && r.Stats.Start.IsZero() {
-		return Step{}, fmt.Errorf("step %d (%s, %g/s): %w", idx, phase, rate, err)
+		return results.CapacityStep{}, fmt.Errorf("step %d (%s, %g/s): %w", idx, phase, rate, err)
 	}
 	st := s.o.Judge(rate, r)
 	st.Index, st.Phase = idx, phase
@@ -274,7 +272,7 @@ func (s *searcher) step(ctx context.Context, phase string, rate float64, d time.
 	if ctx.Err() != nil {
 		return st, ctx.Err()
 	}
-	if !st.Pass && phase != PhaseWarmup && s.o.Pause > 0 {
+	if !st.Pass && phase != results.StepWarmup && s.o.Pause > 0 {
 		if err := load.Sleep(ctx, s.o.Pause); err != nil {
 			return st, err
 		}
@@ -282,7 +280,7 @@ func (s *searcher) step(ctx context.Context, phase string, rate float64, d time.
 	return st, nil
 }
 
-func (s *searcher) pass(st Step) {
+func (s *searcher) pass(st results.CapacityStep) {
 	s.res.Found = true
 	s.res.MaxRate = st.Rate
 	s.res.BestStep = st.Index
@@ -291,7 +289,7 @@ func (s *searcher) pass(st Step) {
 func (s *searcher) search(ctx context.Context) error {
 	o := s.o
 	if o.Warmup > 0 {
-		if _, err := s.step(ctx, PhaseWarmup, o.Start, o.Warmup); err != nil {
+		if _, err := s.step(ctx, results.StepWarmup, o.Start, o.Warmup); err != nil {
 			return err
 		}
 	}
@@ -301,7 +299,7 @@ func (s *searcher) search(ctx context.Context) error {
 			s.res.Capped = true
 			return nil
 		}
-		st, err := s.step(ctx, PhaseRamp, rate, o.StepDuration)
+		st, err := s.step(ctx, results.StepRamp, rate, o.StepDuration)
 		if err != nil {
 			return err
 		}
@@ -328,7 +326,7 @@ func (s *searcher) search(ctx context.Context) error {
 			break
 		}
 		mid := midpoint(lo, hi, o.Resolution)
-		st, err := s.step(ctx, PhaseSearch, mid, o.StepDuration)
+		st, err := s.step(ctx, results.StepSearch, mid, o.StepDuration)
 		if err != nil {
 			return err
 		}
@@ -367,14 +365,14 @@ func (s *searcher) finish(ctx context.Context, err error) {
 		}
 	}
 	// the failure that bounds the result: the lowest failed judged rate
-	var failed *Step
+	var failed *results.CapacityStep
 	for i := range r.Steps {
 		st := &r.Steps[i]
-		if st.Phase != PhaseWarmup && !st.Pass && (failed == nil || st.Rate < failed.Rate) {
+		if st.Phase != results.StepWarmup && !st.Pass && (failed == nil || st.Rate < failed.Rate) {
 			failed = st
 		}
 	}
-	why := func(st *Step) string { return strings.Join(st.Failures, "; ") }
+	why := func(st *results.CapacityStep) string { return strings.Join(st.Failures, "; ") }
 	switch {
 	case r.Interrupted || err != nil:
 		what := "interrupted"

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kcbench/kcbench/internal/load"
+	"github.com/kcbench/kcbench/internal/results"
 )
 
 // model is a fake server: below capacity every iteration takes base; above
@@ -34,16 +34,16 @@ func (m *model) run(_ context.Context, rate float64, d time.Duration) (StepResul
 	if rate > m.capacity {
 		lat += time.Duration((rate - m.capacity) * float64(m.perExtra))
 	}
-	it := load.OpStats{Name: load.IterationOp, Count: n, OK: n, Rate: float64(n) / d.Seconds(),
-		Latency: load.Dist{P50: lat / 2, P95: lat * 9 / 10, P99: lat, Max: lat * 2}}
+	it := results.OpStats{Name: results.IterationOp, Count: n, OK: n, Rate: float64(n) / d.Seconds(),
+		Latency: results.Dist{P50: lat / 2, P95: lat * 9 / 10, P99: lat, Max: lat * 2}}
 	if m.fail {
 		it.OK, it.Errors = 0, n
 	}
-	return StepResult{Stats: load.Stats{Start: time.Now(), Duration: d, Model: load.ModelOpen, Iterations: n,
-		Dropped: dropped, Ops: []load.OpStats{it}}, CPUMsPerOp: 4, ServerCores: rate * 4 / 1000}, nil
+	return StepResult{Stats: results.Stats{Start: time.Now(), Duration: d, Model: results.ModelOpen, Iterations: n,
+		Dropped: dropped, Ops: []results.OpStats{it}}, CPUMsPerOp: 4, ServerCores: rate * 4 / 1000}, nil
 }
 
-func mustSLOs(t *testing.T, s string) []load.Threshold {
+func mustSLOs(t *testing.T, s string) []results.Threshold {
 	t.Helper()
 	ts, err := ParseSLOs(s)
 	if err != nil {
@@ -124,7 +124,7 @@ func TestSearchPhases(t *testing.T) {
 	if !equalRates(m.calls, want) {
 		t.Errorf("rates %v, want %v", m.calls, want)
 	}
-	if phases[0] != PhaseWarmup || phases[1] != PhaseRamp || phases[len(phases)-1] != PhaseSearch {
+	if phases[0] != results.StepWarmup || phases[1] != results.StepRamp || phases[len(phases)-1] != results.StepSearch {
 		t.Errorf("phases %v", phases)
 	}
 	if r.MaxRate != 45 || r.FirstFailedRate != 46 {
@@ -137,7 +137,7 @@ func equalRates(a, b []float64) bool {
 		return false
 	}
 	for i := range a {
-		if !sameRate(a[i], b[i]) {
+		if math.Abs(a[i]-b[i]) > 1e-9*max(1, math.Abs(a[i]), math.Abs(b[i])) {
 			return false
 		}
 	}
@@ -251,9 +251,9 @@ func TestJudge(t *testing.T) {
 	t.Parallel()
 	o := Options{SLOs: mustSLOs(t, "p99<500ms,errors<1%")}.WithDefaults()
 	stats := func(count, ok int64, rate float64, dropped, interrupted int64, p99 time.Duration, aborted bool) StepResult {
-		return StepResult{Stats: load.Stats{Duration: 10 * time.Second, Dropped: dropped, Interrupted: interrupted, Aborted: aborted,
-			Ops: []load.OpStats{{Name: load.IterationOp, Count: count, OK: ok, Errors: count - ok, Rate: rate,
-				Latency: load.Dist{P99: p99}}}}}
+		return StepResult{Stats: results.Stats{Duration: 10 * time.Second, Dropped: dropped, Interrupted: interrupted, Aborted: aborted,
+			Ops: []results.OpStats{{Name: results.IterationOp, Count: count, OK: ok, Errors: count - ok, Rate: rate,
+				Latency: results.Dist{P99: p99}}}}}
 	}
 	cases := []struct {
 		name string
@@ -328,7 +328,7 @@ func TestParseSLOs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := FormatSLOs(ts); got != "p99<500ms,errors<0.1%,token:p95<=1000ms" {
+	if got := results.FormatSLOs(ts); got != "p99<500ms,errors<0.1%,token:p95<=1000ms" {
 		t.Errorf("got %q", got)
 	}
 	if l, ok := LatencyLimit(ts); !ok || l != 1000 {
@@ -344,7 +344,7 @@ func TestParseSLOs(t *testing.T) {
 
 func TestResultFilesAndCommonRate(t *testing.T) {
 	t.Parallel()
-	run := func(capacity float64) *Result {
+	run := func(capacity float64) *results.CapacityResult {
 		m := &model{capacity: capacity, base: 10 * time.Millisecond, perExtra: 100 * time.Millisecond}
 		o := quick(t, "p99<50ms")
 		o.Start, o.Step, o.Resolution = 10, 10, 2
@@ -356,17 +356,17 @@ func TestResultFilesAndCommonRate(t *testing.T) {
 		return r
 	}
 	a, b := run(35), run(62)
-	if rate, ok := CommonRate([]*Result{a, b}); !ok || rate != 30 {
+	if rate, ok := results.CommonRate([]*results.CapacityResult{a, b}); !ok || rate != 30 {
 		t.Errorf("common rate %g %v, want 30", rate, ok)
 	}
-	if _, ok := CommonRate([]*Result{a, run(5)}); ok {
+	if _, ok := results.CommonRate([]*results.CapacityResult{a, run(5)}); ok {
 		t.Error("a common rate with a result that never passed")
 	}
 	dir := filepath.Join(t.TempDir(), "out")
 	if err := b.WriteDir(dir); err != nil {
 		t.Fatal(err)
 	}
-	got, err := ReadDir(dir)
+	got, err := results.ReadCapacityDir(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -381,7 +381,7 @@ func TestResultFilesAndCommonRate(t *testing.T) {
 	if len(lines) != len(b.Steps)+1 || !strings.HasPrefix(lines[0], "index,phase,rate,achieved_rate") {
 		t.Errorf("steps.csv:\n%s", csv.String())
 	}
-	dirs, err := FindDirs(filepath.Dir(dir))
+	dirs, err := results.FindCapacityDirs(filepath.Dir(dir))
 	if err != nil || len(dirs) != 1 || dirs[0] != dir {
 		t.Errorf("FindDirs: %v %v", dirs, err)
 	}

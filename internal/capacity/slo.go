@@ -4,16 +4,16 @@ import (
 	"errors"
 	"strings"
 
-	"github.com/kcbench/kcbench/internal/load"
+	"github.com/kcbench/kcbench/internal/results"
 )
 
 // ParseSLOs reads a comma-separated list of SLOs such as
 // "p99<500ms,errors<0.1%". Each one is a load threshold (see
-// load.ParseThreshold): [op:]metric cmp value, where an SLO without an
+// results.ParseThreshold): [op:]metric cmp value, where an SLO without an
 // operation applies to whole iterations. Every problem is reported at once.
-func ParseSLOs(s string) ([]load.Threshold, error) {
+func ParseSLOs(s string) ([]results.Threshold, error) {
 	var (
-		out  []load.Threshold
+		out  []results.Threshold
 		errs []error
 	)
 	for part := range strings.SplitSeq(s, ",") {
@@ -21,7 +21,7 @@ func ParseSLOs(s string) ([]load.Threshold, error) {
 		if part == "" {
 			continue
 		}
-		t, err := load.ParseThreshold(part)
+		t, err := results.ParseThreshold(part)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -37,15 +37,6 @@ func ParseSLOs(s string) ([]load.Threshold, error) {
 	return out, nil
 }
 
-// FormatSLOs is the inverse of ParseSLOs, in canonical form.
-func FormatSLOs(ts []load.Threshold) string {
-	parts := make([]string, len(ts))
-	for i, t := range ts {
-		parts[i] = t.String()
-	}
-	return strings.Join(parts, ",")
-}
-
 // DefaultSLOs are the SLOs of a search that names none: p99 under 500 ms
 // and fewer than 0.1 % errors.
 const DefaultSLOs = "p99<500ms,errors<0.1%"
@@ -53,11 +44,11 @@ const DefaultSLOs = "p99<500ms,errors<0.1%"
 // LatencyLimit returns the largest latency limit (in milliseconds) among
 // the SLOs of upper-bound form (p99<500ms), and whether there is one. The
 // CLI sizes the virtual-user pool from it.
-func LatencyLimit(ts []load.Threshold) (float64, bool) {
+func LatencyLimit(ts []results.Threshold) (float64, bool) {
 	var limit float64
 	found := false
 	for _, t := range ts {
-		if t.Unit() != load.UnitMillis || !strings.HasPrefix(t.Cmp, "<") {
+		if t.Unit() != results.UnitMillis || !strings.HasPrefix(t.Cmp, "<") {
 			continue
 		}
 		if !found || t.Limit > limit {

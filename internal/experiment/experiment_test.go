@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/kcbench/kcbench/internal/capacity"
-	"github.com/kcbench/kcbench/internal/load"
 	"github.com/kcbench/kcbench/internal/results"
 )
 
@@ -133,7 +132,7 @@ func TestCapacityWorkload(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if capacity.FormatSLOs(o.SLOs) != capacity.DefaultSLOs || o.Start != 50 || o.Step != 25 || o.StepDuration != 10*time.Second ||
+	if results.FormatSLOs(o.SLOs) != capacity.DefaultSLOs || o.Start != 50 || o.Step != 25 || o.StepDuration != 10*time.Second ||
 		o.Warmup != 5*time.Second || o.Resolution != 2.5 {
 		t.Errorf("options (scale 0.5) %+v", o)
 	}
@@ -165,7 +164,7 @@ func TestCalibrateCosts(t *testing.T) {
 			}
 			sum := results.Summary{Status: results.StatusDone, Params: map[string]string{"mode": m, "tenants": fmt.Sprint(n)},
 				Seed: &results.Seed{Tenants: n, Added: n - prev[m], Seconds: seed}, Boot: &results.Boot{Seconds: 8},
-				Workloads: []results.Workload{{Stats: load.Stats{Elapsed: time.Minute}}}}
+				Workloads: []results.Workload{{Stats: results.Stats{Elapsed: time.Minute}}}}
 			sum.Seconds = seed + 8 + 60 + 20
 			pts = append(pts, &results.Point{Summary: sum})
 			prev[m] = n

@@ -306,7 +306,7 @@ func (r *Runner) runPoint(ctx context.Context, p Point) (*results.Summary, error
 		defer c2()
 	}
 	maxRSS, _ := ParseBytes(r.File.Watchdog.MaxRSS)
-	var timelines [][]load.TimelineRow
+	var timelines [][]results.TimelineRow
 	var samples []observe.Sample
 	var recs []*load.Recorder
 	runErr := func() error {
@@ -374,7 +374,7 @@ func (r *Runner) runPoint(ctx context.Context, p Point) (*results.Summary, error
 				timelines = append(timelines, res.Stats.Timeline)
 				recs = append(recs, res.Recorder)
 				if lim, _ := ParsePercent(r.File.Watchdog.MaxErrorRate); r.File.Watchdog.MaxErrorRate != "" {
-					if it, ok := res.Stats.Op(load.IterationOp); ok && it.Count > 0 && it.ErrorRate() > lim {
+					if it, ok := res.Stats.Op(results.IterationOp); ok && it.Count > 0 && it.ErrorRate() > lim {
 						return errAbort{fmt.Sprintf("%s %s: error rate %.1f%% above %s", phase, w.Name, 100*it.ErrorRate(), r.File.Watchdog.MaxErrorRate)}
 					}
 				}
@@ -463,10 +463,10 @@ func (r *Runner) runCapacity(ctx context.Context, p Point, dir string, w Workloa
 		}}
 	st.HTTPClient = st.NewHTTPClient(o)
 	defer st.HTTPClient.CloseIdleConnections()
-	o.AfterStep = func(s capacity.Step) {
+	o.AfterStep = func(s results.CapacityStep) {
 		r.Logf("  capacity %s: step %d %g/s: achieved %.1f/s, p99 %.1f ms, errors %.2f%%: %s", w.Name, s.Index, s.Rate, s.Achieved, s.P99, s.ErrorPct, s.Verdict())
 	}
-	r.Logf("  capacity %s: %s, SLOs %s, start %g/s, step %g/s, %s per step", w.Name, cfg.Scenario, capacity.FormatSLOs(o.SLOs), o.Start, o.Step, o.StepDuration)
+	r.Logf("  capacity %s: %s, SLOs %s, start %g/s, step %g/s, %s per step", w.Name, cfg.Scenario, results.FormatSLOs(o.SLOs), o.Start, o.Step, o.StepDuration)
 	res, err := capacity.Search(ctx, st.Step, o)
 	if res == nil {
 		return results.Capacity{}, err
@@ -530,13 +530,13 @@ func (r *Runner) pgDSN() kc.Secret {
 }
 
 // writePoint writes the point's files, summary.json last.
-func writePoint(dir string, man results.Manifest, sum *results.Summary, timelines [][]load.TimelineRow, samples []observe.Sample, recs []*load.Recorder) error {
+func writePoint(dir string, man results.Manifest, sum *results.Summary, timelines [][]results.TimelineRow, samples []observe.Sample, recs []*load.Recorder) error {
 	if err := fileutil.WriteJSON(filepath.Join(dir, results.ManifestFile), man, 0o644); err != nil {
 		return err
 	}
-	if err := load.WriteFile(filepath.Join(dir, results.TimelineFile), func(w io.Writer) error {
+	if err := fileutil.WriteFile(filepath.Join(dir, results.TimelineFile), 0o644, func(w io.Writer) error {
 		for _, tl := range timelines {
-			if err := load.WriteTimelineCSV(w, tl); err != nil {
+			if err := results.WriteTimelineCSV(w, tl); err != nil {
 				return err
 			}
 		}
@@ -545,7 +545,7 @@ func writePoint(dir string, man results.Manifest, sum *results.Summary, timeline
 		return err
 	}
 	if len(samples) > 0 {
-		if err := load.WriteFile(filepath.Join(dir, results.ObserveFile), func(w io.Writer) error {
+		if err := fileutil.WriteFile(filepath.Join(dir, results.ObserveFile), 0o644, func(w io.Writer) error {
 			return observe.WriteCSV(w, samples)
 		}); err != nil {
 			return err
@@ -555,7 +555,7 @@ func writePoint(dir string, man results.Manifest, sum *results.Summary, timeline
 		wl := sum.Workloads[i]
 		for _, op := range rec.Ops() {
 			name := fmt.Sprintf("%s-%s-%s.hlog", wl.Phase, wl.Name, op)
-			if err := load.WriteFile(filepath.Join(dir, name), func(w io.Writer) error {
+			if err := fileutil.WriteFile(filepath.Join(dir, name), 0o644, func(w io.Writer) error {
 				return rec.WriteHlog(w, op, load.SeriesLatency)
 			}); err != nil && !errors.Is(err, load.ErrUnknownOp) {
 				return err

@@ -4,9 +4,11 @@
 package fileutil
 
 import (
+	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -15,34 +17,44 @@ import (
 )
 
 // WriteAtomic writes data to path through a temporary file in the same
-// directory, fsyncs it and renames it over path. On any error path is left
-// untouched and the temporary file is removed.
-func WriteAtomic(path string, data []byte, perm os.FileMode) (err error) {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
+// directory (see WriteFile).
+func WriteAtomic(path string, data []byte, perm os.FileMode) error {
+	return WriteFile(path, perm, func(w io.Writer) error { _, err := w.Write(data); return err })
+}
+
+// WriteFile writes a file atomically: write renders into a temporary file
+// in the same directory, which is synced, given mode perm and renamed to
+// path only if write and every file operation succeed. Readers never see a
+// partial file; on any error path is left untouched and the temporary file
+// is removed.
+func WriteFile(path string, perm os.FileMode, write func(io.Writer) error) (err error) {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	tmp := f.Name()
 	defer func() {
 		if err != nil {
 			f.Close()
-			os.Remove(tmp)
+			os.Remove(f.Name())
 		}
 	}()
-	if err = f.Chmod(perm); err != nil {
+	if err := f.Chmod(perm); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	if _, err = f.Write(data); err != nil {
+	bw := bufio.NewWriter(f)
+	if err := write(bw); err != nil {
+		return err
+	}
+	if err := bw.Flush(); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	if err = f.Sync(); err != nil {
+	if err := f.Sync(); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	if err = f.Close(); err != nil {
+	if err := f.Close(); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	if err = os.Rename(tmp, path); err != nil {
+	if err := os.Rename(f.Name(), path); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil

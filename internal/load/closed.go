@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/kcbench/kcbench/internal/results"
 )
 
 // ConstantVUs runs VUs virtual users in a loop for Duration (closed model).
@@ -29,9 +31,9 @@ func (e ConstantVUs) Validate() error {
 }
 
 // Run implements Executor.
-func (e ConstantVUs) Run(ctx context.Context, sc Scenario, rec *Recorder) (Stats, error) {
+func (e ConstantVUs) Run(ctx context.Context, sc Scenario, rec *Recorder) (results.Stats, error) {
 	if err := e.Validate(); err != nil {
-		return Stats{}, fmt.Errorf("load: %s: %w", NameConstantVUs, err)
+		return results.Stats{}, fmt.Errorf("load: %s: %w", NameConstantVUs, err)
 	}
 	return runClosed(ctx, sc, rec, NameConstantVUs, e.VUs, e.Duration, e.GracefulStop,
 		func(reg, hard context.Context, v *vu) {
@@ -67,9 +69,9 @@ func (e PerVUIterations) Validate() error {
 }
 
 // Run implements Executor.
-func (e PerVUIterations) Run(ctx context.Context, sc Scenario, rec *Recorder) (Stats, error) {
+func (e PerVUIterations) Run(ctx context.Context, sc Scenario, rec *Recorder) (results.Stats, error) {
 	if err := e.Validate(); err != nil {
-		return Stats{}, fmt.Errorf("load: %s: %w", NamePerVUIterations, err)
+		return results.Stats{}, fmt.Errorf("load: %s: %w", NamePerVUIterations, err)
 	}
 	return runClosed(ctx, sc, rec, NamePerVUIterations, e.VUs, e.MaxDuration, e.GracefulStop,
 		func(reg, hard context.Context, v *vu) {
@@ -128,9 +130,9 @@ func (e RampingVUs) maxVUs() int {
 }
 
 // Run implements Executor.
-func (e RampingVUs) Run(ctx context.Context, sc Scenario, rec *Recorder) (Stats, error) {
+func (e RampingVUs) Run(ctx context.Context, sc Scenario, rec *Recorder) (results.Stats, error) {
 	if err := e.Validate(); err != nil {
-		return Stats{}, fmt.Errorf("load: %s: %w", NameRampingVUs, err)
+		return results.Stats{}, fmt.Errorf("load: %s: %w", NameRampingVUs, err)
 	}
 	var total time.Duration
 	for _, s := range e.Stages {
@@ -202,17 +204,17 @@ func runClosed(ctx context.Context, sc Scenario, rec *Recorder, name string, n i
 	regular, graceful time.Duration,
 	loop func(reg, hard context.Context, v *vu),
 	control func(reg context.Context, start time.Time, rec *Recorder),
-) (Stats, error) {
+) (results.Stats, error) {
 	if rec == nil {
 		rec = NewRecorder()
 	}
 	users, err := newUsers(ctx, sc, n)
 	if err != nil {
-		return Stats{}, err
+		return results.Stats{}, err
 	}
-	start, err := rec.begin(runInfo{scenario: sc.Name(), executor: name, model: ModelClosed})
+	start, err := rec.begin(runInfo{scenario: sc.Name(), executor: name, model: results.ModelClosed})
 	if err != nil {
-		return Stats{}, err
+		return results.Stats{}, err
 	}
 	reg, hard, cancel := durationContexts(ctx, start, regular, graceful)
 	defer cancel()

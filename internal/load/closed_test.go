@@ -8,6 +8,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/kcbench/kcbench/internal/results"
 )
 
 func TestConstantVUs(t *testing.T) {
@@ -21,7 +23,7 @@ func TestConstantVUs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if s.Model != ModelClosed || s.Executor != NameConstantVUs {
+		if s.Model != results.ModelClosed || s.Executor != NameConstantVUs {
 			t.Errorf("model, executor = %q, %q", s.Model, s.Executor)
 		}
 		if s.Iterations != 1010 || s.Interrupted != 0 || s.VUs != 10 || sc.users.Load() != 10 {
@@ -50,7 +52,7 @@ func TestPerVUIterations(t *testing.T) {
 		if s.Iterations != 100 || s.Elapsed != 250*time.Millisecond || s.Duration != 250*time.Millisecond {
 			t.Errorf("iterations, elapsed, duration = %d, %v, %v; want 100, 250ms, 250ms", s.Iterations, s.Elapsed, s.Duration)
 		}
-		if it, _ := s.Op(IterationOp); it.Rate != 400 {
+		if it, _ := s.Op(results.IterationOp); it.Rate != 400 {
 			t.Errorf("rate = %v, want 400", it.Rate)
 		}
 	})
@@ -161,7 +163,7 @@ func TestOpenNewUserErrorDuringRun(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		it, _ := s.Op(IterationOp)
+		it, _ := s.Op(results.IterationOp)
 		if it.Errors != 10 || it.ErrorClasses["http_401"] != 10 {
 			t.Errorf("iteration errors = %d %v; want 10 http_401", it.Errors, it.ErrorClasses)
 		}
@@ -217,7 +219,7 @@ func TestNilUser(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if it, _ := s.Op(IterationOp); it.Errors != 10 {
+		if it, _ := s.Op(results.IterationOp); it.Errors != 10 {
 			t.Errorf("open run: %d failed iterations, want 10", it.Errors)
 		}
 	})

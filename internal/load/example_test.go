@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/kcbench/kcbench/internal/load"
+	"github.com/kcbench/kcbench/internal/results"
 )
 
 func ExampleRamp() {
@@ -26,13 +27,13 @@ func ExampleRamp() {
 }
 
 func ExampleParseThreshold() {
-	s := load.Stats{Duration: 10 * time.Second, Ops: []load.OpStats{
-		{Name: load.IterationOp, Count: 1000, Errors: 3, Rate: 100},
-		{Name: "token", Count: 1000, Rate: 100, Latency: load.Dist{P95: 80 * time.Millisecond}},
+	s := results.Stats{Duration: 10 * time.Second, Ops: []results.OpStats{
+		{Name: results.IterationOp, Count: 1000, Errors: 3, Rate: 100},
+		{Name: "token", Count: 1000, Rate: 100, Latency: results.Dist{P95: 80 * time.Millisecond}},
 	}}
-	var ths []load.Threshold
+	var ths []results.Threshold
 	for _, expr := range []string{"token:p95<100ms", "errors<0.1%", "rate>=100"} {
-		th, err := load.ParseThreshold(expr)
+		th, err := results.ParseThreshold(expr)
 		if err != nil {
 			panic(err)
 		}

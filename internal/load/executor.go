@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/kcbench/kcbench/internal/results"
 )
 
 // Executor decides how many VUs run a Scenario, and when. The executors of
@@ -20,7 +22,7 @@ type Executor interface {
 	// Run runs sc, recording into rec (a fresh Recorder when nil). When ctx
 	// is cancelled Run stops within moments and returns the partial Stats
 	// with an error wrapping ctx.Err().
-	Run(ctx context.Context, sc Scenario, rec *Recorder) (Stats, error)
+	Run(ctx context.Context, sc Scenario, rec *Recorder) (results.Stats, error)
 }
 
 var (
@@ -150,7 +152,7 @@ func (v *vu) iterate(ctx context.Context, sc Scenario, intended time.Time) {
 
 // finishRun ends a run: it collects the Stats and, when ctx was cancelled,
 // an error saying so.
-func finishRun(ctx context.Context, rec *Recorder) (Stats, error) {
+func finishRun(ctx context.Context, rec *Recorder) (results.Stats, error) {
 	aborted := ctx.Err() != nil
 	s := rec.finish(aborted)
 	if aborted {

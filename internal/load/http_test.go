@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/kcbench/kcbench/internal/results"
 )
 
 // httpScenario sends one GET per iteration and records it as "get".
@@ -61,7 +63,7 @@ func TestHTTPArrivalRate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	it, _ := s.Op(IterationOp)
+	it, _ := s.Op(results.IterationOp)
 	g, _ := s.Op("get")
 	t.Logf("%d iterations in %v, %.1f/s, latency p50 %v p99 %v, service p99 %v, %d VUs",
 		s.Iterations, s.Duration, it.Rate, g.Latency.P50, g.Latency.P99, g.Service.P99, s.VUs)
@@ -139,7 +141,7 @@ func TestHTTPCancel(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
 		sc := &httpScenario{url: srv.URL, client: NewHTTPClient(100, time.Minute)}
 		var (
-			s        Stats
+			s        results.Stats
 			err      error
 			returned = make(chan struct{})
 		)

@@ -7,6 +7,8 @@ import (
 	"math"
 	"sync"
 	"time"
+
+	"github.com/kcbench/kcbench/internal/results"
 )
 
 // ConstantArrivalRate starts Rate iterations per second for Duration
@@ -43,9 +45,9 @@ func (e ConstantArrivalRate) Schedule() Schedule {
 }
 
 // Run implements Executor.
-func (e ConstantArrivalRate) Run(ctx context.Context, sc Scenario, rec *Recorder) (Stats, error) {
+func (e ConstantArrivalRate) Run(ctx context.Context, sc Scenario, rec *Recorder) (results.Stats, error) {
 	if err := e.Validate(); err != nil {
-		return Stats{}, fmt.Errorf("load: %s: %w", NameConstantArrivalRate, err)
+		return results.Stats{}, fmt.Errorf("load: %s: %w", NameConstantArrivalRate, err)
 	}
 	return openRun{
 		name:     NameConstantArrivalRate,
@@ -98,9 +100,9 @@ func (e RampingArrivalRate) Schedule() Ramp {
 }
 
 // Run implements Executor.
-func (e RampingArrivalRate) Run(ctx context.Context, sc Scenario, rec *Recorder) (Stats, error) {
+func (e RampingArrivalRate) Run(ctx context.Context, sc Scenario, rec *Recorder) (results.Stats, error) {
 	if err := e.Validate(); err != nil {
-		return Stats{}, fmt.Errorf("load: %s: %w", NameRampingArrivalRate, err)
+		return results.Stats{}, fmt.Errorf("load: %s: %w", NameRampingArrivalRate, err)
 	}
 	s := e.Schedule()
 	return openRun{
@@ -156,17 +158,17 @@ type openVU struct {
 // allows, and otherwise drops it. Arrival times are absolute offsets from
 // the start, so a late wake-up is caught up on and never shifts later
 // arrivals; the VU measures latency from the intended time.
-func (o openRun) run(ctx context.Context, sc Scenario, rec *Recorder) (Stats, error) {
+func (o openRun) run(ctx context.Context, sc Scenario, rec *Recorder) (results.Stats, error) {
 	if rec == nil {
 		rec = NewRecorder()
 	}
 	users, err := newUsers(ctx, sc, o.pre)
 	if err != nil {
-		return Stats{}, err
+		return results.Stats{}, err
 	}
-	start, err := rec.begin(runInfo{scenario: sc.Name(), executor: o.name, model: ModelOpen})
+	start, err := rec.begin(runInfo{scenario: sc.Name(), executor: o.name, model: results.ModelOpen})
 	if err != nil {
-		return Stats{}, err
+		return results.Stats{}, err
 	}
 	reg, hard, cancel := durationContexts(ctx, start, o.duration, o.graceful)
 	defer cancel()

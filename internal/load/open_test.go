@@ -8,6 +8,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/kcbench/kcbench/internal/results"
 )
 
 func TestConstantArrivalRate(t *testing.T) {
@@ -19,7 +21,7 @@ func TestConstantArrivalRate(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if s.Model != ModelOpen || s.Executor != NameConstantArrivalRate || s.Scenario != "fake" {
+		if s.Model != results.ModelOpen || s.Executor != NameConstantArrivalRate || s.Scenario != "fake" {
 			t.Errorf("model, executor, scenario = %q, %q, %q", s.Model, s.Executor, s.Scenario)
 		}
 		if s.Iterations != 1000 || s.Dropped != 0 || s.Interrupted != 0 {
@@ -28,7 +30,7 @@ func TestConstantArrivalRate(t *testing.T) {
 		if s.Duration != 5*time.Second {
 			t.Errorf("duration = %v, want 5s", s.Duration)
 		}
-		it, _ := s.Op(IterationOp)
+		it, _ := s.Op(results.IterationOp)
 		if it.Rate != 200 {
 			t.Errorf("rate = %v, want 200", it.Rate)
 		}
@@ -52,7 +54,7 @@ func near(d, want time.Duration) bool {
 
 // checkRows checks that each full measured timeline row counts the
 // iterations that want(start, end) expects, within tol.
-func checkRows(t *testing.T, s Stats, want func(start, end float64) float64, tol float64) {
+func checkRows(t *testing.T, s results.Stats, want func(start, end float64) float64, tol float64) {
 	t.Helper()
 	full := 0
 	for _, r := range s.Timeline {
@@ -125,7 +127,7 @@ func TestDroppedWhenMaxVUsExhausted(t *testing.T) {
 			t.Errorf("timeline counts %d dropped, want 100", rows)
 		}
 		// Dropped arrivals never show up as late iterations.
-		if it, _ := s.Op(IterationOp); !near(it.Latency.Max, 95*time.Millisecond) {
+		if it, _ := s.Op(results.IterationOp); !near(it.Latency.Max, 95*time.Millisecond) {
 			t.Errorf("max latency = %v, want 95ms", it.Latency.Max)
 		}
 	})

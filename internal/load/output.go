@@ -2,14 +2,10 @@ package load
 
 import (
 	"bufio"
-	"encoding/csv"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"maps"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,18 +13,19 @@ import (
 	"unicode/utf8"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/kcbench/kcbench/internal/results"
 )
 
 // WriteSummary writes a human-readable end-of-test summary of s to w, in
 // the spirit of k6's: the run, then per operation count, rate, errors by
 // class and the latency distribution, then the thresholds, if checked.
-func WriteSummary(w io.Writer, s Stats) error {
+func WriteSummary(w io.Writer, s results.Stats) error {
 	ew := &errWriter{w: w}
 	p := ew.printf
 
 	p("scenario:     %s\n", s.Scenario)
 	switch s.Model {
-	case ModelOpen:
+	case results.ModelOpen:
 		p("executor:     %s (open model: latency from each iteration's intended start)\n", s.Executor)
 	default:
 		p("executor:     %s (%s model: latency from the actual send)\n", s.Executor, s.Model)
@@ -44,22 +41,22 @@ func WriteSummary(w io.Writer, s Stats) error {
 	p("\n")
 	p("vus:          %d peak\n", s.VUs)
 	var rate float64
-	if it, ok := s.Op(IterationOp); ok {
+	if it, ok := s.Op(results.IterationOp); ok {
 		rate = it.Rate
 	}
 	p("iterations:   %d (%.2f/s), ", s.Iterations, rate)
-	if s.Model == ModelOpen {
+	if s.Model == results.ModelOpen {
 		p("%d dropped, ", s.Dropped)
 	}
 	p("%d interrupted\n", s.Interrupted)
 
 	title := "latency"
-	if s.Model == ModelOpen {
+	if s.Model == results.ModelOpen {
 		title = "latency (intended start → end)"
 	}
-	writeOpTable(ew, title, s.Ops, func(o OpStats) Dist { return o.Latency }, true)
-	if s.Model == ModelOpen {
-		writeOpTable(ew, "service time (send → end)", s.Ops, func(o OpStats) Dist { return o.Service }, false)
+	writeOpTable(ew, title, s.Ops, func(o results.OpStats) results.Dist { return o.Latency }, true)
+	if s.Model == results.ModelOpen {
+		writeOpTable(ew, "service time (send → end)", s.Ops, func(o results.OpStats) results.Dist { return o.Service }, false)
 	}
 
 	if len(s.Thresholds) > 0 {
@@ -71,7 +68,7 @@ func WriteSummary(w io.Writer, s Stats) error {
 	return ew.err
 }
 
-func writeOpTable(ew *errWriter, title string, ops []OpStats, d func(OpStats) Dist, counts bool) {
+func writeOpTable(ew *errWriter, title string, ops []results.OpStats, d func(results.OpStats) results.Dist, counts bool) {
 	ew.printf("\n%s\n", title)
 	head := []string{"op"}
 	if counts {
@@ -155,52 +152,6 @@ func (e *errWriter) Write(b []byte) (int, error) {
 
 func (e *errWriter) printf(format string, args ...any) { fmt.Fprintf(e, format, args...) }
 
-// WriteJSON writes s as indented JSON (see Stats.MarshalJSON).
-func WriteJSON(w io.Writer, s Stats) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(s)
-}
-
-// WriteTimelineCSV writes rows as CSV, one line per row and operation, with
-// phase "warmup" or "measure".
-func WriteTimelineCSV(w io.Writer, rows []TimelineRow) error {
-	cw := csv.NewWriter(w)
-	header := []string{
-		"start_s", "end_s", "phase", "vus", "active_vus", "dropped",
-		"op", "count", "errors", "rate_per_s", "p50_ms", "p95_ms", "p99_ms", "max_ms",
-	}
-	if err := cw.Write(header); err != nil {
-		return err
-	}
-	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
-	for _, r := range rows {
-		phase := "measure"
-		if r.Warmup {
-			phase = "warmup"
-		}
-		length := (r.End - r.Start).Seconds()
-		for _, o := range r.Ops {
-			var rate float64
-			if length > 0 {
-				rate = float64(o.Count) / length
-			}
-			rec := []string{
-				f(r.Start.Seconds()), f(r.End.Seconds()), phase,
-				strconv.Itoa(r.VUs), strconv.Itoa(r.ActiveVUs), strconv.FormatInt(r.Dropped, 10),
-				o.Op, strconv.FormatInt(o.Count, 10), strconv.FormatInt(o.Errors, 10),
-				strconv.FormatFloat(rate, 'f', 3, 64),
-				f(ms(o.P50)), f(ms(o.P95)), f(ms(o.P99)), f(ms(o.Max)),
-			}
-			if err := cw.Write(rec); err != nil {
-				return err
-			}
-		}
-	}
-	cw.Flush()
-	return cw.Error()
-}
-
 // Series selects one of an operation's two histogram series.
 type Series int
 
@@ -274,37 +225,4 @@ func (r *Recorder) Ops() []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return append([]string(nil), r.opNames...)
-}
-
-// WriteFile writes a file atomically: write renders into a temporary file
-// in the same directory, which is synced and renamed to path only if write
-// and every file operation succeed. Readers never see a partial file.
-func WriteFile(path string, write func(io.Writer) error) (err error) {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
-	bw := bufio.NewWriter(f)
-	if err := write(bw); err != nil {
-		return err
-	}
-	if err := bw.Flush(); err != nil {
-		return err
-	}
-	if err := f.Chmod(0o644); err != nil {
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
 }

@@ -10,19 +10,21 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"strings"
 	"testing"
 	"time"
+
+	"github.com/kcbench/kcbench/internal/fileutil"
+	"github.com/kcbench/kcbench/internal/results"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
-func sampleStats(t *testing.T) Stats {
+func sampleStats(t *testing.T) results.Stats {
 	t.Helper()
-	s := Stats{
+	s := results.Stats{
 		Scenario:    "login",
 		Executor:    NameConstantArrivalRate,
-		Model:       ModelOpen,
+		Model:       results.ModelOpen,
 		Start:       time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC),
 		Duration:    30 * time.Second,
 		Warmup:      10 * time.Second,
@@ -31,30 +33,30 @@ func sampleStats(t *testing.T) Stats {
 		Iterations:  6000,
 		Dropped:     12,
 		Interrupted: 1,
-		Ops: []OpStats{
-			{Name: IterationOp, Count: 6000, OK: 5970, Errors: 30, Rate: 200,
+		Ops: []results.OpStats{
+			{Name: results.IterationOp, Count: 6000, OK: 5970, Errors: 30, Rate: 200,
 				ErrorClasses: map[string]int64{"http_401": 20, ClassTimeout: 10},
-				Latency:      Dist{1200 * time.Microsecond, 23456 * time.Microsecond, 18 * time.Millisecond, 40 * time.Millisecond, 55 * time.Millisecond, 120 * time.Millisecond, 800 * time.Millisecond, 1500 * time.Millisecond},
-				Service:      Dist{1100 * time.Microsecond, 21 * time.Millisecond, 17 * time.Millisecond, 38 * time.Millisecond, 50 * time.Millisecond, 100 * time.Millisecond, 700 * time.Millisecond, 1200 * time.Millisecond}},
+				Latency:      results.Dist{Min: 1200 * time.Microsecond, Mean: 23456 * time.Microsecond, P50: 18 * time.Millisecond, P90: 40 * time.Millisecond, P95: 55 * time.Millisecond, P99: 120 * time.Millisecond, P999: 800 * time.Millisecond, Max: 1500 * time.Millisecond},
+				Service:      results.Dist{Min: 1100 * time.Microsecond, Mean: 21 * time.Millisecond, P50: 17 * time.Millisecond, P90: 38 * time.Millisecond, P95: 50 * time.Millisecond, P99: 100 * time.Millisecond, P999: 700 * time.Millisecond, Max: 1200 * time.Millisecond}},
 			{Name: "token", Count: 6000, OK: 5970, Errors: 30, Rate: 200, OutOfRange: 1,
 				ErrorClasses: map[string]int64{"http_401": 20, ClassTimeout: 10},
-				Latency:      Dist{time.Millisecond, 20 * time.Millisecond, 15 * time.Millisecond, 35 * time.Millisecond, 50 * time.Millisecond, 110 * time.Millisecond, 750 * time.Millisecond, time.Minute},
-				Service:      Dist{900 * time.Microsecond, 18 * time.Millisecond, 14 * time.Millisecond, 33 * time.Millisecond, 45 * time.Millisecond, 90 * time.Millisecond, 650 * time.Millisecond, time.Minute}},
+				Latency:      results.Dist{Min: time.Millisecond, Mean: 20 * time.Millisecond, P50: 15 * time.Millisecond, P90: 35 * time.Millisecond, P95: 50 * time.Millisecond, P99: 110 * time.Millisecond, P999: 750 * time.Millisecond, Max: time.Minute},
+				Service:      results.Dist{Min: 900 * time.Microsecond, Mean: 18 * time.Millisecond, P50: 14 * time.Millisecond, P90: 33 * time.Millisecond, P95: 45 * time.Millisecond, P99: 90 * time.Millisecond, P999: 650 * time.Millisecond, Max: time.Minute}},
 		},
-		Timeline: []TimelineRow{
-			{Start: 0, End: time.Second, Warmup: true, VUs: 10, ActiveVUs: 3, Ops: []OpInterval{
-				{Op: IterationOp, Count: 200, Errors: 1, P50: 18 * time.Millisecond, P95: 55 * time.Millisecond, P99: 120 * time.Millisecond, Max: 130 * time.Millisecond},
+		Timeline: []results.TimelineRow{
+			{Start: 0, End: time.Second, Warmup: true, VUs: 10, ActiveVUs: 3, Ops: []results.OpInterval{
+				{Op: results.IterationOp, Count: 200, Errors: 1, P50: 18 * time.Millisecond, P95: 55 * time.Millisecond, P99: 120 * time.Millisecond, Max: 130 * time.Millisecond},
 				{Op: "token", Count: 200, Errors: 1, P50: 15 * time.Millisecond, P95: 50 * time.Millisecond, P99: 110 * time.Millisecond, Max: 125500 * time.Microsecond},
 			}},
-			{Start: time.Second, End: 1500 * time.Millisecond, VUs: 12, ActiveVUs: 4, Dropped: 2, Ops: []OpInterval{
-				{Op: IterationOp, Count: 100},
+			{Start: time.Second, End: 1500 * time.Millisecond, VUs: 12, ActiveVUs: 4, Dropped: 2, Ops: []results.OpInterval{
+				{Op: results.IterationOp, Count: 100},
 				{Op: "token", Count: 100},
 			}},
 		},
 	}
-	ths := []Threshold{}
+	ths := []results.Threshold{}
 	for _, e := range []string{"token:p95<100ms", "errors<0.1%", "rate>=150"} {
-		th, err := ParseThreshold(e)
+		th, err := results.ParseThreshold(e)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -68,7 +70,7 @@ func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
 	path := filepath.Join("testdata", name)
 	if *update {
-		if err := WriteFile(path, func(w io.Writer) error { _, err := w.Write(got); return err }); err != nil {
+		if err := fileutil.WriteFile(path, 0o644, func(w io.Writer) error { _, err := w.Write(got); return err }); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -90,7 +92,7 @@ func TestWriteSummary(t *testing.T) {
 	golden(t, "summary.golden", buf.Bytes())
 
 	closed := sampleStats(t)
-	closed.Model, closed.Executor, closed.Warmup, closed.Thresholds, closed.Aborted = ModelClosed, NameConstantVUs, 0, nil, true
+	closed.Model, closed.Executor, closed.Warmup, closed.Thresholds, closed.Aborted = results.ModelClosed, NameConstantVUs, 0, nil, true
 	buf.Reset()
 	if err := WriteSummary(&buf, closed); err != nil {
 		t.Fatal(err)
@@ -114,12 +116,12 @@ func TestWriteJSON(t *testing.T) {
 	t.Parallel()
 	s := sampleStats(t)
 	var buf bytes.Buffer
-	if err := WriteJSON(&buf, s); err != nil {
+	if err := results.WriteStatsJSON(&buf, s); err != nil {
 		t.Fatal(err)
 	}
 	golden(t, "summary.golden.json", buf.Bytes())
 
-	var back Stats
+	var back results.Stats
 	if err := json.Unmarshal(buf.Bytes(), &back); err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +134,7 @@ func TestWriteJSON(t *testing.T) {
 func TestWriteTimelineCSV(t *testing.T) {
 	t.Parallel()
 	var buf bytes.Buffer
-	if err := WriteTimelineCSV(&buf, sampleStats(t).Timeline); err != nil {
+	if err := results.WriteTimelineCSV(&buf, sampleStats(t).Timeline); err != nil {
 		t.Fatal(err)
 	}
 	golden(t, "timeline.golden.csv", buf.Bytes())
@@ -142,36 +144,5 @@ func TestWriteTimelineCSV(t *testing.T) {
 	}
 	if len(recs) != 5 || recs[0][0] != "start_s" || recs[1][2] != "warmup" || recs[4][2] != "measure" || recs[4][9] != "200.000" {
 		t.Errorf("timeline CSV = %q", recs)
-	}
-}
-
-func TestWriteFile(t *testing.T) {
-	t.Parallel()
-	dir := t.TempDir()
-	path := filepath.Join(dir, "summary.json")
-	if err := WriteFile(path, func(w io.Writer) error { _, err := io.WriteString(w, "first"); return err }); err != nil {
-		t.Fatal(err)
-	}
-	boom := errors.New("render failed")
-	err := WriteFile(path, func(w io.Writer) error {
-		io.WriteString(w, "partial")
-		return boom
-	})
-	if !errors.Is(err, boom) {
-		t.Fatalf("WriteFile = %v, want %v", err, boom)
-	}
-	if b, _ := os.ReadFile(path); string(b) != "first" {
-		t.Errorf("file holds %q after a failed write, want the previous %q", b, "first")
-	}
-	entries, _ := os.ReadDir(dir)
-	if len(entries) != 1 {
-		var names []string
-		for _, e := range entries {
-			names = append(names, e.Name())
-		}
-		t.Errorf("directory holds %s, want only summary.json", strings.Join(names, ", "))
-	}
-	if err := WriteFile(filepath.Join(dir, "missing", "x"), func(io.Writer) error { return nil }); err == nil {
-		t.Error("WriteFile into a missing directory succeeded")
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/kcbench/kcbench/internal/results"
 )
 
 // Histogram geometry: values in microseconds from 1 µs to 60 s with three
@@ -98,7 +99,7 @@ type Recorder struct {
 	lastEnd    time.Duration
 	ops        []*opAgg
 	bufs       [][]sample
-	timeline   []TimelineRow
+	timeline   []results.TimelineRow
 	seen       struct{ dropped, interrupted int64 }
 	measured   struct{ dropped, interrupted int64 }
 	progressed struct{ iterations, errors int64 }
@@ -108,8 +109,8 @@ type Recorder struct {
 func NewRecorder(opts ...RecorderOption) *Recorder {
 	r := &Recorder{
 		interval: DefaultInterval,
-		opIndex:  map[string]int{IterationOp: 0},
-		opNames:  []string{IterationOp},
+		opIndex:  map[string]int{results.IterationOp: 0},
+		opNames:  []string{results.IterationOp},
 	}
 	for _, o := range opts {
 		o(r)
@@ -130,7 +131,7 @@ type sample struct {
 type runInfo struct {
 	scenario string
 	executor string
-	model    Model
+	model    results.Model
 }
 
 var errRecorderUsed = errors.New("load: a Recorder serves only one run")
@@ -200,7 +201,7 @@ func (r *Recorder) nextBoundary(after time.Duration) time.Duration {
 
 // finish stops the merging goroutine, merges what is left and returns the
 // run's Stats.
-func (r *Recorder) finish(aborted bool) Stats {
+func (r *Recorder) finish(aborted bool) results.Stats {
 	close(r.stopTick)
 	<-r.tickDone
 	end := time.Since(r.start)
@@ -212,7 +213,7 @@ func (r *Recorder) finish(aborted bool) Stats {
 	if !r.regularEnd.IsZero() {
 		regular = min(r.regularEnd.Sub(r.start), end)
 	}
-	s := Stats{
+	s := results.Stats{
 		Scenario:    r.info.scenario,
 		Executor:    r.info.executor,
 		Model:       r.info.model,
@@ -229,7 +230,7 @@ func (r *Recorder) finish(aborted bool) Stats {
 	for _, a := range r.ops {
 		s.Ops = append(s.Ops, a.stats(s.Duration))
 	}
-	slices.SortFunc(s.Ops[1:], func(a, b OpStats) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(s.Ops[1:], func(a, b results.OpStats) int { return strings.Compare(a.Name, b.Name) })
 	s.Iterations = s.Ops[0].Count
 	return s
 }
@@ -273,14 +274,14 @@ func (r *Recorder) flush(end time.Duration, final bool) Progress {
 	warm := end <= r.warmup && r.warmup > 0
 	dropped, interrupted := r.dropped.Load(), r.interrupted.Load()
 	vusNow := int(r.allocated.Load())
-	row := TimelineRow{
+	row := results.TimelineRow{
 		Start:     r.lastEnd,
 		End:       end,
 		Warmup:    warm,
 		VUs:       vusNow,
 		ActiveVUs: int(r.active.Load()),
 		Dropped:   dropped - r.seen.dropped,
-		Ops:       make([]OpInterval, len(r.ops)),
+		Ops:       make([]results.OpInterval, len(r.ops)),
 	}
 	if !warm {
 		r.measured.dropped += row.Dropped
@@ -291,7 +292,7 @@ func (r *Recorder) flush(end time.Duration, final bool) Progress {
 	for i, a := range r.ops {
 		row.Ops[i] = a.closeInterval(!warm, startMs, endMs)
 	}
-	slices.SortFunc(row.Ops[1:], func(a, b OpInterval) int { return strings.Compare(a.Op, b.Op) })
+	slices.SortFunc(row.Ops[1:], func(a, b results.OpInterval) int { return strings.Compare(a.Op, b.Op) })
 	if end > r.lastEnd || row.Ops[0].Count > 0 {
 		r.timeline = append(r.timeline, row)
 	}
@@ -382,8 +383,8 @@ func recordMicros(h *hdr.Histogram, d time.Duration) bool {
 
 // closeInterval summarises the current interval, folds it into the totals
 // when measured, and resets it.
-func (a *opAgg) closeInterval(measured bool, startMs, endMs int64) OpInterval {
-	iv := OpInterval{
+func (a *opAgg) closeInterval(measured bool, startMs, endMs int64) results.OpInterval {
+	iv := results.OpInterval{
 		Op:     a.name,
 		Count:  a.iCount,
 		Errors: a.iErrors,
@@ -418,8 +419,8 @@ func (a *opAgg) closeInterval(measured bool, startMs, endMs int64) OpInterval {
 	return iv
 }
 
-func (a *opAgg) stats(d time.Duration) OpStats {
-	s := OpStats{
+func (a *opAgg) stats(d time.Duration) results.OpStats {
+	s := results.OpStats{
 		Name:       a.name,
 		Count:      a.tCount,
 		OK:         a.tCount - a.tErrors,
@@ -440,11 +441,11 @@ func (a *opAgg) stats(d time.Duration) OpStats {
 	return s
 }
 
-func dist(h *hdr.Histogram) Dist {
+func dist(h *hdr.Histogram) results.Dist {
 	if h.TotalCount() == 0 {
-		return Dist{}
+		return results.Dist{}
 	}
-	return Dist{
+	return results.Dist{
 		Min:  micros(h.Min()),
 		Mean: time.Duration(h.Mean() * float64(time.Microsecond)).Round(time.Microsecond),
 		P50:  micros(h.ValueAtQuantile(50)),
@@ -463,7 +464,7 @@ func (r *Recorder) drop() { r.dropped.Add(1) }
 
 // newVU registers a VU whose iterations run under ctx.
 func (r *Recorder) newVU(ctx context.Context) *vuRecorder {
-	v := &vuRecorder{r: r, ctx: ctx, ops: map[string]int32{IterationOp: 0}}
+	v := &vuRecorder{r: r, ctx: ctx, ops: map[string]int32{results.IterationOp: 0}}
 	r.trackPeak(r.allocated.Add(1))
 	r.mu.Lock()
 	r.vus = append(r.vus, v)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/kcbench/kcbench/internal/results"
 )
 
 func TestWarmup(t *testing.T) {
@@ -77,7 +78,7 @@ func TestErrorsAndOutOfRange(t *testing.T) {
 		if ui.Count != 100 || ui.OK != 80 || ui.Errors != 20 || ui.ErrorClasses[ClassCheck] != 10 || ui.ErrorClasses["http_401"] != 10 {
 			t.Errorf("userinfo = %+v", ui)
 		}
-		if it, _ := s.Op(IterationOp); it.Errors != 20 {
+		if it, _ := s.Op(results.IterationOp); it.Errors != 20 {
 			t.Errorf("iteration errors = %d, want 20", it.Errors)
 		}
 		slow, _ := s.Op("slow")
@@ -87,7 +88,7 @@ func TestErrorsAndOutOfRange(t *testing.T) {
 	})
 }
 
-func names(ops []OpStats) string {
+func names(ops []results.OpStats) string {
 	var b bytes.Buffer
 	for i, o := range ops {
 		if i > 0 {
@@ -148,7 +149,7 @@ func TestWriteHlog(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := rec.Ops(); len(got) != 2 || got[0] != IterationOp || got[1] != "op" {
+		if got := rec.Ops(); len(got) != 2 || got[0] != results.IterationOp || got[1] != "op" {
 			t.Errorf("Ops() = %v", got)
 		}
 		for _, series := range []Series{SeriesLatency, SeriesService} {

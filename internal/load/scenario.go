@@ -35,7 +35,3 @@ type OpRecorder interface {
 	// It does not allocate once op has been seen by this VU.
 	Record(op string, start time.Time, err error)
 }
-
-// IterationOp is the operation name under which the engine records whole
-// iterations. A threshold without an operation prefix applies to it.
-const IterationOp = "iteration"

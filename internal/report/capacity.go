@@ -11,8 +11,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/kcbench/kcbench/internal/capacity"
-	"github.com/kcbench/kcbench/internal/load"
 	"github.com/kcbench/kcbench/internal/results"
 )
 
@@ -28,7 +26,7 @@ const capacityParamVersion = "keycloak_version"
 type capacityRun struct {
 	dir   string
 	label string // what tells it apart from the others
-	res   *capacity.Result
+	res   *results.CapacityResult
 }
 
 // buildCapacity builds the report of dir when it holds capacity searches:
@@ -38,7 +36,7 @@ func buildCapacity(ctx context.Context, dir string) (*Model, error) {
 	if _, err := os.Stat(filepath.Join(dir, results.SummaryFile)); err == nil {
 		return nil, nil
 	}
-	dirs, err := capacity.FindDirs(dir)
+	dirs, err := results.FindCapacityDirs(dir)
 	if err != nil || len(dirs) == 0 {
 		return nil, nil // not a capacity folder; Build says what it is
 	}
@@ -47,7 +45,7 @@ func buildCapacity(ctx context.Context, dir string) (*Model, error) {
 	}
 	var runs []*capacityRun
 	for _, d := range dirs {
-		r, err := capacity.ReadDir(d)
+		r, err := results.ReadCapacityDir(d)
 		if err != nil {
 			return nil, fmt.Errorf("results %s: %w", dir, err)
 		}
@@ -86,7 +84,7 @@ func (b *builder) pointCapacity() error {
 	for _, p := range b.e.points {
 		for _, c := range p.Summary.Capacity {
 			d := filepath.Join(p.Dir, c.Dir)
-			r, err := capacity.ReadDir(d)
+			r, err := results.ReadCapacityDir(d)
 			if err != nil {
 				b.note("Point %s: capacity search %s unreadable: %v", p.Manifest.Point, c.Name, err)
 				continue
@@ -188,10 +186,10 @@ func (b *builder) capacityOverview(runs []*capacityRun) {
 	sub := []string{b.m.Machine, b.m.Versions + " · " + capacitySLOText(runs)}
 	for _, c := range []struct {
 		name, title, yLabel string
-		value               func(*capacity.Result) float64
+		value               func(*results.CapacityResult) float64
 	}{
-		{"capacity-max-rate", "Highest rate meeting every SLO", "iterations/s", func(r *capacity.Result) float64 { return r.MaxRate }},
-		{"capacity-cpu-ms-per-op", "Server CPU per operation at that rate", "server CPU-ms per iteration", func(r *capacity.Result) float64 { return r.CPUMsPerOp }},
+		{"capacity-max-rate", "Highest rate meeting every SLO", "iterations/s", func(r *results.CapacityResult) float64 { return r.MaxRate }},
+		{"capacity-cpu-ms-per-op", "Server CPU per operation at that rate", "server CPU-ms per iteration", func(r *results.CapacityResult) float64 { return r.CPUMsPerOp }},
 	} {
 		var bars []barSeries
 		for _, r := range runs {
@@ -211,7 +209,7 @@ func (b *builder) capacityOverview(runs []*capacityRun) {
 func capacitySLOText(runs []*capacityRun) string {
 	var ss []string
 	for _, r := range runs {
-		if s := capacity.FormatSLOs(r.res.SLOs); !slices.Contains(ss, s) {
+		if s := results.FormatSLOs(r.res.SLOs); !slices.Contains(ss, s) {
 			ss = append(ss, s)
 		}
 	}
@@ -225,8 +223,8 @@ func (b *builder) capacityCharts(r *capacityRun) {
 	res := r.res
 	b.startSection("Capacity search: "+r.label, false)
 	steps := slices.Clone(res.Steps)
-	steps = slices.DeleteFunc(steps, func(s capacity.Step) bool { return s.Phase == capacity.PhaseWarmup })
-	slices.SortStableFunc(steps, func(a, c capacity.Step) int {
+	steps = slices.DeleteFunc(steps, func(s results.CapacityStep) bool { return s.Phase == results.StepWarmup })
+	slices.SortStableFunc(steps, func(a, c results.CapacityStep) int {
 		switch {
 		case a.Rate < c.Rate:
 			return -1
@@ -258,14 +256,14 @@ func (b *builder) capacityCharts(r *capacityRun) {
 	}
 	xmin, xmax := steps[0].Rate, steps[len(steps)-1].Rate
 	asked = []xy{{xmin, xmin}, {xmax, xmax}}
-	frac := capacity.DefaultMinAchieved
+	frac := results.DefaultMinAchieved
 	if res.Settings.MinAchieved > 0 {
 		frac = res.Settings.MinAchieved / 100
 	}
 	floor = []xy{{xmin, xmin * frac}, {xmax, xmax * frac}}
 	series := []lineSeries{{label: "p50", parts: [][]xy{p50}, color: 0}, {label: "p95", parts: [][]xy{p95}, color: 1}, {label: "p99", parts: [][]xy{p99}, color: 2}}
 	for i, t := range res.SLOs {
-		if t.Unit() != load.UnitMillis || (t.Op != "" && t.Op != load.IterationOp) {
+		if t.Unit() != results.UnitMillis || (t.Op != "" && t.Op != results.IterationOp) {
 			continue
 		}
 		series = append(series, lineSeries{label: "SLO " + t.String(), parts: [][]xy{{{xmin, t.Limit}, {xmax, t.Limit}}}, color: 3 + i})
@@ -284,7 +282,7 @@ func (b *builder) capacityCharts(r *capacityRun) {
 		ticks = nil
 	}
 	stem := "capacity-" + fileSafe(r.label)
-	sub := []string{b.m.Machine, capacityVersionOf(res) + " · SLOs " + capacity.FormatSLOs(res.SLOs) + " · " + capacityFinding(res)}
+	sub := []string{b.m.Machine, capacityVersionOf(res) + " · SLOs " + results.FormatSLOs(res.SLOs) + " · " + capacityFinding(res)}
 	title := r.label + ": latency against the asked rate"
 	b.add(stem+"-latency", title, sub, lineChart{title: title, sub: sub, xLabel: "asked rate (iterations/s)", yLabel: yl,
 		logY: logY, xTicks: ticks, points: true, zeroY: true, headroom: true, series: series, marks: marks})
@@ -298,7 +296,7 @@ func (b *builder) capacityCharts(r *capacityRun) {
 }
 
 // capacityFinding is the result in a few words, for a chart's subtitle.
-func capacityFinding(r *capacity.Result) string {
+func capacityFinding(r *results.CapacityResult) string {
 	switch {
 	case !r.Found:
 		return "no rate met the SLOs"
@@ -310,7 +308,7 @@ func capacityFinding(r *capacity.Result) string {
 	return fmt.Sprintf("max %g/s", r.MaxRate)
 }
 
-func capacityVersionOf(r *capacity.Result) string {
+func capacityVersionOf(r *results.CapacityResult) string {
 	if v := r.Params[capacityParamVersion]; v != "" {
 		return "Keycloak " + v
 	}
@@ -320,11 +318,11 @@ func capacityVersionOf(r *capacity.Result) string {
 // capacityTables lists the results (with p99 at the highest ramp rate
 // they all passed) and every step of every search.
 func (b *builder) capacityTables(runs []*capacityRun) {
-	all := make([]*capacity.Result, len(runs))
+	all := make([]*results.CapacityResult, len(runs))
 	for i, r := range runs {
 		all[i] = r.res
 	}
-	common, haveCommon := capacity.CommonRate(all)
+	common, haveCommon := results.CommonRate(all)
 	header := []string{"search", "scenario", "SLOs", "max rate at SLO /s", "first failed /s", "achieved /s", "p99 ms", "CPU-ms/op", "ops/s per vCPU"}
 	if haveCommon && len(runs) > 1 {
 		header = append(header, fmt.Sprintf("p99 @ %g/s ms", common))
@@ -341,7 +339,7 @@ func (b *builder) capacityTables(runs []*capacityRun) {
 				rate = "≥ " + rate
 			}
 		}
-		row := []string{r.label, res.Scenario, capacity.FormatSLOs(res.SLOs), rate, optNum(res.FirstFailedRate, fmtG),
+		row := []string{r.label, res.Scenario, results.FormatSLOs(res.SLOs), rate, optNum(res.FirstFailedRate, fmtG),
 			optNum(res.Achieved, fmtFixed(1)), optNum(res.P99, fmtMs), optNum(res.CPUMsPerOp, fmtFixed(2)), optNum(res.OpsPerCPUSecond, fmtFixed(0))}
 		if haveCommon && len(runs) > 1 {
 			v := "-"

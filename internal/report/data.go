@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/kcbench/kcbench/internal/load"
 	"github.com/kcbench/kcbench/internal/results"
 )
 
@@ -22,21 +21,6 @@ const (
 	ParamTenants = "tenants"
 	ParamRepeat  = "repeat"
 	ParamVariant = "variant"
-)
-
-// Scenario names the sweep charts look for (internal/scenario's names,
-// repeated here because report must not import scenario).
-const (
-	scenarioAdminAPI          = "admin-api"
-	scenarioPasswordGrant     = "password-grant"
-	scenarioClientCredentials = "client-credentials"
-	scenarioJWKS              = "jwks"
-)
-
-// Phases of a point.
-const (
-	phaseCold = "cold"
-	phaseWarm = "warm"
 )
 
 const mib = 1 << 20
@@ -296,14 +280,14 @@ type wlAgg struct {
 }
 
 // iterationOp returns the whole-iteration figures of a workload.
-func iterationOp(w *results.Workload) (load.OpStats, bool) {
-	if o, ok := w.Stats.Op(load.IterationOp); ok {
+func iterationOp(w *results.Workload) (results.OpStats, bool) {
+	if o, ok := w.Stats.Op(results.IterationOp); ok {
 		return o, true
 	}
 	if len(w.Stats.Ops) > 0 {
 		return w.Stats.Ops[0], true
 	}
-	return load.OpStats{}, false
+	return results.OpStats{}, false
 }
 
 func msOf(d interface{ Microseconds() int64 }) float64 { return float64(d.Microseconds()) / 1000 }

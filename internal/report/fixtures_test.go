@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kcbench/kcbench/internal/load"
 	"github.com/kcbench/kcbench/internal/observe"
 	"github.com/kcbench/kcbench/internal/results"
 )
@@ -40,7 +39,7 @@ var (
 // wl describes one synthetic workload.
 type wl struct {
 	name, scenario, phase string
-	model                 load.Model
+	model                 results.Model
 	rate                  float64 // iterations/s
 	p50, p95, p99, max    float64 // ms
 	errors                int64
@@ -67,21 +66,21 @@ type pt struct {
 
 func dur(ms float64) time.Duration { return time.Duration(math.Round(ms*1000)) * time.Microsecond }
 
-func (w wl) stats(start time.Time) load.Stats {
+func (w wl) stats(start time.Time) results.Stats {
 	measured := time.Duration(w.rows) * time.Second
 	warm := time.Duration(w.warmup) * time.Second
 	count := int64(math.Round(w.rate * measured.Seconds()))
-	dist := load.Dist{Min: dur(w.p50 / 4), Mean: dur(w.p50 * 1.1), P50: dur(w.p50), P90: dur(w.p95 * 0.9), P95: dur(w.p95), P99: dur(w.p99), P999: dur(w.max * 0.9), Max: dur(w.max)}
+	dist := results.Dist{Min: dur(w.p50 / 4), Mean: dur(w.p50 * 1.1), P50: dur(w.p50), P90: dur(w.p95 * 0.9), P95: dur(w.p95), P99: dur(w.p99), P999: dur(w.max * 0.9), Max: dur(w.max)}
 	exec, vus := "constant-vus", 10
-	if w.model == load.ModelOpen {
+	if w.model == results.ModelOpen {
 		exec, vus = "constant-arrival-rate", 20
 	}
-	s := load.Stats{
+	s := results.Stats{
 		Scenario: w.scenario, Executor: exec, Model: w.model, Start: start,
 		Duration: measured, Warmup: warm, Elapsed: measured + warm + 500*time.Millisecond,
 		VUs: vus, Iterations: count,
-		Ops: []load.OpStats{{
-			Name: load.IterationOp, Count: count, OK: count - w.errors, Errors: w.errors,
+		Ops: []results.OpStats{{
+			Name: results.IterationOp, Count: count, OK: count - w.errors, Errors: w.errors,
 			Rate: float64(count) / measured.Seconds(), Latency: dist, Service: dist,
 		}},
 	}
@@ -96,11 +95,11 @@ func (w wl) stats(start time.Time) load.Stats {
 		if i == w.warmup+w.rows-1 {
 			e = w.errors
 		}
-		s.Timeline = append(s.Timeline, load.TimelineRow{
+		s.Timeline = append(s.Timeline, results.TimelineRow{
 			Start: time.Duration(i) * time.Second, End: time.Duration(i+1) * time.Second,
 			Warmup: i < w.warmup, VUs: vus, ActiveVUs: vus / 2,
-			Ops: []load.OpInterval{
-				{Op: load.IterationOp, Count: n, Errors: e, P50: dur(w.p50 * f), P95: dur(w.p95 * f), P99: dur(w.p99 * f), Max: dur(w.max * f)},
+			Ops: []results.OpInterval{
+				{Op: results.IterationOp, Count: n, Errors: e, P50: dur(w.p50 * f), P95: dur(w.p95 * f), P99: dur(w.p99 * f), Max: dur(w.max * f)},
 				{Op: "request", Count: n, Errors: e, P50: dur(w.p50 * f * 0.9), P95: dur(w.p95 * f * 0.9), P99: dur(w.p99 * f * 0.9), Max: dur(w.max * f * 0.9)},
 			},
 		})
@@ -125,7 +124,7 @@ func writePoint(t *testing.T, dir, experiment string, p pt) {
 		s := w.stats(start)
 		start = start.Add(s.Elapsed + time.Second)
 		var buf bytes.Buffer
-		if err := load.WriteTimelineCSV(&buf, s.Timeline); err != nil {
+		if err := results.WriteTimelineCSV(&buf, s.Timeline); err != nil {
 			t.Fatal(err)
 		}
 		b := buf.Bytes()
@@ -222,19 +221,19 @@ func sweepPoints() []pt {
 		for _, n := range []int{1, 10, 100} {
 			f := figs[mode][n]
 			var wls []wl
-			for _, phase := range []string{phaseCold, phaseWarm} {
+			for _, phase := range []string{results.PhaseCold, results.PhaseWarm} {
 				warm, k := 0, 0.8
-				if phase == phaseWarm {
+				if phase == results.PhaseWarm {
 					warm, k = 2, 1
 				}
 				tokMax := f.tokenMaxCold
-				if phase == phaseWarm {
+				if phase == results.PhaseWarm {
 					tokMax = f.tokenMaxCold / 4
 				}
 				wls = append(wls,
-					wl{"admin-api", scenarioAdminAPI, phase, load.ModelClosed, f.admin * k, f.adminP95 / 3, f.adminP95, f.adminP95 * 1.5, f.adminP95 * 3, 0, 12, f.rssMiB * 1.1, warm, 4},
-					wl{"token", scenarioPasswordGrant, phase, load.ModelClosed, f.token * k, 300, 420, 600, tokMax, 0, 30, f.rssMiB * 1.15, warm, 4},
-					wl{"jwks", scenarioJWKS, phase, load.ModelClosed, f.jwks * k, 10, 25, 40, 90, 0, 0.4, f.rssMiB * 1.2, warm, 4},
+					wl{"admin-api", results.ScenarioAdminAPI, phase, results.ModelClosed, f.admin * k, f.adminP95 / 3, f.adminP95, f.adminP95 * 1.5, f.adminP95 * 3, 0, 12, f.rssMiB * 1.1, warm, 4},
+					wl{"token", results.ScenarioPasswordGrant, phase, results.ModelClosed, f.token * k, 300, 420, 600, tokMax, 0, 30, f.rssMiB * 1.15, warm, 4},
+					wl{"jwks", results.ScenarioJWKS, phase, results.ModelClosed, f.jwks * k, 10, 25, 40, 90, 0, 0.4, f.rssMiB * 1.2, warm, 4},
 				)
 			}
 			ps = append(ps, pt{
@@ -287,8 +286,8 @@ func hashingPoints(rerun bool) []pt {
 				seed:    &results.Seed{Tenants: 1, Added: 1, Strategy: "fast", Seconds: 1.5 * j},
 				boot:    &results.Boot{Seconds: 9 * j, RSSBytes: int64(v.rss * j * mib), CPUSeconds: 14},
 				wls: []wl{
-					{"login", scenarioPasswordGrant, "", load.ModelOpen, 50, pgP95 / 2, pgP95, pgP95 * 1.4, pgP95 * 3, 2, pgCPU, v.rss * 1.2, 0, 6},
-					{"grants", scenarioClientCredentials, "", load.ModelClosed, ccRate, 4, 10, 15, 40, 0, 2, v.rss * 1.1, 0, 6},
+					{"login", results.ScenarioPasswordGrant, "", results.ModelOpen, 50, pgP95 / 2, pgP95, pgP95 * 1.4, pgP95 * 3, 2, pgCPU, v.rss * 1.2, 0, 6},
+					{"grants", results.ScenarioClientCredentials, "", results.ModelClosed, ccRate, 4, 10, 15, 40, 0, 2, v.rss * 1.1, 0, 6},
 				},
 			})
 		}

@@ -241,13 +241,13 @@ func (b *builder) sweepCharts() {
 	thr := func(w *wlAgg) Stat { return w.throughput }
 	p95 := func(w *wlAgg) Stat { return w.p95 }
 	mx := func(w *wlAgg) Stat { return w.max }
-	anyPhase := []string{phaseWarm, "", phaseCold}
+	anyPhase := []string{results.PhaseWarm, "", results.PhaseCold}
 	for _, sm := range []sweepMetric{
-		{"sweep-admin-api-throughput", "Admin API throughput vs tenants", "iterations/s (log)", []string{scenarioAdminAPI}, anyPhase, thr, true},
-		{"sweep-admin-api-p95", "Admin API p95 latency vs tenants", "p95 ms", []string{scenarioAdminAPI}, anyPhase, p95, false},
-		{"sweep-token-throughput", "Token issuance throughput vs tenants", "tokens/s", []string{scenarioPasswordGrant, scenarioClientCredentials}, []string{phaseWarm, ""}, thr, false},
-		{"sweep-token-max-latency", "Token issuance max latency vs tenants", "max ms", []string{scenarioPasswordGrant, scenarioClientCredentials}, []string{phaseCold}, mx, false},
-		{"sweep-jwks-throughput", "JWKS throughput vs tenants", "requests/s", []string{scenarioJWKS}, anyPhase, thr, false},
+		{"sweep-admin-api-throughput", "Admin API throughput vs tenants", "iterations/s (log)", []string{results.ScenarioAdminAPI}, anyPhase, thr, true},
+		{"sweep-admin-api-p95", "Admin API p95 latency vs tenants", "p95 ms", []string{results.ScenarioAdminAPI}, anyPhase, p95, false},
+		{"sweep-token-throughput", "Token issuance throughput vs tenants", "tokens/s", []string{results.ScenarioPasswordGrant, results.ScenarioClientCredentials}, []string{results.PhaseWarm, ""}, thr, false},
+		{"sweep-token-max-latency", "Token issuance max latency vs tenants", "max ms", []string{results.ScenarioPasswordGrant, results.ScenarioClientCredentials}, []string{results.PhaseCold}, mx, false},
+		{"sweep-jwks-throughput", "JWKS throughput vs tenants", "requests/s", []string{results.ScenarioJWKS}, anyPhase, thr, false},
 	} {
 		b.sweepWorkloadChart(sm)
 	}

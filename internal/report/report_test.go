@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/kcbench/kcbench/internal/results"
 )
 
 // checkGolden compares got with testdata/name, or rewrites it with -update.
@@ -182,7 +184,7 @@ func TestMissingData(t *testing.T) {
 		}
 		var keep []wl
 		for _, w := range p.wls {
-			if w.scenario == scenarioAdminAPI && w.phase == phaseWarm {
+			if w.scenario == results.ScenarioAdminAPI && w.phase == results.PhaseWarm {
 				keep = append(keep, w)
 			}
 		}

@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/kcbench/kcbench/internal/load"
 	"github.com/kcbench/kcbench/internal/results"
 )
 
@@ -28,7 +27,7 @@ type tlSegment struct {
 	rows     []tlRow
 }
 
-// readTimeline reads a point's timeline.csv: the rows load.WriteTimelineCSV
+// readTimeline reads a point's timeline.csv: the rows results.WriteTimelineCSV
 // writes, for every workload of the point one after the other, in the
 // order of summary.json's workloads. A workload starts where the file
 // repeats its header, where the row offsets start again from an earlier
@@ -89,7 +88,7 @@ func parseTimeline(r io.Reader) ([]tlSegment, error) {
 		if len(rec) < len(header) {
 			return nil, fmt.Errorf("line %d: %d fields, want %d", line, len(rec), len(header))
 		}
-		if rec[col["op"]] != load.IterationOp {
+		if rec[col["op"]] != results.IterationOp {
 			continue
 		}
 		var row tlRow

@@ -13,7 +13,9 @@
 //	    observe.csv              per-second server samples
 //	    <phase>-<workload>-<op>.hlog   HDR interval logs
 //
-// results imports only load (for its Stats) and the standard library.
+// The file-format types (per-op Stats, thresholds, capacity.json, scenario,
+// operation and phase names) live here; load and experiment write them,
+// report and sizing read them. results imports no stage of the pipeline.
 package results
 
 import (
@@ -24,8 +26,6 @@ import (
 	"path/filepath"
 	"sort"
 	"time"
-
-	"github.com/kcbench/kcbench/internal/load"
 )
 
 // Schema is the version of these files.
@@ -96,10 +96,10 @@ type Boot struct {
 
 // Workload is one workload run in one phase.
 type Workload struct {
-	Name     string     `json:"name"`
-	Scenario string     `json:"scenario"`
-	Phase    string     `json:"phase"` // cold, warm, or "" when phases are off
-	Stats    load.Stats `json:"stats"`
+	Name     string `json:"name"`
+	Scenario string `json:"scenario"`
+	Phase    string `json:"phase"` // cold, warm, or "" when phases are off
+	Stats    Stats  `json:"stats"`
 	// ServerCPUMsPerOp is server CPU time per successful iteration (the
 	// figure sizing needs); 0 when unknown.
 	ServerCPUMsPerOp float64 `json:"server_cpu_ms_per_op"`

@@ -11,15 +11,16 @@ import (
 	"github.com/kcbench/kcbench/internal/dataset"
 	"github.com/kcbench/kcbench/internal/kc"
 	"github.com/kcbench/kcbench/internal/load"
+	"github.com/kcbench/kcbench/internal/results"
 )
 
 // adminAPI makes an administrator's reads for a random tenant. In realms
-// mode: list the realms (OpAdminListRealms), get the tenant's realm
-// (OpAdminGetRealm), list its first page of users (OpAdminListUsers). In
-// orgs mode: list the first page of organizations (OpAdminListOrgs), get
-// the tenant's organization (OpAdminGetOrg; its id is looked up once per
-// tenant, OpAdminFindOrg) and list its first page of members
-// (OpAdminListMembers). The admin token is shared and renewed by kc.Admin
+// mode: list the realms (results.OpAdminListRealms), get the tenant's realm
+// (results.OpAdminGetRealm), list its first page of users (results.OpAdminListUsers). In
+// orgs mode: list the first page of organizations (results.OpAdminListOrgs), get
+// the tenant's organization (results.OpAdminGetOrg; its id is looked up once per
+// tenant, results.OpAdminFindOrg) and list its first page of members
+// (results.OpAdminListMembers). The admin token is shared and renewed by kc.Admin
 // before it expires.
 type adminAPI struct {
 	env    *Env
@@ -33,10 +34,10 @@ const adminPage = 20
 
 func newAdminAPI(env *Env) load.Scenario { return &adminAPI{env: env} }
 
-func (s *adminAPI) Name() string { return NameAdminAPI }
+func (s *adminAPI) Name() string { return results.ScenarioAdminAPI }
 
 func (s *adminAPI) NewUser(_ context.Context, id int) (load.User, error) {
-	return &adminAPIUser{s: s, rng: s.env.rng(NameAdminAPI, id)}, nil
+	return &adminAPIUser{s: s, rng: s.env.rng(results.ScenarioAdminAPI, id)}, nil
 }
 
 type adminAPIUser struct {
@@ -52,19 +53,19 @@ func (u *adminAPIUser) Iterate(ctx context.Context, rec load.OpRecorder) error {
 	a := u.s.env.Admin
 	start := time.Now()
 	_, err := a.Realms(ctx)
-	rec.Record(OpAdminListRealms, start, err)
+	rec.Record(results.OpAdminListRealms, start, err)
 	if err != nil {
 		return err
 	}
 	start = time.Now()
 	_, err = a.GetRealm(ctx, t.Realm)
-	rec.Record(OpAdminGetRealm, start, err)
+	rec.Record(results.OpAdminGetRealm, start, err)
 	if err != nil {
 		return err
 	}
 	start = time.Now()
 	_, err = a.Users(ctx, t.Realm, 0, adminPage)
-	rec.Record(OpAdminListUsers, start, err)
+	rec.Record(results.OpAdminListUsers, start, err)
 	return err
 }
 
@@ -72,7 +73,7 @@ func (u *adminAPIUser) orgs(ctx context.Context, t *dataset.Tenant, rec load.OpR
 	a := u.s.env.Admin
 	start := time.Now()
 	_, err := a.Organizations(ctx, t.Realm, "", 0, adminPage)
-	rec.Record(OpAdminListOrgs, start, err)
+	rec.Record(results.OpAdminListOrgs, start, err)
 	if err != nil {
 		return err
 	}
@@ -83,13 +84,13 @@ func (u *adminAPIUser) orgs(ctx context.Context, t *dataset.Tenant, rec load.OpR
 	start = time.Now()
 	var org kc.OrganizationRep
 	err = a.Do(ctx, http.MethodGet, kc.RealmPath(t.Realm, "organizations", id), nil, &org)
-	rec.Record(OpAdminGetOrg, start, err)
+	rec.Record(results.OpAdminGetOrg, start, err)
 	if err != nil {
 		return err
 	}
 	start = time.Now()
 	_, err = a.OrganizationMembers(ctx, t.Realm, id, 0, adminPage)
-	rec.Record(OpAdminListMembers, start, err)
+	rec.Record(results.OpAdminListMembers, start, err)
 	return err
 }
 
@@ -104,7 +105,7 @@ func (u *adminAPIUser) orgID(ctx context.Context, t *dataset.Tenant, rec load.Op
 	if err == nil && (len(orgs) == 0 || orgs[0].ID == "") {
 		err = load.CheckError{Check: fmt.Sprintf("organization %s exists", t.Org)}
 	}
-	rec.Record(OpAdminFindOrg, start, err)
+	rec.Record(results.OpAdminFindOrg, start, err)
 	if err != nil {
 		return "", err
 	}

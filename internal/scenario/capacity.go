@@ -12,6 +12,7 @@ import (
 	"github.com/kcbench/kcbench/internal/h1"
 	"github.com/kcbench/kcbench/internal/kc"
 	"github.com/kcbench/kcbench/internal/load"
+	"github.com/kcbench/kcbench/internal/results"
 )
 
 // Capacity step defaults.
@@ -36,7 +37,7 @@ type CapacityStepper struct {
 	Manifest *dataset.Manifest
 	// SLOs size the VU pool and the graceful stop (their largest latency
 	// limit; 1 s without one).
-	SLOs []load.Threshold
+	SLOs []results.Threshold
 	// MaxVUs caps the VUs of a step (0: 2 × rate × the latency limit + 10).
 	MaxVUs int
 	// Grace is the least graceful stop of a step (0: CapacityGrace); it is

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/kcbench/kcbench/internal/load"
+	"github.com/kcbench/kcbench/internal/results"
 )
 
 // clientCredentials gets a service-account token for a random tenant's
@@ -16,10 +17,10 @@ var _ load.Scenario = (*clientCredentials)(nil)
 
 func newClientCredentials(env *Env) load.Scenario { return &clientCredentials{env: env} }
 
-func (s *clientCredentials) Name() string { return NameClientCredentials }
+func (s *clientCredentials) Name() string { return results.ScenarioClientCredentials }
 
 func (s *clientCredentials) NewUser(_ context.Context, id int) (load.User, error) {
-	return &clientCredentialsUser{env: s.env, rng: s.env.rng(NameClientCredentials, id)}, nil
+	return &clientCredentialsUser{env: s.env, rng: s.env.rng(results.ScenarioClientCredentials, id)}, nil
 }
 
 type clientCredentialsUser struct {
@@ -31,6 +32,6 @@ func (u *clientCredentialsUser) Iterate(ctx context.Context, rec load.OpRecorder
 	t := u.env.Pool.pickTenant(u.rng)
 	start := time.Now()
 	_, err := u.env.Client.ClientCredentials(ctx, t.Realm, backend(t), "")
-	rec.Record(OpClientCredentials, start, err)
+	rec.Record(results.OpClientCredentials, start, err)
 	return err
 }

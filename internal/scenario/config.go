@@ -12,6 +12,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/kcbench/kcbench/internal/load"
+	"github.com/kcbench/kcbench/internal/results"
 )
 
 // Config is one workload run: a scenario, an executor and their settings,
@@ -38,7 +39,7 @@ type Config struct {
 	// (0: load.DefaultGracefulStop).
 	GracefulStop time.Duration `yaml:"graceful_stop"`
 	Stages       Stages        `yaml:"stages"`
-	// Thresholds are pass/fail criteria (load.ParseThreshold).
+	// Thresholds are pass/fail criteria (results.ParseThreshold).
 	Thresholds []string `yaml:"thresholds"`
 	// Timeout bounds each HTTP request (0: load.DefaultHTTPTimeout).
 	Timeout time.Duration `yaml:"timeout"`
@@ -224,17 +225,17 @@ func (c *Config) Validate() error {
 		add("max_vus: %d: must not be less than vus (%d)", c.MaxVUs, c.VUs)
 	}
 	for _, t := range c.Thresholds {
-		if _, err := load.ParseThreshold(t); err != nil {
+		if _, err := results.ParseThreshold(t); err != nil {
 			add("thresholds: %v", err)
 		}
 	}
 	if err := checkSkew(c.TenantSkew); err != nil {
 		add("tenant_skew: %v", err)
 	}
-	if len(c.Mix) > 0 && c.Scenario != NameMix {
+	if len(c.Mix) > 0 && c.Scenario != results.ScenarioMix {
 		add("mix: applies to the mix scenario only")
 	}
-	if c.Scenario == NameMix && len(c.Mix) > 0 {
+	if c.Scenario == results.ScenarioMix && len(c.Mix) > 0 {
 		if err := checkMix(c.Mix); err != nil {
 			add("mix: %v", err)
 		}
@@ -337,7 +338,7 @@ func (c *Config) Describe() string {
 	if c.Warmup > 0 {
 		d += fmt.Sprintf(" after %v warm-up", c.Warmup)
 	}
-	if c.Scenario == NameMix {
+	if c.Scenario == results.ScenarioMix {
 		w := c.Mix
 		if len(w) == 0 {
 			w = DefaultMix()

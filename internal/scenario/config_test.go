@@ -9,10 +9,11 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/kcbench/kcbench/internal/load"
+	"github.com/kcbench/kcbench/internal/results"
 )
 
 func TestConfigDefaultsAndExecutor(t *testing.T) {
-	c := Config{Scenario: NameJWKS}
+	c := Config{Scenario: results.ScenarioJWKS}
 	c.ApplyDefaults()
 	if err := c.Validate(); err != nil {
 		t.Fatal(err)
@@ -28,7 +29,7 @@ func TestConfigDefaultsAndExecutor(t *testing.T) {
 	if c.Total() != 35*time.Second || c.Describe() != "jwks, constant-vus 10 VUs for 30s after 5s warm-up" {
 		t.Fatalf("%v %q", c.Total(), c.Describe())
 	}
-	r := Config{Scenario: NameMix, Executor: load.NameRampingArrivalRate, Stages: Stages{{10 * time.Second, 5}, {20 * time.Second, 5}}, MaxVUs: 4}
+	r := Config{Scenario: results.ScenarioMix, Executor: load.NameRampingArrivalRate, Stages: Stages{{10 * time.Second, 5}, {20 * time.Second, 5}}, MaxVUs: 4}
 	r.ApplyDefaults()
 	if err := r.Validate(); err != nil {
 		t.Fatal(err)
@@ -57,11 +58,11 @@ func TestConfigValidate(t *testing.T) {
 	}{
 		{"everything wrong", Config{Scenario: "nope", Executor: "fast", Warmup: -1, Thresholds: []string{"p95"}, TenantSkew: 11},
 			[]string{`scenario: "nope"`, `executor: "fast"`, "warmup: -1ns", "thresholds:", "tenant_skew:"}},
-		{"ramping without stages", Config{Scenario: NameJWKS, Executor: load.NameRampingVUs}, []string{"stages: ramping-vus needs"}},
-		{"bad mix", Config{Scenario: NameMix, Mix: map[string]int{"nope": 1, NameJWKS: -1}}, []string{`unknown scenario "nope"`, "weight of jwks = -1"}},
-		{"mix of zero", Config{Scenario: NameMix, Mix: map[string]int{NameJWKS: 0}}, []string{"add up to zero"}},
-		{"per-vu without iterations", Config{Scenario: NameJWKS, Executor: load.NamePerVUIterations}, []string{"iterations: 0"}},
-		{"user without realm", Config{Scenario: NameJWKS, Username: "u"}, []string{"need realm"}},
+		{"ramping without stages", Config{Scenario: results.ScenarioJWKS, Executor: load.NameRampingVUs}, []string{"stages: ramping-vus needs"}},
+		{"bad mix", Config{Scenario: results.ScenarioMix, Mix: map[string]int{"nope": 1, results.ScenarioJWKS: -1}}, []string{`unknown scenario "nope"`, "weight of jwks = -1"}},
+		{"mix of zero", Config{Scenario: results.ScenarioMix, Mix: map[string]int{results.ScenarioJWKS: 0}}, []string{"add up to zero"}},
+		{"per-vu without iterations", Config{Scenario: results.ScenarioJWKS, Executor: load.NamePerVUIterations}, []string{"iterations: 0"}},
+		{"user without realm", Config{Scenario: results.ScenarioJWKS, Username: "u"}, []string{"need realm"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -102,7 +103,7 @@ func TestStagesYAML(t *testing.T) {
 }
 
 func TestRunNeedsUsers(t *testing.T) {
-	_, err := Run(t.Context(), RunInput{Config: Config{Scenario: NameJWKS}})
+	_, err := Run(t.Context(), RunInput{Config: Config{Scenario: results.ScenarioJWKS}})
 	if !errors.Is(err, ErrNoUsers) {
 		t.Fatalf("%v", err)
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/kcbench/kcbench/internal/load"
+	"github.com/kcbench/kcbench/internal/results"
 )
 
 // jwks and discovery fetch a random tenant realm's public documents: the
@@ -23,14 +24,14 @@ type document struct {
 var _ load.Scenario = (*document)(nil)
 
 func newJWKS(env *Env) load.Scenario {
-	return &document{name: NameJWKS, op: OpJWKS, field: []byte(`"keys"`), env: env,
+	return &document{name: results.ScenarioJWKS, op: results.OpJWKS, field: []byte(`"keys"`), env: env,
 		fetch: func(env *Env, ctx context.Context, realm string, buf []byte) ([]byte, error) {
 			return env.Client.JWKSRaw(ctx, realm, buf)
 		}}
 }
 
 func newDiscovery(env *Env) load.Scenario {
-	return &document{name: NameDiscovery, op: OpDiscovery, field: []byte(`"issuer"`), env: env,
+	return &document{name: results.ScenarioDiscovery, op: results.OpDiscovery, field: []byte(`"issuer"`), env: env,
 		fetch: func(env *Env, ctx context.Context, realm string, buf []byte) ([]byte, error) {
 			return env.Client.DiscoveryRaw(ctx, realm, buf)
 		}}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/kcbench/kcbench/internal/kc"
 	"github.com/kcbench/kcbench/internal/load"
+	"github.com/kcbench/kcbench/internal/results"
 )
 
 // Env is what scenarios are built from.
@@ -51,7 +52,7 @@ const (
 // DefaultMix is the Keycloak sizing guide's mix: one login for eight
 // refreshes and eight client-credential grants.
 func DefaultMix() map[string]int {
-	return map[string]int{NameLoginForm: 1, NameRefresh: 8, NameClientCredentials: 8}
+	return map[string]int{results.ScenarioLoginForm: 1, results.ScenarioRefresh: 8, results.ScenarioClientCredentials: 8}
 }
 
 // Validate checks env for scenario name.
@@ -65,7 +66,7 @@ func (e *Env) validate(name string) error {
 	} else if err := e.Pool.missing(name); err != nil {
 		errs = append(errs, err)
 	}
-	if name == NameAdminAPI && e.Admin == nil {
+	if name == results.ScenarioAdminAPI && e.Admin == nil {
 		errs = append(errs, errors.New("admin-api needs admin credentials"))
 	}
 	if e.SessionsPerVU < 0 {
@@ -87,48 +88,6 @@ func (e *Env) rng(name string, id int) *rand.Rand {
 	return rand.New(rand.NewPCG(e.Seed^h.Sum64(), uint64(id)))
 }
 
-// Scenario names.
-const (
-	NamePasswordGrant     = "password-grant"
-	NameLoginForm         = "login-form"
-	NameClientCredentials = "client-credentials"
-	NameRefresh           = "refresh"
-	NameIntrospect        = "introspect"
-	NameUserinfo          = "userinfo"
-	NameJWKS              = "jwks"
-	NameDiscovery         = "discovery"
-	NameLogout            = "logout"
-	NameOffline           = "offline"
-	NameAdminAPI          = "admin-api"
-	NameUserJourney       = "user-journey"
-	NameMix               = "mix"
-)
-
-// Operation names, as recorded and as thresholds and CPU figures name them.
-const (
-	OpPasswordGrant     = "password_grant"
-	OpClientCredentials = "client_credentials"
-	OpRefresh           = "refresh"
-	OpIntrospect        = "introspect"
-	OpUserinfo          = "userinfo"
-	OpJWKS              = "jwks"
-	OpDiscovery         = "discovery"
-	OpLogout            = "logout"
-	OpOfflineGrant      = "offline_grant"
-	OpOfflineRefresh    = "offline_refresh"
-	OpLoginPage         = "login_page"    // GET the authorization endpoint: the login form
-	OpLoginSubmit       = "login_submit"  // POST the credentials: the redirect with the code
-	OpCodeExchange      = "code_exchange" // the code for tokens
-	OpSessionLogin      = "session_login" // a login that replaces a VU's used-up session
-	OpAdminListRealms   = "admin_list_realms"
-	OpAdminGetRealm     = "admin_get_realm"
-	OpAdminListUsers    = "admin_list_users"
-	OpAdminListOrgs     = "admin_list_orgs"
-	OpAdminFindOrg      = "admin_find_org"
-	OpAdminGetOrg       = "admin_get_org"
-	OpAdminListMembers  = "admin_list_members"
-)
-
 // Info describes a scenario.
 type Info struct {
 	Name        string
@@ -148,19 +107,19 @@ func plain(f func(*Env) load.Scenario) func(*Env) (load.Scenario, error) {
 // registry is every scenario, by name: the one place they are listed.
 func registry() map[string]entry {
 	return map[string]entry{
-		NamePasswordGrant:     {"password grant (direct access) of a random user on the tenant's backend client", plain(newPasswordGrant)},
-		NameLoginForm:         {"browser login: authorization code + PKCE through the real login form, then the code exchange", plain(newLoginForm)},
-		NameClientCredentials: {"client-credentials grant of a random tenant's backend client", plain(newClientCredentials)},
-		NameRefresh:           {"refresh-token grant on a pool of live sessions (sessions per VU, refreshes per session)", plain(newRefresh)},
-		NameIntrospect:        {"token introspection by the backend client of an access token the VU holds", plain(newIntrospect)},
-		NameUserinfo:          {"userinfo with an openid access token the VU holds", plain(newUserinfo)},
-		NameJWKS:              {"the realm's JWKS (certs) document", plain(newJWKS)},
-		NameDiscovery:         {"the realm's OpenID discovery document", plain(newDiscovery)},
-		NameLogout:            {"a password-grant login, then its back-channel logout", plain(newLogout)},
-		NameOffline:           {"an offline_access password grant, then a refresh of the offline token", plain(newOffline)},
-		NameAdminAPI:          {"admin REST: list realms, get the realm, list users (orgs: list organizations, get one, list members)", plain(newAdminAPI)},
-		NameUserJourney:       {"a user's session: think, form login, userinfo every 5 s, silent refresh, 1–3 token lifetimes, 25 % log out", plain(newJourney)},
-		NameMix:               {"weighted mix of scenarios (default 1 login-form : 8 refresh : 8 client-credentials)", newMix},
+		results.ScenarioPasswordGrant:     {"password grant (direct access) of a random user on the tenant's backend client", plain(newPasswordGrant)},
+		results.ScenarioLoginForm:         {"browser login: authorization code + PKCE through the real login form, then the code exchange", plain(newLoginForm)},
+		results.ScenarioClientCredentials: {"client-credentials grant of a random tenant's backend client", plain(newClientCredentials)},
+		results.ScenarioRefresh:           {"refresh-token grant on a pool of live sessions (sessions per VU, refreshes per session)", plain(newRefresh)},
+		results.ScenarioIntrospect:        {"token introspection by the backend client of an access token the VU holds", plain(newIntrospect)},
+		results.ScenarioUserinfo:          {"userinfo with an openid access token the VU holds", plain(newUserinfo)},
+		results.ScenarioJWKS:              {"the realm's JWKS (certs) document", plain(newJWKS)},
+		results.ScenarioDiscovery:         {"the realm's OpenID discovery document", plain(newDiscovery)},
+		results.ScenarioLogout:            {"a password-grant login, then its back-channel logout", plain(newLogout)},
+		results.ScenarioOffline:           {"an offline_access password grant, then a refresh of the offline token", plain(newOffline)},
+		results.ScenarioAdminAPI:          {"admin REST: list realms, get the realm, list users (orgs: list organizations, get one, list members)", plain(newAdminAPI)},
+		results.ScenarioUserJourney:       {"a user's session: think, form login, userinfo every 5 s, silent refresh, 1–3 token lifetimes, 25 % log out", plain(newJourney)},
+		results.ScenarioMix:               {"weighted mix of scenarios (default 1 login-form : 8 refresh : 8 client-credentials)", newMix},
 	}
 }
 

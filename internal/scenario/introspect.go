@@ -5,10 +5,11 @@ import (
 	"time"
 
 	"github.com/kcbench/kcbench/internal/load"
+	"github.com/kcbench/kcbench/internal/results"
 )
 
 // introspect has the backend client introspect an access token the VU
-// holds (obtained at VU creation; refreshed, and recorded as OpRefresh,
+// holds (obtained at VU creation; refreshed, and recorded as results.OpRefresh,
 // shortly before it expires). A token reported inactive fails a check.
 // The dataset's backend clients put themselves in their tokens' audience,
 // which Keycloak 26 requires of the introspecting client.
@@ -18,10 +19,10 @@ var _ load.Scenario = (*introspect)(nil)
 
 func newIntrospect(env *Env) load.Scenario { return &introspect{env: env} }
 
-func (s *introspect) Name() string { return NameIntrospect }
+func (s *introspect) Name() string { return results.ScenarioIntrospect }
 
 func (s *introspect) NewUser(ctx context.Context, id int) (load.User, error) {
-	sess, err := newSession(ctx, s.env, s.env.rng(NameIntrospect, id), "")
+	sess, err := newSession(ctx, s.env, s.env.rng(results.ScenarioIntrospect, id), "")
 	if err != nil {
 		return nil, err
 	}
@@ -44,6 +45,6 @@ func (u *introspectUser) Iterate(ctx context.Context, rec load.OpRecorder) error
 	if err == nil && !in.Active {
 		err = errInactive
 	}
-	rec.Record(OpIntrospect, start, err)
+	rec.Record(results.OpIntrospect, start, err)
 	return err
 }

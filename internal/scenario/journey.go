@@ -9,6 +9,7 @@ import (
 
 	"github.com/kcbench/kcbench/internal/kc"
 	"github.com/kcbench/kcbench/internal/load"
+	"github.com/kcbench/kcbench/internal/results"
 )
 
 // JourneyOptions tune the user-journey scenario. Zero values mean the
@@ -77,10 +78,10 @@ var _ load.Scenario = (*journey)(nil)
 
 func newJourney(env *Env) load.Scenario { return &journey{env: env} }
 
-func (s *journey) Name() string { return NameUserJourney }
+func (s *journey) Name() string { return results.ScenarioUserJourney }
 
 func (s *journey) NewUser(_ context.Context, id int) (load.User, error) {
-	return &journeyUser{env: s.env, o: s.env.Journey, rng: s.env.rng(NameUserJourney, id), b: s.env.Client.NewBrowser()}, nil
+	return &journeyUser{env: s.env, o: s.env.Journey, rng: s.env.rng(results.ScenarioUserJourney, id), b: s.env.Client.NewBrowser()}, nil
 }
 
 type journeyUser struct {
@@ -116,7 +117,7 @@ func (u *journeyUser) Iterate(ctx context.Context, rec load.OpRecorder) error {
 		err = retry(ctx, func() error {
 			start := time.Now()
 			_, err := u.env.Client.UserInfo(ctx, u.s.t.Realm, u.s.access)
-			rec.Record(OpUserinfo, start, err)
+			rec.Record(results.OpUserinfo, start, err)
 			return err
 		})
 	}
@@ -172,7 +173,7 @@ func (u *journeyUser) leave(ctx context.Context, rec load.OpRecorder) error {
 	return retry(ctx, func() error {
 		start := time.Now()
 		err := u.env.Client.Logout(ctx, s.t.Realm, s.cl, s.refresh)
-		rec.Record(OpLogout, start, err)
+		rec.Record(results.OpLogout, start, err)
 		return err
 	})
 }

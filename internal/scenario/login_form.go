@@ -9,13 +9,14 @@ import (
 	"github.com/kcbench/kcbench/internal/dataset"
 	"github.com/kcbench/kcbench/internal/kc"
 	"github.com/kcbench/kcbench/internal/load"
+	"github.com/kcbench/kcbench/internal/results"
 )
 
 // loginForm logs a random user in as a browser does: the authorization
-// endpoint's login form (OpLoginPage), the credentials posted with the
-// VU's cookies (OpLoginSubmit, answered by a redirect carrying the code)
+// endpoint's login form (results.OpLoginPage), the credentials posted with the
+// VU's cookies (results.OpLoginSubmit, answered by a redirect carrying the code)
 // and the code exchanged for tokens with the PKCE verifier
-// (OpCodeExchange), on the tenant's public web client. Each iteration
+// (results.OpCodeExchange), on the tenant's public web client. Each iteration
 // starts with an empty cookie jar, so it is a full login, not SSO.
 type loginForm struct{ env *Env }
 
@@ -23,10 +24,10 @@ var _ load.Scenario = (*loginForm)(nil)
 
 func newLoginForm(env *Env) load.Scenario { return &loginForm{env: env} }
 
-func (s *loginForm) Name() string { return NameLoginForm }
+func (s *loginForm) Name() string { return results.ScenarioLoginForm }
 
 func (s *loginForm) NewUser(_ context.Context, id int) (load.User, error) {
-	return &loginFormUser{env: s.env, rng: s.env.rng(NameLoginForm, id), b: s.env.Client.NewBrowser()}, nil
+	return &loginFormUser{env: s.env, rng: s.env.rng(results.ScenarioLoginForm, id), b: s.env.Client.NewBrowser()}, nil
 }
 
 type loginFormUser struct {
@@ -49,7 +50,7 @@ func browserLogin(ctx context.Context, env *Env, b *kc.Browser, t *dataset.Tenan
 	ar := kc.NewAuthRequest(cl.ID, env.Pool.redirect, scope)
 	start := time.Now()
 	page, err := b.OpenLogin(ctx, t.Realm, ar)
-	rec.Record(OpLoginPage, start, err)
+	rec.Record(results.OpLoginPage, start, err)
 	if err != nil {
 		return nil, err
 	}
@@ -59,12 +60,12 @@ func browserLogin(ctx context.Context, env *Env, b *kc.Browser, t *dataset.Tenan
 	if errors.As(err, &le) {
 		err = load.CheckError{Check: "the login form accepted the credentials (it said: " + le.Message + ")"}
 	}
-	rec.Record(OpLoginSubmit, start, err)
+	rec.Record(results.OpLoginSubmit, start, err)
 	if err != nil {
 		return nil, err
 	}
 	start = time.Now()
 	tr, err := env.Client.ExchangeCode(ctx, t.Realm, cl, code, ar.RedirectURI, ar.CodeVerifier)
-	rec.Record(OpCodeExchange, start, err)
+	rec.Record(results.OpCodeExchange, start, err)
 	return tr, err
 }

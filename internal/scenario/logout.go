@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/kcbench/kcbench/internal/load"
+	"github.com/kcbench/kcbench/internal/results"
 )
 
 // logout logs a random user in with the password grant and logs the
@@ -17,10 +18,10 @@ var _ load.Scenario = (*logout)(nil)
 
 func newLogout(env *Env) load.Scenario { return &logout{env: env} }
 
-func (s *logout) Name() string { return NameLogout }
+func (s *logout) Name() string { return results.ScenarioLogout }
 
 func (s *logout) NewUser(_ context.Context, id int) (load.User, error) {
-	return &logoutUser{env: s.env, rng: s.env.rng(NameLogout, id)}, nil
+	return &logoutUser{env: s.env, rng: s.env.rng(results.ScenarioLogout, id)}, nil
 }
 
 type logoutUser struct {
@@ -33,12 +34,12 @@ func (u *logoutUser) Iterate(ctx context.Context, rec load.OpRecorder) error {
 	cl := backend(t)
 	start := time.Now()
 	tr, err := u.env.Client.PasswordGrant(ctx, t.Realm, cl, user, u.env.Pool.password, "")
-	rec.Record(OpPasswordGrant, start, err)
+	rec.Record(results.OpPasswordGrant, start, err)
 	if err != nil {
 		return err
 	}
 	start = time.Now()
 	err = u.env.Client.Logout(ctx, t.Realm, cl, tr.RefreshToken)
-	rec.Record(OpLogout, start, err)
+	rec.Record(results.OpLogout, start, err)
 	return err
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/kcbench/kcbench/internal/load"
+	"github.com/kcbench/kcbench/internal/results"
 )
 
 // mix runs other scenarios in proportion to their weights: each iteration
@@ -81,7 +82,7 @@ func checkMix(weights map[string]int) error {
 	for _, name := range slices.Sorted(maps.Keys(weights)) {
 		w := weights[name]
 		switch _, ok := reg[name]; {
-		case name == NameMix:
+		case name == results.ScenarioMix:
 			errs = append(errs, errors.New("a mix cannot contain a mix"))
 		case !ok:
 			errs = append(errs, fmt.Errorf("%w %q", ErrUnknown, name))
@@ -133,7 +134,7 @@ func buildMix(env *Env) (*mix, error) {
 	return m, nil
 }
 
-func (m *mix) Name() string { return NameMix }
+func (m *mix) Name() string { return results.ScenarioMix }
 
 // Weights returns the parts' weights.
 func (m *mix) Weights() map[string]int {
@@ -145,7 +146,7 @@ func (m *mix) Weights() map[string]int {
 }
 
 func (m *mix) NewUser(ctx context.Context, id int) (load.User, error) {
-	u := &mixUser{m: m, rng: m.env.rng(NameMix, id), users: make([]load.User, len(m.parts))}
+	u := &mixUser{m: m, rng: m.env.rng(results.ScenarioMix, id), users: make([]load.User, len(m.parts))}
 	for i, p := range m.parts {
 		pu, err := p.sc.NewUser(ctx, id)
 		if err != nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/kcbench/kcbench/internal/kc"
 	"github.com/kcbench/kcbench/internal/load"
+	"github.com/kcbench/kcbench/internal/results"
 )
 
 // offline asks for an offline token (password grant with scope
@@ -20,10 +21,10 @@ var _ load.Scenario = (*offline)(nil)
 
 func newOffline(env *Env) load.Scenario { return &offline{env: env} }
 
-func (s *offline) Name() string { return NameOffline }
+func (s *offline) Name() string { return results.ScenarioOffline }
 
 func (s *offline) NewUser(_ context.Context, id int) (load.User, error) {
-	return &offlineUser{env: s.env, rng: s.env.rng(NameOffline, id)}, nil
+	return &offlineUser{env: s.env, rng: s.env.rng(results.ScenarioOffline, id)}, nil
 }
 
 type offlineUser struct {
@@ -41,13 +42,13 @@ func (u *offlineUser) Iterate(ctx context.Context, rec load.OpRecorder) error {
 	if err == nil && !hasScope(tr.Scope, kc.ScopeOfflineAccess) {
 		err = errNotOffline
 	}
-	rec.Record(OpOfflineGrant, start, err)
+	rec.Record(results.OpOfflineGrant, start, err)
 	if err != nil {
 		return err
 	}
 	start = time.Now()
 	_, err = u.env.Client.Refresh(ctx, t.Realm, cl, tr.RefreshToken)
-	rec.Record(OpOfflineRefresh, start, err)
+	rec.Record(results.OpOfflineRefresh, start, err)
 	return err
 }
 

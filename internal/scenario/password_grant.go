@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/kcbench/kcbench/internal/load"
+	"github.com/kcbench/kcbench/internal/results"
 )
 
 // passwordGrant logs a random user in with the password grant: the
@@ -16,10 +17,10 @@ var _ load.Scenario = (*passwordGrant)(nil)
 
 func newPasswordGrant(env *Env) load.Scenario { return &passwordGrant{env: env} }
 
-func (s *passwordGrant) Name() string { return NamePasswordGrant }
+func (s *passwordGrant) Name() string { return results.ScenarioPasswordGrant }
 
 func (s *passwordGrant) NewUser(_ context.Context, id int) (load.User, error) {
-	return &passwordGrantUser{env: s.env, rng: s.env.rng(NamePasswordGrant, id)}, nil
+	return &passwordGrantUser{env: s.env, rng: s.env.rng(results.ScenarioPasswordGrant, id)}, nil
 }
 
 type passwordGrantUser struct {
@@ -31,6 +32,6 @@ func (u *passwordGrantUser) Iterate(ctx context.Context, rec load.OpRecorder) er
 	t, user := u.env.Pool.pick(u.rng)
 	start := time.Now()
 	_, err := u.env.Client.PasswordGrant(ctx, t.Realm, backend(t), user, u.env.Pool.password, "")
-	rec.Record(OpPasswordGrant, start, err)
+	rec.Record(results.OpPasswordGrant, start, err)
 	return err
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/kcbench/kcbench/internal/dataset"
 	"github.com/kcbench/kcbench/internal/kc"
+	"github.com/kcbench/kcbench/internal/results"
 )
 
 // Pool is the tenants, users and clients a scenario draws from. It is
@@ -100,13 +101,13 @@ func (p *Pool) missing(name string) error {
 	t := p.tenants[0]
 	var errs []error
 	switch name {
-	case NameJWKS, NameDiscovery, NameAdminAPI, NameMix:
+	case results.ScenarioJWKS, results.ScenarioDiscovery, results.ScenarioAdminAPI, results.ScenarioMix:
 		return nil
 	}
 	if t.Backend == "" {
 		errs = append(errs, fmt.Errorf("%s needs a client id", name))
 	}
-	if name != NameClientCredentials && p.username(1, 1) == "" {
+	if name != results.ScenarioClientCredentials && p.username(1, 1) == "" {
 		errs = append(errs, fmt.Errorf("%s needs a username (and password)", name))
 	}
 	return errors.Join(errs...)

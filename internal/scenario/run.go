@@ -16,6 +16,7 @@ import (
 	"github.com/kcbench/kcbench/internal/kc"
 	"github.com/kcbench/kcbench/internal/load"
 	"github.com/kcbench/kcbench/internal/observe"
+	"github.com/kcbench/kcbench/internal/results"
 )
 
 // RunInput is one workload run against a Keycloak.
@@ -36,7 +37,7 @@ type RunInput struct {
 // RunResult is a workload's outcome.
 type RunResult struct {
 	// Stats are the engine's results, thresholds evaluated.
-	Stats load.Stats
+	Stats results.Stats
 	// CPU is the server's CPU time over the measured window.
 	CPU ServerCPU
 	// Recorder holds the interval histograms (Recorder.WriteHlog).
@@ -61,9 +62,9 @@ func Run(ctx context.Context, in RunInput) (*RunResult, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	var ths []load.Threshold
+	var ths []results.Threshold
 	for _, t := range cfg.Thresholds {
-		th, err := load.ParseThreshold(t)
+		th, err := results.ParseThreshold(t)
 		if err != nil {
 			return nil, err
 		}
@@ -309,7 +310,7 @@ func (w *cpuWindow) end() {
 	w.mu.Unlock()
 }
 
-func (w *cpuWindow) result(s load.Stats) ServerCPU {
+func (w *cpuWindow) result(s results.Stats) ServerCPU {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	switch {
@@ -326,7 +327,7 @@ func (w *cpuWindow) result(s load.Stats) ServerCPU {
 		r.Cores = r.CPU / r.Window
 	}
 	ms := r.CPU * 1000
-	if it, ok := s.Op(load.IterationOp); ok && it.OK > 0 {
+	if it, ok := s.Op(results.IterationOp); ok && it.OK > 0 {
 		r.PerIteration = ms / float64(it.OK)
 		if w.idleFor > 0 {
 			r.IdleCores, r.Baseline = w.idle, w.idleFor

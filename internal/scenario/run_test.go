@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kcbench/kcbench/internal/load"
+	"github.com/kcbench/kcbench/internal/results"
 )
 
 // fakeCPU is a server whose CPU time grows by rate per wall second.
@@ -38,7 +38,7 @@ func TestCPUWindow(t *testing.T) {
 	w.begin(50 * time.Millisecond)
 	time.Sleep(250 * time.Millisecond)
 	w.end()
-	s := load.Stats{Ops: []load.OpStats{{Name: load.IterationOp, OK: 100}, {Name: OpJWKS, OK: 100}}}
+	s := results.Stats{Ops: []results.OpStats{{Name: results.IterationOp, OK: 100}, {Name: results.OpJWKS, OK: 100}}}
 	r := w.result(s)
 	if !r.Available || r.Window < 0.15 || r.Window > 0.5 {
 		t.Fatalf("%+v", r)
@@ -46,7 +46,7 @@ func TestCPUWindow(t *testing.T) {
 	if c := r.Cores; c < 0.45 || c > 0.55 {
 		t.Errorf("cores %v, want 0.5", c)
 	}
-	if r.IdleCores < 0.08 || r.IdleCores > 0.12 || r.NetPerIteration >= r.PerIteration || r.PerOp[OpJWKS] != r.PerIteration {
+	if r.IdleCores < 0.08 || r.IdleCores > 0.12 || r.NetPerIteration >= r.PerIteration || r.PerOp[results.OpJWKS] != r.PerIteration {
 		t.Errorf("%+v", r)
 	}
 	var b strings.Builder
@@ -60,14 +60,14 @@ func TestCPUWindowEndsWithinWarmup(t *testing.T) {
 	w := &cpuWindow{ctx: context.Background(), sampler: &fakeCPU{start: time.Now(), rate: 1}, sampled: make(chan struct{})}
 	w.begin(time.Hour)
 	w.end()
-	if r := w.result(load.Stats{}); r.Available || !strings.Contains(r.Reason, "warm-up") {
+	if r := w.result(results.Stats{}); r.Available || !strings.Contains(r.Reason, "warm-up") {
 		t.Fatalf("%+v", r)
 	}
 	w = &cpuWindow{reason: "no way"}
 	w.begin(0)
 	w.end()
 	var b strings.Builder
-	w.result(load.Stats{}).Write(&b)
+	w.result(results.Stats{}).Write(&b)
 	if b.String() != "server cpu:   unavailable: no way\n" {
 		t.Fatalf("%q", b.String())
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/kcbench/kcbench/internal/h1"
 	"github.com/kcbench/kcbench/internal/kc"
 	"github.com/kcbench/kcbench/internal/load"
+	"github.com/kcbench/kcbench/internal/results"
 	"github.com/kcbench/kcbench/internal/stack/stacktest"
 )
 
@@ -83,7 +84,7 @@ func (f *fixture) env(t *testing.T, m *dataset.Manifest, skew float64) Env {
 }
 
 // run runs sc and returns its stats, failing the test on an engine error.
-func run(t *testing.T, sc load.Scenario, ex load.Executor) load.Stats {
+func run(t *testing.T, sc load.Scenario, ex load.Executor) results.Stats {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -99,9 +100,9 @@ var lowRate = load.ConstantArrivalRate{Rate: 4, Duration: 2500 * time.Millisecon
 
 // expectOps checks that the run had no errors and that each op ran n
 // times per iteration (n < 0: at least once overall).
-func expectOps(t *testing.T, s load.Stats, ops map[string]int) {
+func expectOps(t *testing.T, s results.Stats, ops map[string]int) {
 	t.Helper()
-	it, _ := s.Op(load.IterationOp)
+	it, _ := s.Op(results.IterationOp)
 	if it.Count < 5 || it.Errors != 0 || s.Dropped != 0 {
 		t.Errorf("%s: %d iterations, %d failed %v, %d dropped", s.Scenario, it.Count, it.Errors, it.ErrorClasses, s.Dropped)
 	}
@@ -125,17 +126,17 @@ func TestScenariosRealms(t *testing.T) {
 	f := setup(t)
 	env := f.env(t, f.realms, 1.1)
 	cases := map[string]map[string]int{
-		NamePasswordGrant:     {OpPasswordGrant: 1},
-		NameLoginForm:         {OpLoginPage: 1, OpLoginSubmit: 1, OpCodeExchange: 1},
-		NameClientCredentials: {OpClientCredentials: 1},
-		NameIntrospect:        {OpIntrospect: 1},
-		NameUserinfo:          {OpUserinfo: 1},
-		NameJWKS:              {OpJWKS: 1},
-		NameDiscovery:         {OpDiscovery: 1},
-		NameLogout:            {OpPasswordGrant: 1, OpLogout: 1},
-		NameOffline:           {OpOfflineGrant: 1, OpOfflineRefresh: 1},
-		NameAdminAPI:          {OpAdminListRealms: 1, OpAdminGetRealm: 1, OpAdminListUsers: 1},
-		NameMix:               {OpRefresh: -1, OpClientCredentials: -1},
+		results.ScenarioPasswordGrant:     {results.OpPasswordGrant: 1},
+		results.ScenarioLoginForm:         {results.OpLoginPage: 1, results.OpLoginSubmit: 1, results.OpCodeExchange: 1},
+		results.ScenarioClientCredentials: {results.OpClientCredentials: 1},
+		results.ScenarioIntrospect:        {results.OpIntrospect: 1},
+		results.ScenarioUserinfo:          {results.OpUserinfo: 1},
+		results.ScenarioJWKS:              {results.OpJWKS: 1},
+		results.ScenarioDiscovery:         {results.OpDiscovery: 1},
+		results.ScenarioLogout:            {results.OpPasswordGrant: 1, results.OpLogout: 1},
+		results.ScenarioOffline:           {results.OpOfflineGrant: 1, results.OpOfflineRefresh: 1},
+		results.ScenarioAdminAPI:          {results.OpAdminListRealms: 1, results.OpAdminGetRealm: 1, results.OpAdminListUsers: 1},
+		results.ScenarioMix:               {results.OpRefresh: -1, results.OpClientCredentials: -1},
 	}
 	for name, ops := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -154,15 +155,15 @@ func TestRefreshPool(t *testing.T) {
 	f := setup(t)
 	env := f.env(t, f.realms, 0)
 	env.SessionsPerVU, env.RefreshesPerSession = 2, 3
-	sc, err := ByName(NameRefresh, env)
+	sc, err := ByName(results.ScenarioRefresh, env)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ex := load.ConstantVUs{VUs: 2, Duration: 2 * time.Second, GracefulStop: 10 * time.Second}
 	s := run(t, sc, ex)
-	expectOps(t, s, map[string]int{OpRefresh: 1})
-	ref, _ := s.Op(OpRefresh)
-	logins, _ := s.Op(OpSessionLogin)
+	expectOps(t, s, map[string]int{results.OpRefresh: 1})
+	ref, _ := s.Op(results.OpRefresh)
+	logins, _ := s.Op(results.OpSessionLogin)
 	sessions := int64(ex.VUs*env.SessionsPerVU) + logins.OK
 	if ref.OK > sessions*int64(env.RefreshesPerSession) || logins.OK == 0 {
 		t.Fatalf("%d refreshes over %d sessions (%d replaced) of at most %d refreshes", ref.OK, sessions, logins.OK, env.RefreshesPerSession)
@@ -176,9 +177,9 @@ func TestScenariosOrgs(t *testing.T) {
 	cases := map[string]map[string]int{
 		// Organizations turn the login into identity-first: the username
 		// form, then the password form, both in login_submit.
-		NameLoginForm:     {OpLoginPage: 1, OpLoginSubmit: 1, OpCodeExchange: 1},
-		NamePasswordGrant: {OpPasswordGrant: 1},
-		NameAdminAPI:      {OpAdminListOrgs: 1, OpAdminGetOrg: 1, OpAdminListMembers: 1, OpAdminFindOrg: -1},
+		results.ScenarioLoginForm:     {results.OpLoginPage: 1, results.OpLoginSubmit: 1, results.OpCodeExchange: 1},
+		results.ScenarioPasswordGrant: {results.OpPasswordGrant: 1},
+		results.ScenarioAdminAPI:      {results.OpAdminListOrgs: 1, results.OpAdminGetOrg: 1, results.OpAdminListMembers: 1, results.OpAdminFindOrg: -1},
 	}
 	for name, ops := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -197,15 +198,15 @@ func TestUserJourney(t *testing.T) {
 	// Tokens planned to live 2 s: sessions of 2–6 s with refreshes, so a
 	// short run sees whole sessions.
 	env.Journey = JourneyOptions{Think: 100 * time.Millisecond, UserinfoEvery: 500 * time.Millisecond, TokenLifetime: 2 * time.Second}
-	sc, err := ByName(NameUserJourney, env)
+	sc, err := ByName(results.ScenarioUserJourney, env)
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := run(t, sc, load.ConstantVUs{VUs: 4, Duration: 6 * time.Second, GracefulStop: 10 * time.Second})
-	expectOps(t, s, map[string]int{OpLoginPage: -1, OpLoginSubmit: -1, OpCodeExchange: -1, OpUserinfo: -1, OpRefresh: -1})
-	logins, _ := s.Op(OpCodeExchange)
-	infos, _ := s.Op(OpUserinfo)
-	refreshes, _ := s.Op(OpRefresh)
+	expectOps(t, s, map[string]int{results.OpLoginPage: -1, results.OpLoginSubmit: -1, results.OpCodeExchange: -1, results.OpUserinfo: -1, results.OpRefresh: -1})
+	logins, _ := s.Op(results.OpCodeExchange)
+	infos, _ := s.Op(results.OpUserinfo)
+	refreshes, _ := s.Op(results.OpRefresh)
 	if logins.OK < 4 || infos.OK < 2*logins.OK || refreshes.OK < logins.OK/2 {
 		t.Errorf("%d logins, %d userinfo, %d refreshes", logins.OK, infos.OK, refreshes.OK)
 	}
@@ -225,13 +226,13 @@ func TestWrongPassword(t *testing.T) {
 	}
 	env := Env{Client: f.client, Pool: p}
 	ex := load.ConstantVUs{VUs: 1, Duration: time.Second}
-	for name, class := range map[string]string{NamePasswordGrant: "http_400", NameLoginForm: load.ClassCheck} {
+	for name, class := range map[string]string{results.ScenarioPasswordGrant: "http_400", results.ScenarioLoginForm: load.ClassCheck} {
 		sc, err := ByName(name, env)
 		if err != nil {
 			t.Fatal(err)
 		}
 		s := run(t, sc, ex)
-		it, _ := s.Op(load.IterationOp)
+		it, _ := s.Op(results.IterationOp)
 		if it.Count == 0 || it.Errors != it.Count || it.ErrorClasses[class] != it.Count {
 			t.Errorf("%s: %d iterations, errors %v, want all %s", name, it.Count, it.ErrorClasses, class)
 		}
@@ -239,8 +240,8 @@ func TestWrongPassword(t *testing.T) {
 	// The login form in a realm whose web client is confidential.
 	p2, _ := NewSinglePool(Single{Realm: tn.Realm, ClientID: tn.Backend, ClientSecret: tn.BackendSecret,
 		Username: f.realms.Username(1, 1), Password: f.realms.Password})
-	sc, _ := ByName(NameLoginForm, Env{Client: f.client, Pool: p2})
-	expectOps(t, run(t, sc, lowRate), map[string]int{OpCodeExchange: 1})
+	sc, _ := ByName(results.ScenarioLoginForm, Env{Client: f.client, Pool: p2})
+	expectOps(t, run(t, sc, lowRate), map[string]int{results.OpCodeExchange: 1})
 }
 
 // The hashing policy dominates a login's cost: Keycloak's default argon2id
@@ -252,18 +253,18 @@ func TestServerCPUPerLogin(t *testing.T) {
 		t.Skip("needs a local server")
 	}
 	perLogin := func(m *dataset.Manifest) float64 {
-		cfg := Config{Scenario: NamePasswordGrant, VUs: 2, Duration: 3 * time.Second, Warmup: time.Second,
+		cfg := Config{Scenario: results.ScenarioPasswordGrant, VUs: 2, Duration: 3 * time.Second, Warmup: time.Second,
 			Thresholds: []string{"errors<1%"}}
 		res, err := Run(context.Background(), RunInput{Target: f.tg, Manifest: m, Config: cfg})
 		if err != nil {
 			t.Fatal(err)
 		}
-		o, _ := res.Stats.Op(OpPasswordGrant)
+		o, _ := res.Stats.Op(results.OpPasswordGrant)
 		if o.OK < 10 || res.ThresholdErr != nil || !res.CPU.Available {
 			t.Fatalf("%d logins, %d errors, thresholds %v, cpu %+v", o.OK, o.Errors, res.ThresholdErr, res.CPU)
 		}
-		t.Logf("%s: %d logins in 3 s (%.1f/s), %.1f ms server CPU each (%s)", m.Spec.Policy, o.OK, o.Rate, res.CPU.PerOp[OpPasswordGrant], res.CPU.Source)
-		return res.CPU.PerOp[OpPasswordGrant]
+		t.Logf("%s: %d logins in 3 s (%.1f/s), %.1f ms server CPU each (%s)", m.Spec.Policy, o.OK, o.Rate, res.CPU.PerOp[results.OpPasswordGrant], res.CPU.Source)
+		return res.CPU.PerOp[results.OpPasswordGrant]
 	}
 	fast := perLogin(f.realms)
 	argon := perLogin(f.argon)

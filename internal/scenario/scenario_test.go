@@ -10,7 +10,7 @@ import (
 
 	"github.com/kcbench/kcbench/internal/dataset"
 	"github.com/kcbench/kcbench/internal/kc"
-	"github.com/kcbench/kcbench/internal/load"
+	"github.com/kcbench/kcbench/internal/results"
 )
 
 func TestZipfDistribution(t *testing.T) {
@@ -102,7 +102,7 @@ func testEnv(t *testing.T, mode dataset.Mode) Env {
 
 func TestMixWeights(t *testing.T) {
 	env := testEnv(t, dataset.ModeRealms)
-	sc, err := ByName(NameMix, env)
+	sc, err := ByName(results.ScenarioMix, env)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,8 +110,8 @@ func TestMixWeights(t *testing.T) {
 	if MixString(m.Weights()) != "client-credentials=8,login-form=1,refresh=8" {
 		t.Fatalf("default weights %v", m.Weights())
 	}
-	env.Mix = map[string]int{NameJWKS: 3, NameDiscovery: 1, NameRefresh: 0}
-	sc, err = ByName(NameMix, env)
+	env.Mix = map[string]int{results.ScenarioJWKS: 3, results.ScenarioDiscovery: 1, results.ScenarioRefresh: 0}
+	sc, err = ByName(results.ScenarioMix, env)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,19 +129,19 @@ func TestMixWeights(t *testing.T) {
 	for range 40_000 {
 		counts[m.parts[pickWeighted(m.cum, mu.rng.IntN(4))].name]++
 	}
-	if share := float64(counts[NameJWKS]) / 40_000; math.Abs(share-0.75) > 0.01 {
+	if share := float64(counts[results.ScenarioJWKS]) / 40_000; math.Abs(share-0.75) > 0.01 {
 		t.Errorf("jwks share %.3f, want 0.75", share)
 	}
 
 	for name, bad := range map[string]map[string]int{
 		"unknown":  {"nope": 1},
-		"negative": {NameJWKS: -1},
-		"zero":     {NameJWKS: 0},
-		"nested":   {NameMix: 1},
-		"admin":    {NameAdminAPI: 1}, // no admin client in env
+		"negative": {results.ScenarioJWKS: -1},
+		"zero":     {results.ScenarioJWKS: 0},
+		"nested":   {results.ScenarioMix: 1},
+		"admin":    {results.ScenarioAdminAPI: 1}, // no admin client in env
 	} {
 		env.Mix = bad
-		if _, err := ByName(NameMix, env); err == nil {
+		if _, err := ByName(results.ScenarioMix, env); err == nil {
 			t.Errorf("%s: no error", name)
 		}
 	}
@@ -153,7 +153,7 @@ func TestByName(t *testing.T) {
 		if i.Description == "" {
 			t.Errorf("%s has no description", i.Name)
 		}
-		if i.Name == NameAdminAPI {
+		if i.Name == results.ScenarioAdminAPI {
 			continue
 		}
 		sc, err := ByName(i.Name, env)
@@ -171,10 +171,10 @@ func TestByName(t *testing.T) {
 	if _, err := ByName("nope", env); !errors.Is(err, ErrUnknown) {
 		t.Errorf("unknown: %v", err)
 	}
-	if _, err := ByName(NameAdminAPI, env); err == nil || !strings.Contains(err.Error(), "admin") {
+	if _, err := ByName(results.ScenarioAdminAPI, env); err == nil || !strings.Contains(err.Error(), "admin") {
 		t.Errorf("admin-api without admin: %v", err)
 	}
-	if _, err := ByName(NameJWKS, Env{Client: env.Client}); err == nil {
+	if _, err := ByName(results.ScenarioJWKS, Env{Client: env.Client}); err == nil {
 		t.Error("no pool: no error")
 	}
 }
@@ -185,18 +185,18 @@ func TestSinglePool(t *testing.T) {
 		t.Fatal(err)
 	}
 	env := Env{Client: kc.New("http://127.0.0.1:1", nil), Pool: p}
-	if _, err := ByName(NameJWKS, env); err != nil {
+	if _, err := ByName(results.ScenarioJWKS, env); err != nil {
 		t.Errorf("jwks needs only a realm: %v", err)
 	}
-	if _, err := ByName(NameClientCredentials, env); err == nil || !strings.Contains(err.Error(), "client id") {
+	if _, err := ByName(results.ScenarioClientCredentials, env); err == nil || !strings.Contains(err.Error(), "client id") {
 		t.Errorf("client-credentials without a client: %v", err)
 	}
 	p, _ = NewSinglePool(Single{Realm: "r", ClientID: "c"})
 	env.Pool = p
-	if _, err := ByName(NameClientCredentials, env); err != nil {
+	if _, err := ByName(results.ScenarioClientCredentials, env); err != nil {
 		t.Errorf("client-credentials: %v", err)
 	}
-	if _, err := ByName(NamePasswordGrant, env); err == nil || !strings.Contains(err.Error(), "username") {
+	if _, err := ByName(results.ScenarioPasswordGrant, env); err == nil || !strings.Contains(err.Error(), "username") {
 		t.Errorf("password-grant without a user: %v", err)
 	}
 	if _, err := NewSinglePool(Single{}); err == nil {
@@ -243,8 +243,8 @@ func TestHasScope(t *testing.T) {
 
 // Operation names can be named in thresholds and file names.
 func TestOpNamesAreThresholdSafe(t *testing.T) {
-	for _, op := range []string{OpPasswordGrant, OpLoginSubmit, OpAdminListMembers, OpSessionLogin} {
-		if _, err := load.ParseThreshold(op + ":p95<1s"); err != nil || strings.ContainsAny(op, " :,") {
+	for _, op := range []string{results.OpPasswordGrant, results.OpLoginSubmit, results.OpAdminListMembers, results.OpSessionLogin} {
+		if _, err := results.ParseThreshold(op + ":p95<1s"); err != nil || strings.ContainsAny(op, " :,") {
 			t.Errorf("%s: %v", op, err)
 		}
 	}

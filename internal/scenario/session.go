@@ -9,6 +9,7 @@ import (
 	"github.com/kcbench/kcbench/internal/dataset"
 	"github.com/kcbench/kcbench/internal/kc"
 	"github.com/kcbench/kcbench/internal/load"
+	"github.com/kcbench/kcbench/internal/results"
 )
 
 // session is one user's tokens, as a VU keeps them between iterations.
@@ -51,14 +52,14 @@ func newSession(ctx context.Context, env *Env, r *rand.Rand, scope string) (*ses
 }
 
 // renew refreshes the session's access token if it is due, recording the
-// refresh as OpRefresh.
+// refresh as results.OpRefresh.
 func (s *session) renew(ctx context.Context, c *kc.Client, rec load.OpRecorder) error {
 	start := time.Now()
 	if !s.due(start) {
 		return nil
 	}
 	tr, err := c.Refresh(ctx, s.t.Realm, s.cl, s.refresh)
-	rec.Record(OpRefresh, start, err)
+	rec.Record(results.OpRefresh, start, err)
 	if err != nil {
 		return err
 	}

@@ -6,10 +6,11 @@ import (
 
 	"github.com/kcbench/kcbench/internal/kc"
 	"github.com/kcbench/kcbench/internal/load"
+	"github.com/kcbench/kcbench/internal/results"
 )
 
 // userinfo reads the userinfo endpoint with an openid access token the VU
-// holds (obtained at VU creation; refreshed, and recorded as OpRefresh,
+// holds (obtained at VU creation; refreshed, and recorded as results.OpRefresh,
 // shortly before it expires).
 type userinfo struct{ env *Env }
 
@@ -17,10 +18,10 @@ var _ load.Scenario = (*userinfo)(nil)
 
 func newUserinfo(env *Env) load.Scenario { return &userinfo{env: env} }
 
-func (s *userinfo) Name() string { return NameUserinfo }
+func (s *userinfo) Name() string { return results.ScenarioUserinfo }
 
 func (s *userinfo) NewUser(ctx context.Context, id int) (load.User, error) {
-	sess, err := newSession(ctx, s.env, s.env.rng(NameUserinfo, id), kc.ScopeOpenID)
+	sess, err := newSession(ctx, s.env, s.env.rng(results.ScenarioUserinfo, id), kc.ScopeOpenID)
 	if err != nil {
 		return nil, err
 	}
@@ -43,6 +44,6 @@ func (u *userinfoUser) Iterate(ctx context.Context, rec load.OpRecorder) error {
 	if err == nil && ui.Subject == "" {
 		err = errNoSubject
 	}
-	rec.Record(OpUserinfo, start, err)
+	rec.Record(results.OpUserinfo, start, err)
 	return err
 }

@@ -8,6 +8,8 @@ import (
 	"io"
 	"slices"
 	"strings"
+
+	"github.com/kcbench/kcbench/internal/results"
 )
 
 // Op is one of the three operations the guide prices per vCPU.
@@ -35,27 +37,17 @@ func (o Op) String() string {
 	return string(o)
 }
 
-// kcbench scenario names (internal/scenario) that measure a priced
-// operation. They are repeated here because sizing imports no kcbench
-// package; cmd/kcbench's tests check that they match.
-const (
-	ScenarioLoginForm         = "login-form"
-	ScenarioPasswordGrant     = "password-grant"
-	ScenarioClientCredentials = "client-credentials"
-	ScenarioRefresh           = "refresh"
-)
-
 // OpForScenario maps a kcbench scenario to the operation whose cost one of
 // its iterations measures: a password grant or a browser login (form and
 // code exchange) is a login, a client-credentials grant a client-credential
 // grant, a refresh-token grant a refresh. Other scenarios price nothing.
 func OpForScenario(scenario string) (Op, bool) {
 	switch scenario {
-	case ScenarioLoginForm, ScenarioPasswordGrant:
+	case results.ScenarioLoginForm, results.ScenarioPasswordGrant:
 		return OpLogin, true
-	case ScenarioClientCredentials:
+	case results.ScenarioClientCredentials:
 		return OpClientCredentials, true
-	case ScenarioRefresh:
+	case results.ScenarioRefresh:
 		return OpRefresh, true
 	}
 	return "", false
@@ -66,26 +58,25 @@ func OpForScenario(scenario string) (Op, bool) {
 // the guide's login figure was measured with (form, credentials, code
 // exchange).
 func scenarioRank(s string) int {
-	if s == ScenarioLoginForm {
+	if s == results.ScenarioLoginForm {
 		return 0
 	}
 	return 1
 }
 
-// Phases of a kcbench point. The warm phase (after a warm-up, caches
+// Phases a measurement comes from: results.PhaseWarm, results.PhaseCold, or
+// the capacity search's best step. The warm phase (after a warm-up, caches
 // filled) is preferred for calibration; the cold one follows a restart.
 const (
-	PhaseWarm = "warm"
-	PhaseCold = "cold"
 	// PhaseCapacity is a capacity search's best step.
 	PhaseCapacity = "capacity"
 )
 
 func phaseRank(p string) int {
 	switch p {
-	case PhaseWarm:
+	case results.PhaseWarm:
 		return 0
-	case PhaseCold:
+	case results.PhaseCold:
 		return 2
 	}
 	return 1 // phases off
@@ -338,7 +329,7 @@ func Calibrate(ms []Measurement) ([]Calibration, error) {
 				switch {
 				case f.Phase == best.Phase:
 					c.Others = append(c.Others, f)
-				case f.Phase == PhaseCold && best.Phase == PhaseWarm && f.Mode == best.Mode && f.Tenants == best.Tenants &&
+				case f.Phase == results.PhaseCold && best.Phase == results.PhaseWarm && f.Mode == best.Mode && f.Tenants == best.Tenants &&
 					f.Workload == best.Workload:
 					c.Cold = append(c.Cold, f)
 				}

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/kcbench/kcbench/internal/results"
 )
 
 func TestOpForScenario(t *testing.T) {
@@ -26,7 +28,7 @@ func TestOpForScenario(t *testing.T) {
 // m is a measurement of the default variant, warm, realms, 5 tenants, repeat 1.
 func m(scenario string, ms float64, edit ...func(*Measurement)) Measurement {
 	x := Measurement{Point: "p", Variant: "default", Policy: "pbkdf2-sha256:1", Keycloak: "26.7.3", Mode: "realms",
-		Tenants: 5, Repeat: 1, Workload: scenario, Scenario: scenario, Phase: PhaseWarm, CPUMsPerOp: ms, OK: 100}
+		Tenants: 5, Repeat: 1, Workload: scenario, Scenario: scenario, Phase: results.PhaseWarm, CPUMsPerOp: ms, OK: 100}
 	for _, e := range edit {
 		e(&x)
 	}
@@ -52,13 +54,13 @@ func TestCalibrate(t *testing.T) {
 		check              func(t *testing.T, cs []Calibration)
 	}{
 		{name: "one of each", in: all3, login: 20, cc: 5, refresh: 6},
-		{name: "warm preferred to cold", in: append(slices.Clone(all3), m("password-grant", 150, phase(PhaseCold))),
+		{name: "warm preferred to cold", in: append(slices.Clone(all3), m("password-grant", 150, phase(results.PhaseCold))),
 			login: 20, cc: 5, refresh: 6, check: func(t *testing.T, cs []Calibration) {
 				if len(cs[0].Cold) != 1 || cs[0].Cold[0].CPUMs != 150 || len(cs[0].Others) != 0 {
 					t.Errorf("cold %+v, others %+v", cs[0].Cold, cs[0].Others)
 				}
 			}},
-		{name: "cold when no warm", in: []Measurement{m("password-grant", 150, phase(PhaseCold)), m("password-grant", 40, phase(""))},
+		{name: "cold when no warm", in: []Measurement{m("password-grant", 150, phase(results.PhaseCold)), m("password-grant", 40, phase(""))},
 			login: 40, check: func(t *testing.T, cs []Calibration) {
 				if f := cs[0].Figure(OpLogin); f.Phase != "" {
 					t.Errorf("phases off preferred to cold; got phase %q", f.Phase)
@@ -165,7 +167,7 @@ func TestCalibrationGolden(t *testing.T) {
 	in := []Measurement{
 		m("login-form", 70, point("default-realms-n00001-r1", 1), tenants(1)),
 		m("login-form", 74, point("default-realms-n00001-r2", 2), tenants(1)),
-		m("login-form", 250, point("default-realms-n00001-r1", 1), tenants(1), phase(PhaseCold)),
+		m("login-form", 250, point("default-realms-n00001-r1", 1), tenants(1), phase(results.PhaseCold)),
 		m("password-grant", 66, point("default-realms-n00001-r1", 1), tenants(1)),
 		m("client-credentials", 5.5, point("default-realms-n00001-r1", 1), tenants(1)),
 		m("client-credentials", 6.1, point("default-orgs-n00001-r1", 1), tenants(1), mode("orgs")),

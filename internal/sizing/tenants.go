@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/kcbench/kcbench/internal/results"
 )
 
 // Default service-level objectives for the tenant capacity (TenantCapacities).
@@ -17,7 +19,7 @@ const (
 	DefaultSLOAdminP95     = time.Second
 	DefaultSLOTokenP95     = 500 * time.Millisecond
 	DefaultSLOMaxErrorRate = 0.01
-	DefaultSLOPhase        = PhaseWarm
+	DefaultSLOPhase        = results.PhaseWarm
 )
 
 // SLO is what must hold at a tenant count for it to count as supported.
@@ -33,8 +35,8 @@ type SLO struct {
 	MemoryLimitMiB float64 `json:"memory_limit_mib"`
 	// MaxErrorRate bounds each workload's failed iterations (a fraction).
 	MaxErrorRate float64 `json:"max_error_rate"`
-	// Phase is the phase whose workloads are checked: PhaseWarm,
-	// PhaseCold, or "" for all. Memory is checked in every phase.
+	// Phase is the phase whose workloads are checked: results.PhaseWarm,
+	// results.PhaseCold, or "" for all. Memory is checked in every phase.
 	Phase string `json:"phase"`
 }
 
@@ -60,7 +62,7 @@ func (s SLO) Validate() error {
 		errs = append(errs, &FieldError{"max_error_rate", "must be in [0, 1], got " + num(s.MaxErrorRate)})
 	}
 	switch s.Phase {
-	case "", PhaseWarm, PhaseCold:
+	case "", results.PhaseWarm, results.PhaseCold:
 	default:
 		errs = append(errs, &FieldError{"phase", fmt.Sprintf("must be warm, cold or empty (all), got %q", s.Phase)})
 	}
@@ -101,7 +103,7 @@ const (
 	OpKindToken = "token"
 )
 
-// OpKind classifies a kcbench operation name (internal/scenario's Op…
+// OpKind classifies a kcbench operation name (results' Op…
 // constants): admin REST calls (admin_…) and token-endpoint requests.
 // Others (JWKS, discovery, userinfo, the login page…) have no latency
 // objective.
@@ -109,8 +111,8 @@ func OpKind(op string) string {
 	switch {
 	case strings.HasPrefix(op, "admin_"):
 		return OpKindAdmin
-	case slices.Contains([]string{"password_grant", "client_credentials", "refresh", "code_exchange",
-		"offline_grant", "offline_refresh", "session_login"}, op):
+	case slices.Contains([]string{results.OpPasswordGrant, results.OpClientCredentials, results.OpRefresh, results.OpCodeExchange,
+		results.OpOfflineGrant, results.OpOfflineRefresh, results.OpSessionLogin}, op):
 		return OpKindToken
 	}
 	return ""

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/kcbench/kcbench/internal/results"
 )
 
 // tp is a finished point with a warm token and admin workload.
@@ -16,13 +18,13 @@ func tp(mode string, n int, tokenP95, adminP95 time.Duration, readyRSS float64) 
 		Point: fmt.Sprintf("default-%s-n%05d-r1", mode, n), Variant: "default", Mode: mode, Tenants: n, Repeat: 1, Status: "done",
 		ReadyRSSMiB: readyRSS, MaxRSSMiB: readyRSS + 50,
 		Workloads: []TenantWorkload{
-			{Name: "token", Scenario: "client-credentials", Phase: PhaseWarm, Iterations: 1000,
+			{Name: "token", Scenario: "client-credentials", Phase: results.PhaseWarm, Iterations: 1000,
 				Ops: []OpLatency{{Op: "client_credentials", Count: 1000, P95: tokenP95}}},
-			{Name: "admin", Scenario: "admin-api", Phase: PhaseWarm, Iterations: 100,
+			{Name: "admin", Scenario: "admin-api", Phase: results.PhaseWarm, Iterations: 100,
 				Ops: []OpLatency{{Op: "admin_list_realms", Count: 100, P95: adminP95}, {Op: "admin_get_realm", Count: 100, P95: adminP95 / 2}}},
-			{Name: "jwks", Scenario: "jwks", Phase: PhaseWarm, Iterations: 100,
+			{Name: "jwks", Scenario: "jwks", Phase: results.PhaseWarm, Iterations: 100,
 				Ops: []OpLatency{{Op: "jwks", Count: 100, P95: 10 * time.Second}}}, // no objective
-			{Name: "admin", Scenario: "admin-api", Phase: PhaseCold, Iterations: 10,
+			{Name: "admin", Scenario: "admin-api", Phase: results.PhaseCold, Iterations: 10,
 				Ops: []OpLatency{{Op: "admin_list_realms", Count: 10, P95: 30 * time.Second}}}, // cold: not checked by default
 		},
 	}
@@ -125,7 +127,7 @@ func TestTenantCapacities(t *testing.T) {
 				}
 			}},
 		{name: "cold phase checked on request", pts: []TenantPoint{tp("realms", 1, 50*ms, 100*ms, 600)},
-			slo: func() SLO { s := testSLO(); s.Phase = PhaseCold; return s }(), firstBroken: 1, broke: []string{SLOAdminP95}},
+			slo: func() SLO { s := testSLO(); s.Phase = results.PhaseCold; return s }(), firstBroken: 1, broke: []string{SLOAdminP95}},
 		{name: "all phases", pts: []TenantPoint{tp("realms", 1, 50*ms, 100*ms, 600)},
 			slo: func() SLO { s := testSLO(); s.Phase = ""; return s }(), firstBroken: 1, broke: []string{SLOAdminP95}},
 		{name: "zero bounds are not checked", pts: []TenantPoint{tp("realms", 1, 5*time.Second, 5*time.Second, 600)},

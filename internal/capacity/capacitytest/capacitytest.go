@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/kcbench/kcbench/internal/capacity"
-	"github.com/kcbench/kcbench/internal/load"
+	"github.com/kcbench/kcbench/internal/results"
 )
 
 // Server is the made-up server and the search run against it.
@@ -29,7 +29,7 @@ type Server struct {
 
 // Search runs the search against s (SLOs p99<500ms,errors<0.1%, steps of
 // 10 s, no pauses).
-func Search(t testing.TB, scenario string, params map[string]string, s Server) *capacity.Result {
+func Search(t testing.TB, scenario string, params map[string]string, s Server) *results.CapacityResult {
 	t.Helper()
 	base := cmp.Or(s.Latency, 20*time.Millisecond)
 	run := func(_ context.Context, rate float64, d time.Duration) (capacity.StepResult, error) {
@@ -41,8 +41,8 @@ func Search(t testing.TB, scenario string, params map[string]string, s Server) *
 		case rate > s.Limit:
 			lat = time.Duration(rate-s.Limit) * 100 * time.Millisecond
 		}
-		return capacity.StepResult{CPUMsPerOp: s.CPUMsPerOp, RSSBytes: 600 << 20, Stats: load.Stats{Start: time.Now(), Duration: d, Ops: []load.OpStats{{
-			Name: load.IterationOp, Count: n, OK: n, Rate: rate * 0.99, Latency: load.Dist{P50: lat / 2, P95: lat * 8 / 10, P99: lat, Max: lat}}}}}, nil
+		return capacity.StepResult{CPUMsPerOp: s.CPUMsPerOp, RSSBytes: 600 << 20, Stats: results.Stats{Start: time.Now(), Duration: d, Ops: []results.OpStats{{
+			Name: results.IterationOp, Count: n, OK: n, Rate: rate * 0.99, Latency: results.Dist{P50: lat / 2, P95: lat * 8 / 10, P99: lat, Max: lat}}}}}, nil
 	}
 	slos, _ := capacity.ParseSLOs(capacity.DefaultSLOs)
 	warmup := time.Second
@@ -59,7 +59,7 @@ func Search(t testing.TB, scenario string, params map[string]string, s Server) *
 }
 
 // Write runs Search and writes the result's folder into dir.
-func Write(t testing.TB, dir, scenario string, params map[string]string, s Server) *capacity.Result {
+func Write(t testing.TB, dir, scenario string, params map[string]string, s Server) *results.CapacityResult {
 	t.Helper()
 	r := Search(t, scenario, params, s)
 	if err := r.WriteDir(dir); err != nil {

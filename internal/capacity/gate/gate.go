@@ -35,8 +35,6 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/kcbench/kcbench/internal/capacity"
-	"github.com/kcbench/kcbench/internal/load"
 	"github.com/kcbench/kcbench/internal/results"
 )
 
@@ -156,7 +154,7 @@ type run struct {
 	scenario string
 	config   string
 	source   string
-	res      *capacity.Result // capacity
+	res      *results.CapacityResult // capacity
 	// fixed-rate runs
 	throughput, p95, p99, cpu float64
 }
@@ -220,8 +218,8 @@ func (s *side) read(dir string) (bool, error) {
 		return err == nil
 	}
 	switch {
-	case exists(capacity.ResultFile):
-		r, err := capacity.ReadDir(dir)
+	case exists(results.CapacityFile):
+		r, err := results.ReadCapacityDir(dir)
 		if err != nil {
 			return true, err
 		}
@@ -253,7 +251,7 @@ func (s *side) addPoint(p *results.Point) {
 	}
 	cfg := paramKey(withoutRepeat(params))
 	for _, w := range p.Summary.Workloads {
-		it, ok := w.Stats.Op(load.IterationOp)
+		it, ok := w.Stats.Op(results.IterationOp)
 		if !ok || it.Count == 0 {
 			continue
 		}
@@ -273,7 +271,7 @@ func (s *side) readLoad(dir string) error {
 	if err != nil {
 		return err
 	}
-	var st load.Stats
+	var st results.Stats
 	if err := json.Unmarshal(b, &st); err != nil {
 		return fmt.Errorf("%s: %w", dir, err)
 	}
@@ -285,7 +283,7 @@ func (s *side) readLoad(dir string) error {
 	if err := json.Unmarshal(b, &srv); err != nil {
 		return fmt.Errorf("%s: %w", dir, err)
 	}
-	it, ok := st.Op(load.IterationOp)
+	it, ok := st.Op(results.IterationOp)
 	if st.Scenario == "" || !ok {
 		return fmt.Errorf("%s: %s is not a load summary (no scenario or iterations)", dir, results.SummaryFile)
 	}
@@ -443,7 +441,7 @@ func (rep *Report) comparePair(o Options, a, b []run, config string) {
 		add(MetricCPU, false, get(a, func(r run) float64 { return r.cpu }), get(b, func(r run) float64 { return r.cpu }), 0, 0, "")
 		return
 	}
-	var ra, rb, all []*capacity.Result
+	var ra, rb, all []*results.CapacityResult
 	for _, r := range a {
 		ra = append(ra, r.res)
 	}
@@ -451,7 +449,7 @@ func (rep *Report) comparePair(o Options, a, b []run, config string) {
 		rb = append(rb, r.res)
 	}
 	all = append(append(all, ra...), rb...)
-	maxRates := func(rs []*capacity.Result) []float64 {
+	maxRates := func(rs []*results.CapacityResult) []float64 {
 		var out []float64
 		for _, r := range rs {
 			out = append(out, r.MaxRate)
@@ -459,10 +457,10 @@ func (rep *Report) comparePair(o Options, a, b []run, config string) {
 		return out
 	}
 	note := ""
-	if slices.ContainsFunc(all, func(r *capacity.Result) bool { return r.Capped }) {
+	if slices.ContainsFunc(all, func(r *results.CapacityResult) bool { return r.Capped }) {
 		note = "capped: a search stopped at its maximum rate, so its figure is a lower bound"
 	}
-	if !slices.ContainsFunc(all, func(r *capacity.Result) bool { return r.Found }) {
+	if !slices.ContainsFunc(all, func(r *results.CapacityResult) bool { return r.Found }) {
 		note = "no search met the SLOs at any rate, on either side"
 	}
 	add(MetricMaxRate, true, maxRates(ra), maxRates(rb), 0, 0, note)
@@ -472,7 +470,7 @@ func (rep *Report) comparePair(o Options, a, b []run, config string) {
 	// CPU per operation at each search's best step: near saturation the
 	// server's idle work is a small share of it, unlike at a low common
 	// rate; it is the figure sizing uses.
-	best := func(rs []*capacity.Result) []float64 {
+	best := func(rs []*results.CapacityResult) []float64 {
 		var out []float64
 		for _, r := range rs {
 			if r.CPUMsPerOp > 0 {
@@ -482,8 +480,8 @@ func (rep *Report) comparePair(o Options, a, b []run, config string) {
 		return out
 	}
 	add(MetricCPU+" at max", false, best(ra), best(rb), 0, 0, "")
-	rate, ok := capacity.CommonRate(all)
-	at := func(rs []*capacity.Result, f func(*capacity.Step) float64) []float64 {
+	rate, ok := results.CommonRate(all)
+	at := func(rs []*results.CapacityResult, f func(*results.CapacityStep) float64) []float64 {
 		var out []float64
 		for _, r := range rs {
 			if s := r.StepAt(rate); s != nil && f(s) > 0 {
@@ -497,13 +495,13 @@ func (rep *Report) comparePair(o Options, a, b []run, config string) {
 		return
 	}
 	label := " @" + fmtNum(rate) + "/s"
-	add(MetricP95+label, false, at(ra, func(s *capacity.Step) float64 { return s.P95 }), at(rb, func(s *capacity.Step) float64 { return s.P95 }), latency, rate, "")
-	add(MetricP99+label, false, at(ra, func(s *capacity.Step) float64 { return s.P99 }), at(rb, func(s *capacity.Step) float64 { return s.P99 }), latency, rate, "")
+	add(MetricP95+label, false, at(ra, func(s *results.CapacityStep) float64 { return s.P95 }), at(rb, func(s *results.CapacityStep) float64 { return s.P95 }), latency, rate, "")
+	add(MetricP99+label, false, at(ra, func(s *results.CapacityStep) float64 { return s.P99 }), at(rb, func(s *results.CapacityStep) float64 { return s.P99 }), latency, rate, "")
 }
 
-func sameSLOs(rs []*capacity.Result) bool {
+func sameSLOs(rs []*results.CapacityResult) bool {
 	for _, r := range rs[1:] {
-		if capacity.FormatSLOs(r.SLOs) != capacity.FormatSLOs(rs[0].SLOs) {
+		if results.FormatSLOs(r.SLOs) != results.FormatSLOs(rs[0].SLOs) {
 			return false
 		}
 	}

@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kcbench/kcbench/internal/capacity"
 	"github.com/kcbench/kcbench/internal/capacity/capacitytest"
 	"github.com/kcbench/kcbench/internal/load"
 	"github.com/kcbench/kcbench/internal/results"
@@ -21,13 +20,13 @@ import (
 // search runs a capacity search against a fake server that holds the SLO
 // up to limit/s and costs cpu ms per operation, whose p99 at low load is
 // base.
-func search(t *testing.T, limit, cpu float64, base time.Duration, params map[string]string) *capacity.Result {
+func search(t *testing.T, limit, cpu float64, base time.Duration, params map[string]string) *results.CapacityResult {
 	t.Helper()
 	return capacitytest.Search(t, "password-grant", params, capacitytest.Server{Limit: limit, CPUMsPerOp: cpu, Latency: base,
 		Cliff: true, Start: 10, Step: 10, Resolution: 1, NoWarmup: true})
 }
 
-func writeCapacity(t *testing.T, dir string, rs ...*capacity.Result) string {
+func writeCapacity(t *testing.T, dir string, rs ...*results.CapacityResult) string {
 	t.Helper()
 	if len(rs) == 1 {
 		if err := rs[0].WriteDir(dir); err != nil {
@@ -46,11 +45,11 @@ func writeCapacity(t *testing.T, dir string, rs ...*capacity.Result) string {
 // writeLoad writes a `kcbench load --out` folder.
 func writeLoad(t *testing.T, dir, scenario string, rate float64, p99 time.Duration, cpu float64) string {
 	t.Helper()
-	st := load.Stats{Scenario: scenario, Executor: load.NameConstantArrivalRate, Model: load.ModelOpen, Duration: 30 * time.Second,
-		Ops: []load.OpStats{{Name: load.IterationOp, Count: int64(rate * 30), OK: int64(rate * 30), Rate: rate,
-			Latency: load.Dist{P95: p99 * 8 / 10, P99: p99}}}}
+	st := results.Stats{Scenario: scenario, Executor: load.NameConstantArrivalRate, Model: results.ModelOpen, Duration: 30 * time.Second,
+		Ops: []results.OpStats{{Name: results.IterationOp, Count: int64(rate * 30), OK: int64(rate * 30), Rate: rate,
+			Latency: results.Dist{P95: p99 * 8 / 10, P99: p99}}}}
 	var buf bytes.Buffer
-	if err := load.WriteJSON(&buf, st); err != nil {
+	if err := results.WriteStatsJSON(&buf, st); err != nil {
 		t.Fatal(err)
 	}
 	b := bytes.TrimRight(buf.Bytes(), "\n")
@@ -76,8 +75,8 @@ func writePoint(t *testing.T, dir, repeat string, rate float64, p99 time.Duratio
 	man := results.Manifest{Schema: results.Schema, Experiment: "hashing", Point: filepath.Base(dir), Params: params}
 	sum := results.Summary{Schema: results.Schema, Point: filepath.Base(dir), Params: params, Status: results.StatusDone,
 		Workloads: []results.Workload{{Name: "login", Scenario: "password-grant", Phase: "warm", ServerCPUMsPerOp: cpu,
-			Stats: load.Stats{Scenario: "password-grant", Duration: 30 * time.Second, Ops: []load.OpStats{{Name: load.IterationOp,
-				Count: 100, OK: 100, Rate: rate, Latency: load.Dist{P95: p99 / 2, P99: p99}}}}}}}
+			Stats: results.Stats{Scenario: "password-grant", Duration: 30 * time.Second, Ops: []results.OpStats{{Name: results.IterationOp,
+				Count: 100, OK: 100, Rate: rate, Latency: results.Dist{P95: p99 / 2, P99: p99}}}}}}}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package load
+package results
 
 import (
 	"encoding/json"
@@ -340,4 +340,13 @@ func (s Stats) Check(ths []Threshold) ([]ThresholdResult, error) {
 		return results, fmt.Errorf("%w: %s", ErrThresholdsFailed, strings.Join(failed, ", "))
 	}
 	return results, nil
+}
+
+// FormatSLOs joins thresholds with commas (the inverse of capacity.ParseSLOs), in canonical form.
+func FormatSLOs(ts []Threshold) string {
+	parts := make([]string, len(ts))
+	for i, t := range ts {
+		parts[i] = t.String()
+	}
+	return strings.Join(parts, ",")
 }

@@ -1,8 +1,11 @@
-package load
+package results
 
 import (
+	"encoding/csv"
 	"encoding/json"
+	"io"
 	"math"
+	"strconv"
 	"time"
 )
 
@@ -199,3 +202,53 @@ func fromMs(f float64) time.Duration {
 }
 
 func fromSeconds(f float64) time.Duration { return time.Duration(math.Round(f * 1e9)) }
+
+// IterationOp is the operation name under which the engine records whole
+// iterations. A threshold without an operation prefix applies to it.
+const IterationOp = "iteration"
+
+// WriteStatsJSON writes s as indented JSON (see Stats.MarshalJSON).
+func WriteStatsJSON(w io.Writer, s Stats) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(s)
+}
+
+// WriteTimelineCSV writes rows as CSV, one line per row and operation, with
+// phase "warmup" or "measure".
+func WriteTimelineCSV(w io.Writer, rows []TimelineRow) error {
+	cw := csv.NewWriter(w)
+	header := []string{
+		"start_s", "end_s", "phase", "vus", "active_vus", "dropped",
+		"op", "count", "errors", "rate_per_s", "p50_ms", "p95_ms", "p99_ms", "max_ms",
+	}
+	if err := cw.Write(header); err != nil {
+		return err
+	}
+	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+	for _, r := range rows {
+		phase := "measure"
+		if r.Warmup {
+			phase = "warmup"
+		}
+		length := (r.End - r.Start).Seconds()
+		for _, o := range r.Ops {
+			var rate float64
+			if length > 0 {
+				rate = float64(o.Count) / length
+			}
+			rec := []string{
+				f(r.Start.Seconds()), f(r.End.Seconds()), phase,
+				strconv.Itoa(r.VUs), strconv.Itoa(r.ActiveVUs), strconv.FormatInt(r.Dropped, 10),
+				o.Op, strconv.FormatInt(o.Count, 10), strconv.FormatInt(o.Errors, 10),
+				strconv.FormatFloat(rate, 'f', 3, 64),
+				f(ms(o.P50)), f(ms(o.P95)), f(ms(o.P99)), f(ms(o.Max)),
+			}
+			if err := cw.Write(rec); err != nil {
+				return err
+			}
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}

@@ -1,4 +1,4 @@
-package capacity
+package results
 
 import (
 	"encoding/csv"
@@ -13,30 +13,34 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kcbench/kcbench/internal/load"
+	"github.com/kcbench/kcbench/internal/fileutil"
 )
 
-// Schema is the version of capacity.json.
-const Schema = 1
+// DefaultMinAchieved is the share of the asked rate a passing capacity
+// step must achieve unless its search says otherwise.
+const DefaultMinAchieved = 0.95
 
-// Kind is capacity.json's "kind", telling it apart from other JSON files.
-const Kind = "capacity"
+// CapacitySchema is the version of capacity.json.
+const CapacitySchema = 1
+
+// CapacityKind is capacity.json's "kind", telling it apart from other JSON files.
+const CapacityKind = "capacity"
 
 // File names a search writes into its folder (WriteDir).
 const (
-	ResultFile = "capacity.json"
-	StepsFile  = "steps.csv"
+	CapacityFile = "capacity.json"
+	StepsFile    = "steps.csv"
 )
 
 // Step phases.
 const (
-	PhaseWarmup = "warmup" // discarded: not judged against the search
-	PhaseRamp   = "ramp"   // rising by Settings.Step from Settings.Start
-	PhaseSearch = "search" // binary search between the last pass and the first failure
+	StepWarmup = "warmup" // discarded: not judged against the search
+	StepRamp   = "ramp"   // rising by Settings.Step from Settings.Start
+	StepSearch = "search" // binary search between the last pass and the first failure
 )
 
 // Step is one constant-arrival-rate run of a search.
-type Step struct {
+type CapacityStep struct {
 	Index    int     `json:"index"` // 0-based, in the order run
 	Phase    string  `json:"phase"`
 	Rate     float64 `json:"rate"`       // asked, iterations per second
@@ -62,7 +66,7 @@ type Step struct {
 	ServerCores float64 `json:"server_cores,omitempty"`  // server CPU time over the window
 	RSSBytes    int64   `json:"rss_bytes,omitempty"`     // server peak RSS during the step
 	// SLOs are the SLOs evaluated on the step.
-	SLOs []load.ThresholdResult `json:"slos"`
+	SLOs []ThresholdResult `json:"slos"`
 	// Pass is true when the step met every SLO and every guard (achieved
 	// rate, dropped arrivals, successful iterations); Failures says why
 	// not, one reason each.
@@ -73,7 +77,7 @@ type Step struct {
 }
 
 // Settings are a search's options as run.
-type Settings struct {
+type CapacitySettings struct {
 	Start        float64 `json:"start"`
 	Step         float64 `json:"step"`
 	StepDuration float64 `json:"step_duration_s"`
@@ -88,9 +92,9 @@ type Settings struct {
 
 // Verdict is "discarded" for the warm-up, "pass", or "fail: " and the
 // reasons.
-func (s Step) Verdict() string {
+func (s CapacityStep) Verdict() string {
 	switch {
-	case s.Phase == PhaseWarmup:
+	case s.Phase == StepWarmup:
 		return "discarded"
 	case !s.Pass:
 		return "fail: " + strings.Join(s.Failures, "; ")
@@ -100,15 +104,15 @@ func (s Step) Verdict() string {
 
 // Result is a search's outcome, capacity.json (see the package doc for
 // its fields).
-type Result struct {
+type CapacityResult struct {
 	Schema   int    `json:"schema"`
 	Kind     string `json:"kind"`
 	Scenario string `json:"scenario"`
 	// Params describe what was searched (server version, dataset, target,
 	// machine…); the caller fills them. "repeat" tells repeats apart.
 	Params   map[string]string `json:"params,omitempty"`
-	SLOs     []load.Threshold  `json:"slos"`
-	Settings Settings          `json:"settings"`
+	SLOs     []Threshold       `json:"slos"`
+	Settings CapacitySettings  `json:"settings"`
 
 	// Found is true when at least one step met every SLO.
 	Found bool `json:"found"`
@@ -142,13 +146,13 @@ type Result struct {
 	BootSeconds     float64 `json:"boot_s,omitempty"`
 	RSSAtReadyBytes int64   `json:"rss_at_ready_bytes,omitempty"`
 
-	Steps []Step    `json:"steps"`
-	Start time.Time `json:"start"`
-	End   time.Time `json:"end"`
+	Steps []CapacityStep `json:"steps"`
+	Start time.Time      `json:"start"`
+	End   time.Time      `json:"end"`
 }
 
 // Best returns the step that set MaxRate, or nil.
-func (r *Result) Best() *Step {
+func (r *CapacityResult) Best() *CapacityStep {
 	if r.BestStep < 0 || r.BestStep >= len(r.Steps) {
 		return nil
 	}
@@ -157,10 +161,10 @@ func (r *Result) Best() *Step {
 
 // StepAt returns the last passing or failing judged step (warm-up
 // excluded) run at rate, or nil.
-func (r *Result) StepAt(rate float64) *Step {
+func (r *CapacityResult) StepAt(rate float64) *CapacityStep {
 	for i := len(r.Steps) - 1; i >= 0; i-- {
 		s := &r.Steps[i]
-		if s.Phase != PhaseWarmup && sameRate(s.Rate, rate) {
+		if s.Phase != StepWarmup && sameRate(s.Rate, rate) {
 			return s
 		}
 	}
@@ -173,12 +177,12 @@ func sameRate(a, b float64) bool { return math.Abs(a-b) <= 1e-9*max(1, math.Abs(
 // at which their latency and CPU are compared like for like (the ramps of
 // searches with the same start and step run the same rates). ok is false
 // when no ramp rate passed in all of them.
-func CommonRate(rs []*Result) (rate float64, ok bool) {
+func CommonRate(rs []*CapacityResult) (rate float64, ok bool) {
 	if len(rs) == 0 {
 		return 0, false
 	}
 	for _, s := range rs[0].Steps {
-		if s.Phase != PhaseRamp || !s.Pass || (ok && s.Rate <= rate) {
+		if s.Phase != StepRamp || !s.Pass || (ok && s.Rate <= rate) {
 			continue
 		}
 		all := true
@@ -196,7 +200,7 @@ func CommonRate(rs []*Result) (rate float64, ok bool) {
 }
 
 // WriteJSON writes r as indented JSON.
-func (r *Result) WriteJSON(w io.Writer) error {
+func (r *CapacityResult) WriteJSON(w io.Writer) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false) // SLOs read p99<500ms, not p99\u003c500ms
@@ -209,7 +213,7 @@ var stepsHeader = []string{"index", "phase", "rate", "achieved_rate", "ok_rate",
 	"p50_ms", "p95_ms", "p99_ms", "max_ms", "cpu_ms_per_op", "server_cores", "rss_bytes", "pass", "failures"}
 
 // WriteStepsCSV writes one row per step.
-func (r *Result) WriteStepsCSV(w io.Writer) error {
+func (r *CapacityResult) WriteStepsCSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write(stepsHeader); err != nil {
 		return err
@@ -239,46 +243,48 @@ func (r *Result) WriteStepsCSV(w io.Writer) error {
 // WriteDir writes steps.csv and then capacity.json into dir (created if
 // needed), each through a temporary file and a rename, so that a
 // capacity.json means a complete result.
-func (r *Result) WriteDir(dir string) error {
+func (r *CapacityResult) WriteDir(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	if err := load.WriteFile(filepath.Join(dir, StepsFile), r.WriteStepsCSV); err != nil {
+	if err := fileutil.WriteFile(filepath.Join(dir, StepsFile), 0o644, r.WriteStepsCSV); err != nil {
 		return err
 	}
-	return load.WriteFile(filepath.Join(dir, ResultFile), r.WriteJSON)
+	return fileutil.WriteFile(filepath.Join(dir, CapacityFile), 0o644, r.WriteJSON)
 }
 
 // ErrNotCapacity means a JSON file is not a capacity result.
 var ErrNotCapacity = errors.New("not a capacity result")
 
 // ReadFile reads a capacity.json.
-func ReadFile(path string) (*Result, error) {
+func ReadCapacity(path string) (*CapacityResult, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	var r Result
+	var r CapacityResult
 	if err := json.Unmarshal(b, &r); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	if r.Kind != Kind {
+	if r.Kind != CapacityKind {
 		return nil, fmt.Errorf("%s: %w (kind %q)", path, ErrNotCapacity, r.Kind)
 	}
-	if r.Schema != Schema {
-		return nil, fmt.Errorf("%s: schema %d, this kcbench reads %d", path, r.Schema, Schema)
+	if r.Schema != CapacitySchema {
+		return nil, fmt.Errorf("%s: schema %d, this kcbench reads %d", path, r.Schema, CapacitySchema)
 	}
 	return &r, nil
 }
 
 // ReadDir reads dir/capacity.json.
-func ReadDir(dir string) (*Result, error) { return ReadFile(filepath.Join(dir, ResultFile)) }
+func ReadCapacityDir(dir string) (*CapacityResult, error) {
+	return ReadCapacity(filepath.Join(dir, CapacityFile))
+}
 
 // FindDirs lists dir itself when it holds a capacity.json, else its
 // immediate subfolders that do (repeats, or the versions of a matrix),
 // sorted by name. It returns nothing, without error, when there is none.
-func FindDirs(dir string) ([]string, error) {
-	if _, err := os.Stat(filepath.Join(dir, ResultFile)); err == nil {
+func FindCapacityDirs(dir string) ([]string, error) {
+	if _, err := os.Stat(filepath.Join(dir, CapacityFile)); err == nil {
 		return []string{dir}, nil
 	}
 	ents, err := os.ReadDir(dir)
@@ -291,7 +297,7 @@ func FindDirs(dir string) ([]string, error) {
 			continue
 		}
 		sub := filepath.Join(dir, e.Name())
-		if _, err := os.Stat(filepath.Join(sub, ResultFile)); err == nil {
+		if _, err := os.Stat(filepath.Join(sub, CapacityFile)); err == nil {
 			out = append(out, sub)
 		}
 	}

@@ -1,0 +1,53 @@
+package results
+
+// Names that result files carry and later stages read. internal/scenario
+// runs the workloads; report and sizing recognise them by these names.
+
+// Scenario names, as internal/scenario runs them and results record them.
+const (
+	ScenarioPasswordGrant     = "password-grant"
+	ScenarioLoginForm         = "login-form"
+	ScenarioClientCredentials = "client-credentials"
+	ScenarioRefresh           = "refresh"
+	ScenarioIntrospect        = "introspect"
+	ScenarioUserinfo          = "userinfo"
+	ScenarioJWKS              = "jwks"
+	ScenarioDiscovery         = "discovery"
+	ScenarioLogout            = "logout"
+	ScenarioOffline           = "offline"
+	ScenarioAdminAPI          = "admin-api"
+	ScenarioUserJourney       = "user-journey"
+	ScenarioMix               = "mix"
+)
+
+// Operation names, as recorded and as thresholds and CPU figures name them.
+const (
+	OpPasswordGrant     = "password_grant"
+	OpClientCredentials = "client_credentials"
+	OpRefresh           = "refresh"
+	OpIntrospect        = "introspect"
+	OpUserinfo          = "userinfo"
+	OpJWKS              = "jwks"
+	OpDiscovery         = "discovery"
+	OpLogout            = "logout"
+	OpOfflineGrant      = "offline_grant"
+	OpOfflineRefresh    = "offline_refresh"
+	OpLoginPage         = "login_page"    // GET the authorization endpoint: the login form
+	OpLoginSubmit       = "login_submit"  // POST the credentials: the redirect with the code
+	OpCodeExchange      = "code_exchange" // the code for tokens
+	OpSessionLogin      = "session_login" // a login that replaces a VU's used-up session
+	OpAdminListRealms   = "admin_list_realms"
+	OpAdminGetRealm     = "admin_get_realm"
+	OpAdminListUsers    = "admin_list_users"
+	OpAdminListOrgs     = "admin_list_orgs"
+	OpAdminFindOrg      = "admin_find_org"
+	OpAdminGetOrg       = "admin_get_org"
+	OpAdminListMembers  = "admin_list_members"
+)
+
+// Phases of a point's workloads (Workload.Phase): right after a restart,
+// and after a discarded warm-up.
+const (
+	PhaseCold = "cold"
+	PhaseWarm = "warm"
+)
