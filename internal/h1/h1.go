@@ -14,10 +14,30 @@
 // On Linux it reads and writes sockets with raw system calls, waiting
 // through the runtime's network poller (see rawIO).
 //
-// It speaks plain http:// only, without proxies, compression, trailers or
-// HTTP/2; anything else goes to a fallback net/http Transport. It is made
-// for talking to one server from many virtual users, each doing one
-// request at a time.
+// It speaks plain http:// only, without proxies, compression, trailers,
+// protocol upgrades or HTTP/2; anything else goes to a fallback net/http
+// Transport, bounded by the same Timeout. It is made for talking to one
+// server from many virtual users, each doing one request at a time.
+//
+// What an instrument needs from its client:
+//
+//   - A request is sent once. After a connection error, only an
+//     idempotent request (GET, HEAD, OPTIONS, TRACE) is sent again, once, on
+//     a new connection, when it failed on a kept-alive connection before any
+//     byte of an answer arrived; any other request (a token grant, a login
+//     form) only when provably no byte of it left this process. A login is
+//     never counted twice, a refresh token never used twice.
+//   - A kept-alive connection idle for longer than IdleTimeout is closed, and
+//     one idle for more than a few milliseconds is checked before use (a
+//     non-blocking peek, on Linux), so a connection the server closed
+//     meanwhile is replaced instead of failing a request.
+//   - Responses are framed strictly: a malformed or conflicting
+//     Content-Length, a Transfer-Encoding other than chunked, or both
+//     headers at once are errors; a response with neither is read until
+//     the server closes (RFC 9112 §6.3) and its connection not reused.
+//   - Errors say what happened: a connection the server closed before the
+//     end of an answer is a *ClosedError (load.Classify: conn_reset),
+//     deadlines are timeouts, a refused connect is ECONNREFUSED.
 //
 // Imports: the standard library only (with unsafe, for the raw calls).
 package h1
@@ -46,8 +66,14 @@ import (
 const (
 	DefaultMaxIdlePerHost = 100
 	DefaultDialTimeout    = 5 * time.Second
-	readBufferSize        = 16 << 10
-	writeBufferSize       = 4 << 10
+	DefaultIdleTimeout    = 90 * time.Second
+	// probeIdle: a connection idle for longer is checked before reuse. A
+	// VU that is kept busy reuses its connection within microseconds and
+	// pays nothing; a connection idle for longer could have been closed
+	// by the server and costs one non-blocking system call.
+	probeIdle       = 5 * time.Millisecond
+	readBufferSize  = 16 << 10
+	writeBufferSize = 4 << 10
 	// maxDrain is how much of an unread body Close reads to keep the
 	// connection; a larger rest closes it instead.
 	maxDrain = 256 << 10
@@ -72,6 +98,9 @@ type Transport struct {
 	MaxIdlePerHost int
 	// DialTimeout bounds connecting (0: DefaultDialTimeout).
 	DialTimeout time.Duration
+	// IdleTimeout is how long a connection is kept idle for reuse
+	// (0: DefaultIdleTimeout).
+	IdleTimeout time.Duration
 	// Fallback serves what Transport does not: https and other schemes
 	// (nil: a net/http Transport without proxy and compression).
 	Fallback http.RoundTripper
@@ -129,7 +158,7 @@ func (t *Transport) maxIdle() int {
 // RoundTrip implements http.RoundTripper.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req.URL == nil || req.URL.Scheme != "http" || req.URL.User != nil {
-		return t.fallbackRT().RoundTrip(req)
+		return t.roundTripFallback(req)
 	}
 	if req.URL.Host == "" {
 		closeBody(req)
@@ -155,14 +184,14 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			runtime.Gosched()
 			return nil, err
 		}
-		resp, retryable, err := c.roundTrip(ctx, req, deadline)
+		resp, retry, err := c.roundTrip(ctx, req, deadline)
 		if err == nil {
 			return resp, nil
 		}
-		// A kept-alive connection the server closed meanwhile fails
-		// before any answer: try once more on a new one, if the
-		// request can be sent again.
-		if reused && retryable && attempt == 0 && ctx.Err() == nil {
+		// A kept-alive connection the server closed meanwhile: send the
+		// request once more on a new connection, when that cannot make
+		// the server act on it twice (see roundTrip).
+		if reused && retry && attempt == 0 && ctx.Err() == nil {
 			if r, ok := rewind(req); ok {
 				req = r
 				continue
@@ -172,6 +201,87 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		runtime.Gosched()
 		return nil, err
 	}
+}
+
+// roundTripFallback sends req through the fallback transport, bounded by
+// Timeout up to the end of the response body, as the h1 path is.
+func (t *Transport) roundTripFallback(req *http.Request) (*http.Response, error) {
+	cancel := context.CancelFunc(func() {})
+	if t.Timeout > 0 {
+		var ctx context.Context
+		ctx, cancel = context.WithTimeout(req.Context(), t.Timeout)
+		req = req.WithContext(ctx)
+	}
+	resp, err := t.fallbackRT().RoundTrip(req)
+	if err != nil {
+		cancel()
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			err = &ClosedError{During: "before the response", Err: err}
+		}
+		return nil, err
+	}
+	resp.Body = &fallbackBody{rc: resp.Body, cancel: cancel}
+	return resp, nil
+}
+
+// fallbackBody ends the fallback request's timeout with the body, and
+// tells a body cut short by the server as a *ClosedError.
+type fallbackBody struct {
+	rc     io.ReadCloser
+	cancel context.CancelFunc
+}
+
+func (b *fallbackBody) Read(p []byte) (int, error) {
+	n, err := b.rc.Read(p)
+	switch {
+	case err == io.EOF:
+		b.cancel()
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		err = &ClosedError{During: "in the response body", Err: err}
+	}
+	return n, err
+}
+
+func (b *fallbackBody) Close() error {
+	err := b.rc.Close()
+	b.cancel()
+	return err
+}
+
+// ClosedError reports that the server closed the connection before the
+// end of its answer. load.Classify counts it as conn_reset (through
+// ConnectionBroken).
+type ClosedError struct {
+	During string // "before the response", "in the response body"
+	Err    error  // io.EOF or io.ErrUnexpectedEOF
+}
+
+func (e *ClosedError) Error() string {
+	return "h1: the server closed the connection " + e.During
+}
+
+func (e *ClosedError) Unwrap() error { return e.Err }
+
+// ConnectionBroken reports true: the connection broke under the exchange.
+func (e *ClosedError) ConnectionBroken() bool { return true }
+
+// idempotent reports whether a request may be sent again after it may
+// have reached the server, as net/http decides it.
+func idempotent(req *http.Request) bool {
+	switch req.Method {
+	case "", http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodTrace:
+		return true
+	}
+	return false
+}
+
+// brokenConn reports whether err is the connection failing under an
+// exchange (closed or reset by the peer), as opposed to a timeout or a
+// malformed answer.
+func brokenConn(err error) bool {
+	var ce *ClosedError
+	return errors.As(err, &ce) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
 }
 
 // expired returns ctx's error if it is done, and then yields: a VU whose
@@ -216,20 +326,39 @@ func rewind(req *http.Request) (*http.Request, bool) {
 	return &r, true
 }
 
+func (t *Transport) idleTimeout() time.Duration {
+	if t.IdleTimeout > 0 {
+		return t.IdleTimeout
+	}
+	return DefaultIdleTimeout
+}
+
+// getConn returns a kept-alive connection that is still open, or dials a
+// new one, and begins an exchange on it under ctx.
 func (t *Transport) getConn(ctx context.Context, addr string, deadline time.Time) (*conn, bool, error) {
-	t.mu.Lock()
-	for cs := t.idle[addr]; len(cs) > 0; cs = t.idle[addr] {
+	now := time.Now()
+	for {
+		t.mu.Lock()
+		cs := t.idle[addr]
+		if len(cs) == 0 {
+			t.mu.Unlock()
+			break
+		}
 		c := cs[len(cs)-1]
 		cs[len(cs)-1] = nil
 		t.idle[addr] = cs[:len(cs)-1]
-		if c.aborted.Load() || !c.watch(ctx) { // cancelled while idle
-			c.close()
+		t.mu.Unlock()
+		idle := now.Sub(c.idleAt)
+		if idle > t.idleTimeout() || idle > probeIdle && !c.w.alive() {
+			c.close() // expired, or closed by the server meanwhile
 			continue
 		}
-		t.mu.Unlock()
+		if !c.begin(ctx) { // ctx is done: keep the connection for others
+			t.putConn(c)
+			return nil, false, expired(ctx)
+		}
 		return c, true, nil
 	}
-	t.mu.Unlock()
 	dt := t.DialTimeout
 	if dt <= 0 {
 		dt = DefaultDialTimeout
@@ -239,75 +368,155 @@ func (t *Transport) getConn(ctx context.Context, addr string, deadline time.Time
 	if err != nil {
 		return nil, false, err
 	}
-	rw := newRawIO(nc)
-	c := &conn{t: t, addr: addr, nc: nc, br: bufio.NewReaderSize(rw, readBufferSize), bw: bufio.NewWriterSize(rw, writeBufferSize)}
-	c.abort = c.cancel
-	c.watch(ctx)
+	w := newWire(nc)
+	c := &conn{t: t, addr: addr, nc: nc, w: w, br: bufio.NewReaderSize(w, readBufferSize), bw: bufio.NewWriterSize(w, writeBufferSize)}
+	if !c.begin(ctx) {
+		c.close()
+		return nil, false, expired(ctx)
+	}
 	return c, false, nil
 }
 
+// putConn keeps c for reuse, and closes the oldest idle connection when
+// it has expired (the pool is a stack: the oldest is at the bottom, and
+// under a steady load it is never taken).
 func (t *Transport) putConn(c *conn) {
+	now := time.Now()
+	c.idleAt = now
+	var expired *conn
 	t.mu.Lock()
 	if t.idle == nil {
 		t.idle = map[string][]*conn{}
 	}
-	if cs := t.idle[c.addr]; len(cs) < t.maxIdle() {
+	cs := t.idle[c.addr]
+	if len(cs) > 0 && now.Sub(cs[0].idleAt) > t.idleTimeout() {
+		expired = cs[0]
+		copy(cs, cs[1:])
+		cs[len(cs)-1] = nil
+		cs = cs[:len(cs)-1]
+	}
+	if len(cs) < t.maxIdle() {
 		t.idle[c.addr] = append(cs, c)
-		t.mu.Unlock()
-		return
+		c = nil
+	} else {
+		t.idle[c.addr] = cs
 	}
 	t.mu.Unlock()
-	c.close()
+	if expired != nil {
+		expired.close()
+	}
+	if c != nil {
+		c.close()
+	}
 }
+
+// wire is a connection's byte stream: raw system calls on Linux (rawIO),
+// the net.Conn elsewhere.
+type wire interface {
+	io.ReadWriter
+	// sent counts the bytes handed to the socket so far.
+	sent() int64
+	// alive reports, without blocking, that the peer has neither closed
+	// the idle connection nor sent anything unasked.
+	alive() bool
+}
+
+// plainWire is a net.Conn as a wire; it cannot tell an idle connection's
+// state without a read, so it reports it alive.
+type plainWire struct {
+	net.Conn
+	n int64
+}
+
+func (p *plainWire) Write(b []byte) (int, error) {
+	n, err := p.Conn.Write(b)
+	p.n += int64(n)
+	return n, err
+}
+
+func (p *plainWire) sent() int64 { return p.n }
+func (p *plainWire) alive() bool { return true }
 
 // conn is one connection; it serves one exchange at a time.
 type conn struct {
-	t     *Transport
-	addr  string
-	nc    net.Conn
-	br    *bufio.Reader
-	bw    *bufio.Writer
-	abort func() // c.cancel, bound once
-	raw   []byte // scratch for the response head
-	dl    time.Time
-	got   bool // a byte of the current answer arrived
+	t      *Transport
+	addr   string
+	nc     net.Conn
+	w      wire
+	br     *bufio.Reader
+	bw     *bufio.Writer
+	raw    []byte // scratch for the response head
+	dl     time.Time
+	got    bool      // a byte of the current answer arrived
+	idleAt time.Time // when it was last put in the pool
 
 	// The connection watches the Done channel of the context of its
 	// requests, registered once for as long as its requests share it (a
 	// load run's VUs all do): a registration per request costs more than
-	// the rest of the client's own work.
+	// the rest of the client's own work. A cancellation aborts the I/O of
+	// an exchange in progress; one that comes while the connection is
+	// idle (or after its exchange ended) leaves it alone.
 	watched   <-chan struct{}
 	stopWatch func() bool
-	aborted   atomic.Bool // the watched context was cancelled
+	// st is gen<<2 | stFired | stBusy: gen counts the contexts watched,
+	// so that a stale cancellation finds a newer gen and does nothing.
+	st atomic.Uint64
 }
+
+const (
+	stBusy  = 1 // an exchange is in progress
+	stFired = 2 // the watched context was cancelled
+)
 
 // aLongTimeAgo is a deadline in the past: it fails pending I/O at once.
 var aLongTimeAgo = time.Unix(1, 0)
 
-func (c *conn) cancel() {
-	c.aborted.Store(true)
-	c.nc.SetDeadline(aLongTimeAgo)
-}
-
-// watch makes ctx's cancellation abort the connection's I/O. It reports
-// false when the connection was watching another context that is done:
-// its abort may still be on its way, so the connection must not be used.
-func (c *conn) watch(ctx context.Context) bool {
+// begin marks the start of an exchange under ctx and makes ctx's
+// cancellation abort its I/O. It reports false, and begins nothing, when
+// ctx is the watched context and it is done.
+func (c *conn) begin(ctx context.Context) bool {
 	done := ctx.Done()
-	if done == c.watched {
-		return true
-	}
-	if c.stopWatch != nil {
-		if !c.stopWatch() {
-			c.stopWatch = nil
+	for {
+		s := c.st.Load()
+		if done != c.watched {
+			break
+		}
+		if s&stFired != 0 {
 			return false
 		}
+		if c.st.CompareAndSwap(s, s|stBusy) {
+			return true
+		}
 	}
+	// Watch ctx instead. An earlier context's cancellation still under
+	// way finds a newer gen and does nothing.
+	if c.stopWatch != nil {
+		c.stopWatch()
+	}
+	gen := c.st.Load()>>2 + 1
+	c.st.Store(gen<<2 | stBusy)
 	c.watched, c.stopWatch = done, nil
 	if done != nil {
-		c.stopWatch = context.AfterFunc(ctx, c.abort)
+		c.stopWatch = context.AfterFunc(ctx, func() { c.fire(gen) })
 	}
 	return true
+}
+
+// fire is the watched context's cancellation: it aborts the exchange in
+// progress, if any.
+func (c *conn) fire(gen uint64) {
+	for {
+		s := c.st.Load()
+		if s>>2 != gen || s&stFired != 0 {
+			return
+		}
+		if c.st.CompareAndSwap(s, s|stFired) {
+			if s&stBusy != 0 {
+				c.nc.SetDeadline(aLongTimeAgo)
+			}
+			return
+		}
+	}
 }
 
 func (c *conn) close() {
@@ -323,14 +532,11 @@ func (c *conn) close() {
 // sparing most requests the runtime timer update.
 func deadlineSlack(timeout time.Duration) time.Duration { return min(timeout/10, time.Second) }
 
-// roundTrip does one exchange. retryable reports that it failed before
-// any byte of an answer arrived, as when the server had closed a kept-alive
-// connection: the request never reached it.
-func (c *conn) roundTrip(ctx context.Context, req *http.Request, deadline time.Time) (resp *http.Response, retryable bool, err error) {
-	if c.aborted.Load() { // ctx was cancelled
-		c.release(false)
-		return nil, false, fmt.Errorf("h1: %w", context.Cause(ctx))
-	}
+// roundTrip does one exchange. retry reports that the request may be sent
+// again on a new connection: the connection failed before any byte of an
+// answer arrived (as when the server had closed it while idle), and
+// either the request is idempotent or no byte of it left this process.
+func (c *conn) roundTrip(ctx context.Context, req *http.Request, deadline time.Time) (resp *http.Response, retry bool, err error) {
 	switch {
 	case deadline.IsZero() && !c.dl.IsZero():
 		c.nc.SetDeadline(time.Time{})
@@ -340,13 +546,14 @@ func (c *conn) roundTrip(ctx context.Context, req *http.Request, deadline time.T
 		c.dl = deadline
 	}
 	c.got = false
+	sent := c.w.sent()
 	fail := func(err error) (*http.Response, bool, error) {
 		c.release(false)
 		if cerr := ctx.Err(); cerr != nil {
 			return nil, false, fmt.Errorf("h1: %w (%v)", cerr, err)
 		}
-		return nil, !c.got && (errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
-			errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)), err
+		retry := !c.got && brokenConn(err) && (idempotent(req) || c.w.sent() == sent)
+		return nil, retry, err
 	}
 	if err := c.writeRequest(req); err != nil {
 		return fail(err)
@@ -449,7 +656,7 @@ func (c *conn) readResponse(req *http.Request) (*http.Response, error) {
 					return nil, errors.New("h1: response header line too long")
 				}
 				if err == io.EOF {
-					return nil, io.ErrUnexpectedEOF
+					return nil, &ClosedError{During: "before the response", Err: io.ErrUnexpectedEOF}
 				}
 				return nil, err
 			}
@@ -492,7 +699,9 @@ func (c *conn) readResponse(req *http.Request) (*http.Response, error) {
 		if proto == "HTTP/1.0" {
 			resp.ProtoMinor = 0
 		}
-		c.setBody(resp, req)
+		if err := c.setBody(resp, req); err != nil {
+			return nil, err
+		}
 		return resp, nil
 	}
 }
@@ -549,41 +758,95 @@ func canonicalKey(k string) string {
 	return textproto.CanonicalMIMEHeaderKey(k)
 }
 
-// setBody frames the response body: none, chunked, a Content-Length, or
-// until the connection closes.
-func (c *conn) setBody(resp *http.Response, req *http.Request) {
+// setBody frames the response body (RFC 9112 §6.3): none, chunked, a
+// Content-Length, or until the connection closes. Framing that could be
+// read two ways is an error, and the connection is not reused.
+func (c *conn) setBody(resp *http.Response, req *http.Request) error {
 	resp.Close = req.Close || headerHas(resp.Header, "Connection", "close") || resp.ProtoMinor == 0 && !headerHas(resp.Header, "Connection", "keep-alive")
-	noBody := req.Method == http.MethodHead || resp.StatusCode == http.StatusNoContent ||
-		resp.StatusCode == http.StatusNotModified || (resp.StatusCode >= 100 && resp.StatusCode < 200)
-	b := &body{c: c, remain: -1}
-	switch {
-	case noBody:
+	if resp.StatusCode == http.StatusSwitchingProtocols {
+		// The connection now speaks another protocol: h1 does not
+		// follow upgrades, and the connection is never reused.
+		resp.Close, resp.ContentLength, resp.Body = true, 0, http.NoBody
+		c.release(false)
+		return nil
+	}
+	if req.Method == http.MethodHead || resp.StatusCode == http.StatusNoContent || resp.StatusCode == http.StatusNotModified {
 		resp.ContentLength = 0
 		resp.Body = http.NoBody
 		c.release(!resp.Close)
-		return
-	case headerHas(resp.Header, "Transfer-Encoding", "chunked"):
+		return nil
+	}
+	b := &body{c: c, remain: -1}
+	te, cl := resp.Header["Transfer-Encoding"], resp.Header["Content-Length"]
+	switch {
+	case len(te) > 0:
+		switch {
+		case len(cl) > 0:
+			return errors.New("h1: response has both Transfer-Encoding and Content-Length")
+		case resp.ProtoMinor == 0:
+			return errors.New("h1: HTTP/1.0 response with Transfer-Encoding")
+		case len(te) > 1 || !strings.EqualFold(strings.TrimSpace(te[0]), "chunked"):
+			return fmt.Errorf("h1: unsupported Transfer-Encoding %q", strings.Join(te, ", "))
+		}
 		b.r, b.chunked = httputil.NewChunkedReader(c.br), true
-		resp.Header.Del("Content-Length")
-	default:
-		if cl := resp.Header["Content-Length"]; len(cl) > 0 {
-			n, err := strconv.ParseInt(cl[0], 10, 64)
-			if err == nil && n >= 0 {
-				resp.ContentLength, b.remain = n, n
-			}
+	case len(cl) > 0:
+		n, err := parseContentLength(cl)
+		if err != nil {
+			return err
 		}
-		if b.remain < 0 {
-			resp.Close = true // read until the server closes
-			b.r = c.br
-		}
-		if b.remain == 0 {
+		resp.ContentLength, b.remain = n, n
+		if n == 0 {
 			resp.Body = http.NoBody
 			c.release(!resp.Close)
-			return
+			return nil
 		}
+	default:
+		resp.Close = true // read until the server closes
+		b.r = c.br
 	}
 	b.keep = !resp.Close
 	resp.Body = b
+	return nil
+}
+
+// parseContentLength reads Content-Length values: digits only; repeated
+// values (in several fields or a comma list) must agree.
+func parseContentLength(vs []string) (int64, error) {
+	n := int64(-1)
+	for _, v := range vs {
+		for {
+			f, rest, more := strings.Cut(v, ",")
+			m, ok := parseDigits(strings.TrimSpace(f))
+			if !ok {
+				return 0, fmt.Errorf("h1: malformed Content-Length %q", strings.Join(vs, ", "))
+			}
+			if n >= 0 && m != n {
+				return 0, fmt.Errorf("h1: conflicting Content-Length %q", strings.Join(vs, ", "))
+			}
+			n = m
+			if !more {
+				break
+			}
+			v = rest
+		}
+	}
+	return n, nil
+}
+
+// parseDigits parses a non-negative decimal of at most 18 digits.
+func parseDigits(s string) (int64, bool) {
+	if s == "" || len(s) > 18 {
+		return 0, false
+	}
+	var n int64
+	for i := 0; i < len(s); i++ {
+		d := s[i] - '0'
+		if d > 9 {
+			return 0, false
+		}
+		n = n*10 + int64(d)
+	}
+	return n, true
 }
 
 func headerHas(h http.Header, key, token string) bool {
@@ -598,9 +861,12 @@ func headerHas(h http.Header, key, token string) bool {
 }
 
 // release ends the exchange: the connection goes back to the pool when
-// reuse is true and its context was not cancelled, else it is closed.
+// reuse is true and its context was not cancelled during the exchange
+// (its I/O may then have been cut, or be cut by a cancellation still
+// under way), else it is closed.
 func (c *conn) release(reuse bool) {
-	if reuse && c.br.Buffered() == 0 && !c.aborted.Load() {
+	s := c.st.And(^uint64(stBusy))
+	if reuse && s&stFired == 0 && c.br.Buffered() == 0 {
 		c.t.putConn(c)
 		return
 	}
@@ -650,6 +916,9 @@ func (b *body) Read(p []byte) (int, error) {
 			err = terr
 		}
 	}
+	if errors.Is(err, io.ErrUnexpectedEOF) { // cut short
+		err = &ClosedError{During: "in the response body", Err: err}
+	}
 	switch {
 	case err == io.EOF:
 		b.finish(b.keep, nil)
@@ -663,6 +932,9 @@ func (b *body) Read(p []byte) (int, error) {
 func (c *conn) skipTrailer() error {
 	for {
 		line, err := c.br.ReadSlice('\n')
+		if err == io.EOF {
+			return io.ErrUnexpectedEOF
+		}
 		if err != nil {
 			return err
 		}

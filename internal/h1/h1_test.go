@@ -424,9 +424,9 @@ func BenchmarkGet(b *testing.B) {
 }
 
 // A connection kept from a run whose context was cancelled serves the
-// next run without inheriting the cancellation.
+// next run without inheriting the cancellation: it is reused.
 func TestConnectionOutlivesItsContext(t *testing.T) {
-	srv, _ := server(t, func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") })
+	srv, conns := server(t, func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") })
 	c := NewClient(4, 5*time.Second)
 	for range 200 {
 		ctx, cancel := context.WithCancel(context.Background())
@@ -441,5 +441,8 @@ func TestConnectionOutlivesItsContext(t *testing.T) {
 		if string(b) != "ok" {
 			t.Fatalf("%q", b)
 		}
+	}
+	if n := conns.Load(); n != 1 {
+		t.Errorf("%d connections for 200 requests in turn, want 1 reused", n)
 	}
 }

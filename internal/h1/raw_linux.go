@@ -23,22 +23,45 @@ import (
 type rawIO struct {
 	rc   syscall.RawConn
 	pend []byte // written, not yet sent
+	n    int64  // bytes sent
 }
 
 // maxPending bounds the bytes Write holds back; larger writes go out at
 // once.
 const maxPending = 16 << 10
 
-func newRawIO(nc net.Conn) io.ReadWriter {
+func newWire(nc net.Conn) wire {
 	sc, ok := nc.(syscall.Conn)
 	if !ok {
-		return nc
+		return &plainWire{Conn: nc}
 	}
 	rc, err := sc.SyscallConn()
 	if err != nil {
-		return nc
+		return &plainWire{Conn: nc}
 	}
 	return &rawIO{rc: rc}
+}
+
+func (r *rawIO) sent() int64 { return r.n }
+
+// alive peeks at the idle socket without waiting: nothing to read
+// (EAGAIN) means open; an end of stream, an error or bytes the server
+// sent unasked (such as a 408 before it closes) mean unusable.
+func (r *rawIO) alive() bool {
+	var b [1]byte
+	ok := false
+	err := r.rc.Control(func(fd uintptr) {
+		for {
+			_, _, e := syscall.RawSyscall6(syscall.SYS_RECVFROM, fd, uintptr(unsafe.Pointer(&b[0])), 1,
+				syscall.MSG_PEEK|syscall.MSG_DONTWAIT, 0, 0)
+			if e == syscall.EINTR {
+				continue
+			}
+			ok = e == syscall.EAGAIN
+			return
+		}
+	})
+	return err == nil && ok
 }
 
 func (r *rawIO) Read(p []byte) (int, error) {
@@ -60,6 +83,7 @@ func (r *rawIO) Read(p []byte) (int, error) {
 				switch e {
 				case 0:
 					sent += int(m)
+					r.n += int64(m)
 				case syscall.EINTR:
 				case syscall.EAGAIN:
 					return true // the socket is full: the rest goes out below
@@ -132,6 +156,7 @@ func (r *rawIO) write(p []byte) (int, error) {
 			switch e {
 			case 0:
 				n += int(m)
+				r.n += int64(m)
 			case syscall.EINTR:
 			case syscall.EAGAIN:
 				return false // wait until writable

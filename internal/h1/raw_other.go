@@ -2,10 +2,7 @@
 
 package h1
 
-import (
-	"io"
-	"net"
-)
+import "net"
 
-// newRawIO is the connection itself where raw system calls are not used.
-func newRawIO(nc net.Conn) io.ReadWriter { return nc }
+// newWire is the connection itself where raw system calls are not used.
+func newWire(nc net.Conn) wire { return &plainWire{Conn: nc} }

@@ -25,7 +25,10 @@ const (
 //
 // Classify recognises any error in the chain that has a method
 // HTTPStatus() int, so an HTTP client's own error type can be classified
-// without importing this package.
+// without importing this package. Likewise an error with a method
+// ConnectionBroken() bool that returns true (the server closed the
+// connection before the end of its answer, as h1.ClosedError) is
+// ClassConnReset.
 type StatusError struct {
 	Code int
 }
@@ -99,6 +102,10 @@ func classify(err error) class {
 	var ce interface{ failedCheck() }
 	if errors.As(err, &ce) {
 		return classCheck
+	}
+	var cb interface{ ConnectionBroken() bool }
+	if errors.As(err, &cb) && cb.ConnectionBroken() {
+		return classConnReset
 	}
 	switch {
 	case errors.Is(err, syscall.ECONNREFUSED):

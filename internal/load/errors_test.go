@@ -18,6 +18,14 @@ type apiError struct{ status int }
 func (e *apiError) Error() string   { return fmt.Sprintf("api: status %d", e.status) }
 func (e *apiError) HTTPStatus() int { return e.status }
 
+// closedError stands for an HTTP client's error for a connection the
+// server closed mid-answer, such as h1.ClosedError.
+type closedError struct{ broken bool }
+
+func (e closedError) Error() string          { return "server closed the connection" }
+func (e closedError) Unwrap() error          { return io.ErrUnexpectedEOF }
+func (e closedError) ConnectionBroken() bool { return e.broken }
+
 // timeoutError is a net.Error that timed out.
 type timeoutError struct{}
 
@@ -51,6 +59,8 @@ func TestClassify(t *testing.T) {
 		{"net timeout", &url.Error{Op: "Get", URL: "u", Err: timeoutError{}}, ClassTimeout},
 		{"canceled", context.Canceled, ClassOther},
 		{"eof", io.ErrUnexpectedEOF, ClassOther},
+		{"closed mid-answer", &url.Error{Op: "Get", URL: "u", Err: closedError{broken: true}}, ClassConnReset},
+		{"not broken", closedError{}, ClassOther},
 		{"plain", errors.New("boom"), ClassOther},
 		{"joined status first", errors.Join(StatusError{Code: 500}, context.DeadlineExceeded), "http_500"},
 	}
