@@ -1,23 +1,115 @@
 package dataset
 
 import (
+	"context"
 	"crypto/sha256"
 	"fmt"
+	"runtime"
+	"strings"
+	"sync"
 
 	"github.com/kcbench/kcbench/internal/kc"
 )
 
 // builder makes the representations of a spec's tenants. cred is the one
-// password credential every user gets (pre-hashed once when possible).
+// password credential every user gets (pre-hashed once when possible)
+// unless the spec asks for unique salts; creds then caches the users'
+// own, made in parallel by prehash.
 type builder struct {
-	s    Spec
-	cred kc.CredentialRep
+	s     Spec
+	cred  kc.CredentialRep
+	creds *sync.Map // [2]int{tenant, user} → kc.CredentialRep
 }
 
 func newBuilder(s Spec) builder {
 	salt := sha256.Sum256([]byte(fmt.Sprintf("kcbench-salt|%d", s.Seed)))
-	return builder{s: s, cred: s.Policy.Credential(s.Password(), salt[:16])}
+	return builder{s: s, cred: s.Policy.Credential(s.Password(), salt[:16]), creds: &sync.Map{}}
 }
+
+// credential is user j of tenant i's password credential: the shared one,
+// or with unique salts its own, salted with 16 bytes derived from the
+// seed, the tenant and the user (so a dataset is the same on every seed).
+func (b builder) credential(i, j int) kc.CredentialRep {
+	if !b.s.UniqueSalts {
+		return b.cred
+	}
+	if c, ok := b.creds.Load([2]int{i, j}); ok {
+		return c.(kc.CredentialRep)
+	}
+	c := b.ownCredential(i, j)
+	b.creds.Store([2]int{i, j}, c)
+	return c
+}
+
+// ownCredential computes user j of tenant i's own credential.
+func (b builder) ownCredential(i, j int) kc.CredentialRep {
+	salt := sha256.Sum256([]byte(fmt.Sprintf("kcbench-salt|%d|%d|%d", b.s.Seed, i, j)))
+	return b.s.Policy.Credential(b.s.Password(), salt[:16])
+}
+
+// prehash computes the credentials of tenants' users in parallel (unique
+// salts), so that building their representations does not hash one by
+// one.
+func (b builder) prehash(ctx context.Context, tenants []int) error {
+	if !b.s.UniqueSalts || !b.s.Policy.CanPrehash() {
+		return nil
+	}
+	n := b.s.Content.Users
+	return parallel(ctx, len(tenants)*n, runtime.GOMAXPROCS(0), func(ctx context.Context, k int) error {
+		b.credential(tenants[k/n], k%n+1)
+		return nil
+	})
+}
+
+// forget drops the cached credentials of tenants once they are written.
+func (b builder) forget(tenants []int) {
+	for _, i := range tenants {
+		for j := 1; j <= b.s.Content.Users; j++ {
+			b.creds.Delete([2]int{i, j})
+		}
+	}
+}
+
+// displayName is tenant i's realm display name (realms mode).
+func displayName(i int) string { return "kcbench tenant " + TenantID(i) }
+
+// names lists the values that name tenant i in Keycloak's database, in
+// the same order for every tenant: its realm and what Keycloak derives
+// from a realm's name (the realm's client and role in master, the account
+// and admin console URLs), its organization and domain, and its clients,
+// service accounts, secrets, roles, groups and users. The clone maps
+// these, and only these, exactly.
+func (b builder) names(i int) []string {
+	s := b.s
+	var n []string
+	if s.Mode == ModeRealms {
+		r := s.RealmOf(i)
+		n = append(n, r, displayName(i), r+"-realm", r+" Realm", "default-roles-"+r,
+			"/admin/"+r+"/console/", "/admin/"+r+"/console/*", "/realms/"+r+"/account/", "/realms/"+r+"/account/*")
+	} else {
+		o := b.org(i, false, false)
+		n = append(n, o.Name, o.Alias, s.Domain(i))
+	}
+	for _, c := range b.clients(i) {
+		n = append(n, c.ClientID, "service-account-"+strings.ToLower(c.ClientID))
+		if c.Secret != "" {
+			n = append(n, c.Secret)
+		}
+	}
+	for k := 1; k <= s.Content.RealmRoles; k++ {
+		n = append(n, s.RealmRole(i, k))
+	}
+	for k := 1; k <= s.Content.Groups; k++ {
+		n = append(n, s.Group(i, k))
+	}
+	for j := 1; j <= s.Content.Users; j++ {
+		n = append(n, strings.ToLower(s.Username(i, j)), strings.ToLower(s.Email(i, j)), userLastName(i, j))
+	}
+	return n
+}
+
+// userLastName is user j of tenant i's last name.
+func userLastName(i, j int) string { return fmt.Sprintf("%s-%05d", TenantID(i), j) }
 
 // clients returns tenant i's clients.
 func (b builder) clients(i int) []kc.ClientRep {
@@ -94,8 +186,8 @@ func (b builder) users(i int) []kc.UserRep {
 			Email:         s.Email(i, j),
 			EmailVerified: true,
 			FirstName:     "User",
-			LastName:      fmt.Sprintf("%s-%05d", TenantID(i), j),
-			Credentials:   []kc.CredentialRep{b.cred},
+			LastName:      userLastName(i, j),
+			Credentials:   []kc.CredentialRep{b.credential(i, j)},
 			RealmRoles:    []string{s.UserRole(i, j), "default-roles-" + realm},
 			Groups:        []string{"/" + s.UserGroup(i, j)},
 		})
@@ -142,7 +234,7 @@ func (b builder) realmBase(name string, complete bool) kc.RealmRep {
 // all.
 func (b builder) tenantRealm(i int) kc.RealmRep {
 	r := b.realmBase(b.s.RealmOf(i), true)
-	r.DisplayName = "kcbench tenant " + TenantID(i)
+	r.DisplayName = displayName(i)
 	r.Clients = b.clients(i)
 	r.Roles = b.roles(i)
 	r.Groups = b.groups(i)

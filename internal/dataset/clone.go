@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -23,37 +24,36 @@ import (
 // template) and writes every other tenant straight into Keycloak's
 // database as a copy of the template's rows:
 //
-//   - The template's rows are found by following references from its
-//     roots (the realm and its admin client in master, or the tenant's
-//     organization, clients, realm roles, groups and users in the shared
-//     realm): every row with a text column holding an id already found
-//     belongs to the tenant, and its primary key is followed in turn.
-//     References are found by value, whether the schema declares a
-//     foreign key or not (a realm's flows are named in realm columns).
-//   - A copy gets a fresh id for every id the template owns; the
-//     template's tenant name (t00001) becomes the copy's in every text
-//     value (realm, client, role, group and user names, emails, domains,
-//     redirect URIs); client secrets become the copy's (Spec.ClientSecret);
-//     key providers get fresh keys (RSA pairs made by kcbench, HMAC and AES
-//     secrets, key ids), so no two realms share a key.
+//   - Every table and column of Keycloak's schema has a copy rule
+//     (clonerules.go): copied, skipped (sessions, events, bookkeeping) or
+//     must be empty (features kcbench's tenants do not use). A table or
+//     column the rules do not know stops the clone with its name.
+//   - The template's rows are found by following ids from its roots (the
+//     realm and its admin client in master, or the tenant's organization,
+//     clients, realm roles, groups and users in the shared realm): a row
+//     whose id or reference column holds an id already found belongs to
+//     the tenant, and its own ids are followed in turn, whatever the
+//     column's type or the shape of the table's key.
+//   - A copy gets a fresh id for every id the template owns; a value that
+//     is exactly one of the template tenant's names (realm, clients,
+//     roles, groups, users, emails, domain, the URLs Keycloak derives from
+//     a realm name) becomes the copy's, and any other value naming the
+//     template tenant stops the clone; client secrets become the copy's
+//     (Spec.ClientSecret, or fresh random ones for Keycloak's own
+//     clients); every key provider's secrets are renewed (RSA pairs made by
+//     kcbench, HMAC and AES secrets, key ids), and a key provider kcbench
+//     does not know stops the clone; creation times are the copy's; with
+//     unique salts each copied user gets its own password hash.
 //   - The copies of a batch of tenants are written with COPY in one
 //     transaction (foreign-key order), so a tenant is there entirely or
 //     not at all; then Keycloak's realm cache is cleared through the
 //     admin API so that it reads them (see clearCaches).
 //
-// It needs Keycloak's database (the local stack's private PostgreSQL) and a
-// Keycloak of the schema it reads; the integration tests compare its
-// dataset with the fast strategy's through the admin API.
-
-// cloneSkip are tables never copied: sessions, events, cluster and schema
-// bookkeeping.
-var cloneSkip = map[string]bool{
-	"admin_event_entity": true, "auth_session": true, "root_auth_session": true, "cluster_event": true,
-	"databasechangelog": true, "databasechangeloglock": true, "event_entity": true, "jgroups_ping": true,
-	"jgroupsping": true, "login_failure": true, "migration_model": true, "offline_client_session": true,
-	"offline_user_session": true, "outbox_entry": true, "revoked_token": true, "server_config": true,
-	"single_use_object": true, "workflow_state": true, "client_node_registrations": true,
-}
+// It needs Keycloak's database (the local stack's private PostgreSQL) and
+// reads the schema the connection's search_path names (the stack sets it
+// from Keycloak's --db-schema). The integration tests compare its tenants
+// with the fast strategy's through the admin API on every supported
+// Keycloak line.
 
 // Tenants per transaction: up to cloneBatch, fewer when a tenant has many
 // rows (presets with thousands of users), to bound memory.
@@ -62,12 +62,13 @@ const (
 	cloneBatchRows = 200_000
 )
 
-// dbTable is a table of Keycloak's schema.
+// dbTable is a table of Keycloak's schema with its copy rules.
 type dbTable struct {
-	name string
-	cols []string
-	text []bool // text-typed columns (ids, names, values)
-	pk   int    // index of the single text primary-key column, or -1
+	name  string
+	cols  []string
+	text  []bool    // string-typed columns (compared to ids without a cast)
+	kind  tableKind // set by applyRules
+	rules []colRule // per column, for tableCopy tables
 }
 
 func (t *dbTable) col(name string) int {
@@ -82,21 +83,30 @@ func (t *dbTable) col(name string) int {
 // querier is a connection or a transaction.
 type querier interface {
 	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }
 
-// readSchema lists the current schema's tables, parents before children.
+// readSchema lists the tables of the connection's current schema, parents
+// before children, with their copy rules; it fails naming any table or
+// column the rules do not know.
 func readSchema(ctx context.Context, q querier) ([]*dbTable, error) {
+	var schema *string
+	if err := q.QueryRow(ctx, `SELECT current_schema()`).Scan(&schema); err != nil {
+		return nil, fmt.Errorf("read schema: %w", err)
+	}
+	if schema == nil {
+		return nil, errors.New("read schema: the database connection's search_path names no existing schema (Keycloak's --db-schema?)")
+	}
 	rows, err := q.Query(ctx, `SELECT c.relname, a.attname, t.typcategory = 'S', a.attnum
 FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace
 JOIN pg_type t ON t.oid = a.atttypid
-WHERE n.nspname = current_schema() AND c.relkind = 'r' AND a.attnum > 0 AND NOT a.attisdropped
+WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p') AND a.attnum > 0 AND NOT a.attisdropped
 ORDER BY c.relname, a.attnum`)
 	if err != nil {
 		return nil, fmt.Errorf("read schema: %w", err)
 	}
 	byName := map[string]*dbTable{}
 	var names []string
-	attnum := map[string]map[int16]int{}
 	for rows.Next() {
 		var tname, cname string
 		var isText bool
@@ -107,12 +117,10 @@ ORDER BY c.relname, a.attnum`)
 		}
 		t := byName[tname]
 		if t == nil {
-			t = &dbTable{name: tname, pk: -1}
+			t = &dbTable{name: tname}
 			byName[tname] = t
 			names = append(names, tname)
-			attnum[tname] = map[int16]int{}
 		}
-		attnum[tname][num] = len(t.cols)
 		t.cols = append(t.cols, cname)
 		t.text = append(t.text, isText)
 	}
@@ -120,33 +128,23 @@ ORDER BY c.relname, a.attnum`)
 		return nil, fmt.Errorf("read schema: %w", err)
 	}
 	if _, ok := byName["realm"]; !ok {
-		return nil, errors.New("read schema: no realm table: not a Keycloak database")
+		return nil, fmt.Errorf("read schema: no realm table in schema %q: not Keycloak's (Keycloak's --db-schema?)", *schema)
 	}
-	rows, err = q.Query(ctx, `SELECT c.relname, k.contype::text, k.conkey, coalesce(p.relname, '')
+	rows, err = q.Query(ctx, `SELECT c.relname, p.relname
 FROM pg_constraint k JOIN pg_class c ON c.oid = k.conrelid JOIN pg_namespace n ON n.oid = c.relnamespace
-LEFT JOIN pg_class p ON p.oid = k.confrelid
-WHERE n.nspname = current_schema() AND k.contype IN ('p', 'f')`)
+JOIN pg_class p ON p.oid = k.confrelid
+WHERE n.nspname = current_schema() AND k.contype = 'f'`)
 	if err != nil {
 		return nil, fmt.Errorf("read schema constraints: %w", err)
 	}
 	parents := map[string][]string{}
 	for rows.Next() {
-		var tname, kind, parent string
-		var key []int16
-		if err := rows.Scan(&tname, &kind, &key, &parent); err != nil {
+		var tname, parent string
+		if err := rows.Scan(&tname, &parent); err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("read schema constraints: %w", err)
 		}
-		t := byName[tname]
-		if t == nil {
-			continue
-		}
-		switch {
-		case kind == "p" && len(key) == 1:
-			if i, ok := attnum[tname][key[0]]; ok && t.text[i] {
-				t.pk = i
-			}
-		case kind == "f" && parent != tname:
+		if parent != tname {
 			parents[tname] = append(parents[tname], parent)
 		}
 	}
@@ -172,6 +170,9 @@ WHERE n.nspname = current_schema() AND k.contype IN ('p', 'f')`)
 	for _, n := range names {
 		visit(n)
 	}
+	if err := applyRules(*schema, order); err != nil {
+		return nil, err
+	}
 	return order, nil
 }
 
@@ -183,7 +184,24 @@ type template struct {
 	tenant string          // its TenantID
 }
 
-// findTemplate collects the rows of the tenant whose roots are given.
+// matchSQL is the condition "one of cols holds one of $1".
+func matchSQL(t *dbTable, use func(i int) bool) string {
+	var where []string
+	for i, c := range t.cols {
+		if !use(i) {
+			continue
+		}
+		id := pgx.Identifier{c}.Sanitize()
+		if !t.text[i] {
+			id += "::text"
+		}
+		where = append(where, id+" = ANY($1)")
+	}
+	return strings.Join(where, " OR ")
+}
+
+// findTemplate collects the rows of the tenant whose roots are given. A
+// row of a table that must be empty stops it.
 func findTemplate(ctx context.Context, q querier, tables []*dbTable, tenant string, roots []string) (*template, error) {
 	tp := &template{tables: tables, rows: map[*dbTable][][]*string{}, ids: map[string]bool{}, tenant: tenant}
 	seen := map[*dbTable]map[string]bool{}
@@ -197,22 +215,30 @@ func findTemplate(ctx context.Context, q querier, tables []*dbTable, tenant stri
 	for len(frontier) > 0 {
 		var next []string
 		for _, t := range tables {
-			if cloneSkip[t.name] {
-				continue
-			}
-			var sel, where []string
-			sel = append(sel, "ctid::text")
-			for i, c := range t.cols {
-				id := pgx.Identifier{c}.Sanitize()
-				sel = append(sel, id+"::text")
-				if t.text[i] {
-					where = append(where, id+" = ANY($1)")
+			switch t.kind {
+			case tableNone:
+				where := matchSQL(t, func(i int) bool { return true })
+				var n int
+				err := q.QueryRow(ctx, "SELECT count(*) FROM "+pgx.Identifier{t.name}.Sanitize()+" WHERE "+where, frontier).Scan(&n)
+				if err != nil {
+					return nil, fmt.Errorf("read tenant %s from %s: %w", tenant, t.name, err)
 				}
-			}
-			if len(where) == 0 {
+				if n > 0 {
+					return nil, fmt.Errorf("clone: tenant %s has %d rows in table %s, which the clone does not copy (a feature kcbench's tenants do not use)", tenant, n, t.name)
+				}
+				continue
+			case tableSkip:
 				continue
 			}
-			sql := "SELECT " + strings.Join(sel, ", ") + " FROM " + pgx.Identifier{t.name}.Sanitize() + " WHERE " + strings.Join(where, " OR ")
+			where := matchSQL(t, func(i int) bool { return t.rules[i] == ruleID || t.rules[i] == ruleRef })
+			if where == "" {
+				continue
+			}
+			sel := []string{"ctid::text"}
+			for _, c := range t.cols {
+				sel = append(sel, pgx.Identifier{c}.Sanitize()+"::text")
+			}
+			sql := "SELECT " + strings.Join(sel, ", ") + " FROM " + pgx.Identifier{t.name}.Sanitize() + " WHERE " + where
 			rows, err := q.Query(ctx, sql, frontier)
 			if err != nil {
 				return nil, fmt.Errorf("read tenant %s from %s: %w", tenant, t.name, err)
@@ -236,9 +262,11 @@ func findTemplate(ctx context.Context, q querier, tables []*dbTable, tenant stri
 				seen[t][*vals[0]] = true
 				row := vals[1:]
 				tp.rows[t] = append(tp.rows[t], row)
-				if t.pk >= 0 && row[t.pk] != nil && !tp.ids[*row[t.pk]] {
-					tp.ids[*row[t.pk]] = true
-					next = append(next, *row[t.pk])
+				for i, v := range row {
+					if t.rules[i] == ruleID && v != nil && !tp.ids[*v] {
+						tp.ids[*v] = true
+						next = append(next, *v)
+					}
 				}
 			}
 			if err := rows.Err(); err != nil {
@@ -259,52 +287,59 @@ func (tp *template) rowCount() int {
 	return n
 }
 
-// Key providers whose secrets a copy must not share, and the config
-// entries that hold them.
-var keyProviderSecrets = map[string]map[string]bool{
-	"rsa-generated":     {"privateKey": true, "certificate": true},
-	"rsa-enc-generated": {"privateKey": true, "certificate": true},
-	"hmac-generated":    {"secret": true, "kid": true},
-	"aes-generated":     {"secret": true, "kid": true},
-}
-
 // copyOf is what a copy needs besides the template: its tenant name, realm
-// name (for certificates) and exact replacements (client secrets).
+// name (for certificates), the exact replacements of the template's names
+// and client secrets, and (unique salts) its users' password secret data
+// by the template's user id.
 type copyOf struct {
 	tenant string
 	realm  string
 	exact  map[string]string
+	hashes map[string]string
+	now    string // creation time, ms since the epoch
 }
 
-// keySecrets finds the template's component_config rows holding key
-// secrets: row index in component_config → provider and entry name.
-func (tp *template) keySecrets() (map[int][2]string, error) {
+// keyEntries finds the template's component_config rows of key providers:
+// row index in component_config → component id, provider and what to do
+// with the entry. An unknown key provider or entry fails.
+func (tp *template) keyEntries() (map[int]keyEntryRow, error) {
 	comp, cfg := tp.table("component"), tp.table("component_config")
 	if comp == nil || cfg == nil {
 		return nil, nil
 	}
-	ci, cp := comp.col("id"), comp.col("provider_id")
+	ci, cp, ct := comp.col("id"), comp.col("provider_id"), comp.col("provider_type")
 	fc, fn := cfg.col("component_id"), cfg.col("name")
-	if ci < 0 || cp < 0 || fc < 0 || fn < 0 || cfg.col("value") < 0 {
+	if ci < 0 || cp < 0 || ct < 0 || fc < 0 || fn < 0 || cfg.col("value") < 0 {
 		return nil, errors.New("clone: component tables without the expected columns (Keycloak schema changed?)")
 	}
 	provider := map[string]string{}
 	for _, r := range tp.rows[comp] {
-		if r[ci] != nil && r[cp] != nil {
+		if r[ci] != nil && r[cp] != nil && r[ct] != nil && *r[ct] == keyProviderType {
 			provider[*r[ci]] = *r[cp]
 		}
 	}
-	out := map[int][2]string{}
+	out := map[int]keyEntryRow{}
 	for k, r := range tp.rows[cfg] {
 		if r[fc] == nil || r[fn] == nil {
 			continue
 		}
-		p := provider[*r[fc]]
-		if keyProviderSecrets[p][*r[fn]] {
-			out[k] = [2]string{*r[fc], *r[fn]}
+		p, ok := provider[*r[fc]]
+		if !ok {
+			continue
 		}
+		a, err := keyEntry(p, *r[fn])
+		if err != nil {
+			return nil, err
+		}
+		out[k] = keyEntryRow{comp: *r[fc], action: a}
 	}
 	return out, nil
+}
+
+// keyEntryRow is a key provider's config entry in the template.
+type keyEntryRow struct {
+	comp   string
+	action keyAction
 }
 
 func (tp *template) table(name string) *dbTable {
@@ -319,55 +354,54 @@ func (tp *template) table(name string) *dbTable {
 // instance is one copy's rows, table by table.
 type instance map[*dbTable][][]*string
 
-// instantiate makes the copy c of the template: fresh ids, names and
-// secrets.
-func (tp *template) instantiate(c copyOf, keyRows map[int][2]string) (instance, error) {
+// instantiate makes the copy c of the template: fresh ids, names, secrets
+// and keys.
+func (tp *template) instantiate(c copyOf, keyRows map[int]keyEntryRow) (instance, error) {
 	ids := make(map[string]string, len(tp.ids))
 	for id := range tp.ids {
 		ids[id] = newUUID()
 	}
 	pairs := map[string][2]string{} // key component → RSA private key, certificate
 	cfg := tp.table("component_config")
-	value := -1
-	if cfg != nil {
-		value = cfg.col("value")
-	}
 	out := instance{}
 	for _, t := range tp.tables {
 		src := tp.rows[t]
 		if len(src) == 0 {
 			continue
 		}
-		fresh := make([]bool, len(t.cols))
-		for i, col := range t.cols {
-			fresh[i] = freshIDs[t.name+"."+col]
+		credUser, credType := -1, -1
+		if t.name == "credential" {
+			credUser, credType = t.col("user_id"), t.col("type")
 		}
 		dst := make([][]*string, len(src))
 		for k, row := range src {
 			nr := make([]*string, len(row))
 			for i, v := range row {
-				if v == nil || !t.text[i] {
+				if v == nil || t.rules[i] == ruleKeep {
 					nr[i] = v
 					continue
 				}
-				s := *v
-				if n, ok := ids[s]; ok {
-					s = n
-				} else if fresh[i] && isUUID(s) {
-					s = newUUID()
-				} else if n, ok := c.exact[s]; ok {
-					s = n
-				} else if strings.Contains(s, tp.tenant) {
-					s = strings.ReplaceAll(s, tp.tenant, c.tenant)
-				}
-				nr[i] = &s
-			}
-			if ks, ok := keyRows[k]; ok && t == cfg && row[value] != nil {
-				s, err := c.renewKey(ks[0], ks[1], *row[value], pairs)
+				s, err := c.column(tp, t, i, *v, ids)
 				if err != nil {
 					return nil, err
 				}
-				nr[value] = &s
+				switch t.rules[i] {
+				case ruleHash:
+					if c.hashes != nil && credUser >= 0 && credType >= 0 && row[credType] != nil && *row[credType] == "password" && row[credUser] != nil {
+						h, ok := c.hashes[*row[credUser]]
+						if !ok {
+							return nil, fmt.Errorf("clone: tenant %s: no password hash for the copy of user %s", c.tenant, *row[credUser])
+						}
+						s = h
+					}
+				case ruleConfig:
+					if ke, ok := keyRows[k]; ok && t == cfg {
+						if s, err = c.renewKey(ke, *v, pairs); err != nil {
+							return nil, err
+						}
+					}
+				}
+				nr[i] = &s
 			}
 			dst[k] = nr
 		}
@@ -376,34 +410,72 @@ func (tp *template) instantiate(c copyOf, keyRows map[int][2]string) (instance, 
 	return out, nil
 }
 
-// renewKey is the copy's value of entry of key component comp (old is the
-// template's); pairs keeps one RSA pair per component, so that its key
-// and certificate match.
-func (c copyOf) renewKey(comp, entry, old string, pairs map[string][2]string) (string, error) {
-	switch entry {
-	case "privateKey", "certificate":
-		p, ok := pairs[comp]
+// column is the copy's value of column i of table t whose template value
+// is v (not NULL).
+func (c copyOf) column(tp *template, t *dbTable, i int, v string, ids map[string]string) (string, error) {
+	switch t.rules[i] {
+	case ruleID:
+		if n, ok := ids[v]; ok {
+			return n, nil
+		}
+		return newUUID(), nil
+	case ruleRef:
+		if n, ok := ids[v]; ok {
+			return n, nil
+		}
+		return v, nil
+	case ruleSecret:
+		if n, ok := c.exact[v]; ok {
+			return n, nil
+		}
+		return randomLike(v), nil
+	case ruleFresh:
+		if isUUID(v) {
+			return newUUID(), nil
+		}
+	case ruleTime:
+		return c.now, nil
+	case ruleHash:
+		return v, nil
+	}
+	// ruleValue, ruleConfig, ruleFresh holding a name.
+	if n, ok := ids[v]; ok {
+		return n, nil
+	}
+	if n, ok := c.exact[v]; ok {
+		return n, nil
+	}
+	if strings.Contains(v, tp.tenant) {
+		return "", fmt.Errorf("clone: column %s.%s holds %q, which names template tenant %s but is none of the names kcbench maps exactly; use --strategy fast", t.name, t.cols[i], v, tp.tenant)
+	}
+	return v, nil
+}
+
+// renewKey is the copy's value of a key provider's config entry (old is
+// the template's); pairs keeps one RSA pair per component, so that its
+// key and certificate match.
+func (c copyOf) renewKey(ke keyEntryRow, old string, pairs map[string][2]string) (string, error) {
+	switch ke.action {
+	case keyRSAPriv, keyRSACert:
+		p, ok := pairs[ke.comp]
 		if !ok {
 			var err error
 			if p[0], p[1], err = rsaKeyPair(c.realm); err != nil {
 				return "", fmt.Errorf("tenant %s: realm keys: %w", c.tenant, err)
 			}
-			pairs[comp] = p
+			pairs[ke.comp] = p
 		}
-		if entry == "certificate" {
+		if ke.action == keyRSACert {
 			return p[1], nil
 		}
 		return p[0], nil
-	case "kid":
+	case keyKID:
 		return newUUID(), nil
+	case keySecret:
+		return randomLike(old), nil
 	}
-	return randomLike(old), nil
+	return old, nil
 }
-
-// freshIDs are columns holding random ids that nothing references (a
-// user without email has a random email constraint; a domain's id is half
-// of its key): a copy gets new ones.
-var freshIDs = map[string]bool{"user_entity.email_constraint": true, "org_domain.id": true}
 
 // isUUID reports whether s looks like a UUID (8-4-4-4-12 hex digits).
 func isUUID(s string) bool {
@@ -425,9 +497,27 @@ func isUUID(s string) bool {
 	return true
 }
 
-// randomLike is a random secret of the same size and alphabet as old
-// (Keycloak stores generated secrets as unpadded base64url).
+// randomLike is a random secret of the same shape as old: a UUID, letters
+// and digits of the same length (Keycloak's generated client secrets), or
+// random bytes of the same size as unpadded base64url (its HMAC and AES
+// key secrets).
 func randomLike(old string) string {
+	if isUUID(old) {
+		return newUUID()
+	}
+	alnum := old != ""
+	for i := 0; i < len(old) && alnum; i++ {
+		c := old[i]
+		alnum = '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
+	}
+	if alnum {
+		const letters = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+		b := make([]byte, len(old))
+		for i := range b {
+			b[i] = letters[randIntn(len(letters))]
+		}
+		return string(b)
+	}
 	n, err := base64.RawURLEncoding.DecodeString(old)
 	size := len(n)
 	if err != nil || size == 0 {
@@ -436,6 +526,17 @@ func randomLike(old string) string {
 	b := make([]byte, size)
 	rand.Read(b)
 	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// randIntn is a uniform random number in [0, n), n <= 256.
+func randIntn(n int) int {
+	var b [1]byte
+	for {
+		rand.Read(b[:])
+		if int(b[0]) < 256-256%n {
+			return int(b[0]) % n
+		}
+	}
 }
 
 // newUUID is a random (version 4) UUID.
@@ -537,6 +638,10 @@ func (sd *seeder) clone(ctx context.Context, todo []int) error {
 	if err != nil {
 		return fmt.Errorf("%w (--strategy fast does not read the database)", err)
 	}
+	users, err := sd.templateUsers(tp, tpl)
+	if err != nil {
+		return err
+	}
 	tables := tp.tables
 	todo, left, err := sd.leftovers(ctx, conn, todo)
 	if err != nil {
@@ -565,9 +670,16 @@ func (sd *seeder) clone(ctx context.Context, todo []int) error {
 			t0 := time.Now()
 			copies := make([]instance, len(part))
 			err := parallel(ctx, len(part), runtime.GOMAXPROCS(0), func(ctx context.Context, k int) error {
-				in, err := tp.instantiate(sd.copyOf(tpl, part[k]), keyRows)
+				c, err := sd.copyOf(tpl, part[k], users)
+				if err != nil {
+					return err
+				}
+				in, err := tp.instantiate(c, keyRows)
+				if err != nil {
+					return fmt.Errorf("%w (--strategy fast makes every tenant through the admin API)", err)
+				}
 				copies[k] = in
-				return err
+				return nil
 			})
 			select {
 			case ch <- batch{part, copies, err, time.Since(t0)}:
@@ -589,8 +701,12 @@ func (sd *seeder) clone(ctx context.Context, todo []int) error {
 		}
 		made, wrote = made+b.took, wrote+time.Since(t0)
 	}
-	sd.o.Logf("seed: cloned %d tenants; making the copies (mostly RSA keys) took %.1f s, writing them and clearing Keycloak's caches %.1f s",
-		len(todo), made.Seconds(), wrote.Seconds())
+	what := "mostly RSA keys"
+	if sd.s.UniqueSalts {
+		what = "RSA keys and password hashes"
+	}
+	sd.o.Logf("seed: cloned %d tenants; making the copies (%s) took %.1f s, writing them and clearing Keycloak's caches %.1f s",
+		len(todo), what, made.Seconds(), wrote.Seconds())
 	if len(left) > 0 {
 		return sd.fast(ctx, left)
 	}
@@ -598,7 +714,7 @@ func (sd *seeder) clone(ctx context.Context, todo []int) error {
 }
 
 // readTemplate reads tenant tpl's rows and finds its key secrets.
-func (sd *seeder) readTemplate(ctx context.Context, conn *pgx.Conn, tpl int) (*template, map[int][2]string, error) {
+func (sd *seeder) readTemplate(ctx context.Context, conn *pgx.Conn, tpl int) (*template, map[int]keyEntryRow, error) {
 	tables, err := readSchema(ctx, conn)
 	if err != nil {
 		return nil, nil, err
@@ -611,7 +727,7 @@ func (sd *seeder) readTemplate(ctx context.Context, conn *pgx.Conn, tpl int) (*t
 	if err != nil {
 		return nil, nil, err
 	}
-	keyRows, err := tp.keySecrets()
+	keyRows, err := tp.keyEntries()
 	return tp, keyRows, err
 }
 
@@ -725,16 +841,54 @@ func (sd *seeder) templateRoots(ctx context.Context, conn *pgx.Conn, i int) ([]s
 	return roots, nil
 }
 
-// copyOf describes tenant k as a copy of tenant tpl.
-func (sd *seeder) copyOf(tpl, k int) copyOf {
-	c := copyOf{tenant: TenantID(k), realm: sd.s.RealmOf(k), exact: map[string]string{}}
-	from, to := sd.b.clients(tpl), sd.b.clients(k)
-	for n := range from {
-		if from[n].Secret != "" {
-			c.exact[from[n].Secret] = to[n].Secret
+// copyOf describes tenant k as a copy of tenant tpl; users maps the
+// template's user ids to user numbers (for unique salts).
+func (sd *seeder) copyOf(tpl, k int, users map[string]int) (copyOf, error) {
+	c := copyOf{tenant: TenantID(k), realm: sd.s.RealmOf(k), exact: map[string]string{},
+		now: strconv.FormatInt(time.Now().UnixMilli(), 10)}
+	from, to := sd.b.names(tpl), sd.b.names(k)
+	if len(from) != len(to) {
+		return c, fmt.Errorf("clone: tenants %s and %s have different names", TenantID(tpl), TenantID(k))
+	}
+	for n, f := range from {
+		if old, dup := c.exact[f]; dup && old != to[n] {
+			return c, fmt.Errorf("clone: name %q of tenant %s maps to both %q and %q", f, TenantID(tpl), old, to[n])
+		}
+		c.exact[f] = to[n]
+	}
+	if sd.s.UniqueSalts {
+		c.hashes = make(map[string]string, len(users))
+		for id, j := range users {
+			c.hashes[id] = sd.b.ownCredential(k, j).SecretData
 		}
 	}
-	return c
+	return c, nil
+}
+
+// templateUsers maps the ids of the template's users to their numbers.
+func (sd *seeder) templateUsers(tp *template, tpl int) (map[string]int, error) {
+	ut := tp.table("user_entity")
+	if ut == nil {
+		return nil, errors.New("clone: no user_entity table")
+	}
+	id, name := ut.col("id"), ut.col("username")
+	byName := map[string]int{}
+	for j := 1; j <= sd.s.Content.Users; j++ {
+		byName[strings.ToLower(sd.s.Username(tpl, j))] = j
+	}
+	out := map[string]int{}
+	for _, r := range tp.rows[ut] {
+		if r[id] == nil || r[name] == nil {
+			continue
+		}
+		if j, ok := byName[*r[name]]; ok {
+			out[*r[id]] = j
+		}
+	}
+	if len(out) != sd.s.Content.Users {
+		return nil, fmt.Errorf("clone: found %d of tenant %s's %d users", len(out), TenantID(tpl), sd.s.Content.Users)
+	}
+	return out, nil
 }
 
 // leftovers splits todo into tenants with no trace in the database and

@@ -117,7 +117,31 @@ type Spec struct {
 	Prefix string `json:"prefix"`
 	// Seed derives passwords and client secrets.
 	Seed int64 `json:"seed"`
+	// UniqueSalts gives every user its own salt and hash (kcbench hashes
+	// the password once per user, in parallel); without it, where kcbench
+	// hashes (the fast and clone strategies with a policy it can hash),
+	// every user carries the same salt and hash, computed once. See
+	// Spec.Salts.
+	UniqueSalts bool `json:"unique_salts,omitempty"`
 }
+
+// Salts says whether users share a password salt: "per-user" or
+// "shared" (one salt and hash, computed once, for every user of the
+// dataset). The rest strategy and policies kcbench cannot hash send
+// plain passwords, which Keycloak salts per user: see SeedEvent.Salts.
+func (s Spec) Salts() string {
+	if s.UniqueSalts || !s.Policy.CanPrehash() {
+		return SaltsPerUser
+	}
+	return SaltsShared
+}
+
+// What Spec.Salts and Manifest.Salts say.
+const (
+	SaltsShared  = "shared"
+	SaltsPerUser = "per-user"
+	SaltsMixed   = "mixed"
+)
 
 // MaxTenants bounds a dataset (tenant ids have five digits).
 const MaxTenants = 99_999
@@ -146,13 +170,18 @@ func (s Spec) Validate() error {
 // SameDataset reports whether two specs describe the same dataset (they may
 // differ in tenant count only).
 func (s Spec) SameDataset(o Spec) bool {
-	return s.Mode == o.Mode && s.Content == o.Content && s.Policy == o.Policy && s.Prefix == o.Prefix && s.Seed == o.Seed
+	return s.Mode == o.Mode && s.Content == o.Content && s.Policy == o.Policy && s.Prefix == o.Prefix && s.Seed == o.Seed &&
+		s.UniqueSalts == o.UniqueSalts
 }
 
 // Fingerprint identifies the dataset (not its size); it is stored on the
 // realms kcbench creates.
 func (s Spec) Fingerprint() string {
-	h := sha256.Sum256([]byte(fmt.Sprintf("%s|%+v|%s|%s|%d", s.Mode, s.Content, s.Policy, s.Prefix, s.Seed)))
+	f := fmt.Sprintf("%s|%+v|%s|%s|%d", s.Mode, s.Content, s.Policy, s.Prefix, s.Seed)
+	if s.UniqueSalts { // absent before unique salts: fingerprints stay
+		f += "|unique-salts"
+	}
+	h := sha256.Sum256([]byte(f))
 	return hex.EncodeToString(h[:8])
 }
 

@@ -415,6 +415,10 @@ func (sd *seeder) fast(ctx context.Context, todo []int) error {
 	if sd.s.Mode == ModeRealms {
 		return parallel(ctx, len(todo), sd.o.Concurrency, func(ctx context.Context, k int) error {
 			i := todo[k]
+			if err := sd.b.prehash(ctx, []int{i}); err != nil {
+				return err
+			}
+			defer sd.b.forget([]int{i})
 			rep := sd.b.tenantRealm(i)
 			keys, err := keyProviders(rep.Realm)
 			if err != nil {
@@ -436,6 +440,10 @@ func (sd *seeder) fast(ctx context.Context, todo []int) error {
 		// timeout (300 s) on a small machine.
 		first := todo[:min(len(todo), inlineTenants)]
 		sd.o.Logf("seed: creating realm %s with %d tenants inline", realm, len(first))
+		if err := sd.b.prehash(ctx, first); err != nil {
+			return err
+		}
+		defer sd.b.forget(first)
 		if err := sd.adm.CreateRealm(ctx, sd.b.sharedRealm(first)); err != nil {
 			return fmt.Errorf("realm %s: %w", realm, err)
 		}
@@ -455,6 +463,10 @@ func (sd *seeder) fast(ctx context.Context, todo []int) error {
 	}
 	return parallel(ctx, len(batches), sd.o.Concurrency, func(ctx context.Context, k int) error {
 		part := batches[k]
+		if err := sd.b.prehash(ctx, part); err != nil {
+			return err
+		}
+		defer sd.b.forget(part)
 		res, err := sd.adm.PartialImport(ctx, realm, sd.b.tenantPartial(part))
 		if err != nil {
 			return fmt.Errorf("partial import of tenants %s..%s: %w", TenantID(part[0]), TenantID(part[len(part)-1]), err)

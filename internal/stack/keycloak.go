@@ -46,6 +46,20 @@ type KeycloakOptions struct {
 	ReadyTimeout time.Duration `json:"ready_timeout,omitempty"`
 }
 
+// DBSchema is the database schema Keycloak is told to use with
+// --db-schema among ExtraOptions ("" for the default).
+func (o KeycloakOptions) DBSchema() string {
+	schema := ""
+	for k, opt := range o.ExtraOptions {
+		if v, ok := strings.CutPrefix(opt, "--db-schema="); ok {
+			schema = v
+		} else if opt == "--db-schema" && k+1 < len(o.ExtraOptions) {
+			schema = o.ExtraOptions[k+1]
+		}
+	}
+	return schema
+}
+
 // DefaultReadyTimeout bounds a boot.
 const DefaultReadyTimeout = 5 * time.Minute
 

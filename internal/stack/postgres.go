@@ -276,7 +276,10 @@ type pgServer struct {
 
 // initPG creates a cluster in dir/data whose superuser "keycloak" has
 // password, and a database "keycloak".
-func initPG(ctx context.Context, s *pgServer, password string, o PGOptions) error {
+// initPG makes the data folder, configures the server and creates the
+// keycloak database (and in it schema, Keycloak's --db-schema, when not
+// "").
+func initPG(ctx context.Context, s *pgServer, password string, o PGOptions, schema string) error {
 	if err := s.User.checkReachable(filepath.Dir(s.Data)); err != nil {
 		return err
 	}
@@ -341,8 +344,18 @@ logging_collector = off
 	if err := f.Close(); err != nil {
 		return err
 	}
-	return run("CREATE DATABASE keycloak;\n", "postgres", "--single", "-D", s.Data, "-F", "postgres")
+	if err := run("CREATE DATABASE keycloak;\n", "postgres", "--single", "-D", s.Data, "-F", "postgres"); err != nil {
+		return err
+	}
+	if schema == "" {
+		return nil
+	}
+	// Keycloak does not create the schema it is told to use.
+	return run("CREATE SCHEMA "+pgIdent(schema)+";\n", "postgres", "--single", "-D", s.Data, "-F", "keycloak")
 }
+
+// pgIdent quotes a PostgreSQL identifier.
+func pgIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
 
 // startPG runs postgres as a direct child (so its pid is known and it can
 // get a parent-death signal) and waits until postmaster.pid says "ready".

@@ -247,7 +247,7 @@ func Start(ctx context.Context, cfg Config) (s *Stack, err error) {
 			return s, err
 		}
 		cfg.Logf("initializing PostgreSQL %s on 127.0.0.1:%d", pgVer, port)
-		if err := initPG(ctx, s.st.PG, pw, cfg.PG); err != nil {
+		if err := initPG(ctx, s.st.PG, pw, cfg.PG, cfg.Keycloak.DBSchema()); err != nil {
 			return s, fmt.Errorf("postgres: %w", err)
 		}
 		if err := startPG(ctx, s.st.PG, cfg.Detached); err != nil {
@@ -297,7 +297,8 @@ func (s *Stack) secret(name string) (string, error) {
 func (s *Stack) SecretPath(name string) string { return filepath.Join(s.st.Dir, name) }
 
 // DSN is a postgres:// URL of the stack's database (its private
-// PostgreSQL, or the --db-url one) with its user and password: for the
+// PostgreSQL, or the --db-url one) with its user and password, and the
+// search_path set to Keycloak's --db-schema when one is given: for the
 // clone seeding strategy and PostgreSQL statistics.
 func (s *Stack) DSN() (kc.Secret, error) {
 	pw, err := s.secret("db-password")
@@ -313,6 +314,9 @@ func (s *Stack) DSN() (kc.Secret, error) {
 	q := u.Query()
 	if q.Get("sslmode") == "" {
 		q.Set("sslmode", "prefer")
+	}
+	if schema := s.st.Options.DBSchema(); schema != "" {
+		q.Set("search_path", schema) // where Keycloak's tables are
 	}
 	u.RawQuery = q.Encode()
 	return kc.Secret(u.String()), nil

@@ -272,3 +272,20 @@ func TestUnzipRejectsEscapes(t *testing.T) {
 		t.Fatalf("kc.sh not executable: %v %v", st, err)
 	}
 }
+
+func TestDBSchema(t *testing.T) {
+	for _, c := range []struct {
+		opts []string
+		want string
+	}{
+		{nil, ""},
+		{[]string{"--log-level=debug"}, ""},
+		{[]string{"--db-schema=kc"}, "kc"},
+		{[]string{"--db-schema", "kc2", "--log-level=debug"}, "kc2"},
+		{[]string{"--db-schema"}, ""},
+	} {
+		if got := (KeycloakOptions{ExtraOptions: c.opts}).DBSchema(); got != c.want {
+			t.Errorf("DBSchema(%q) = %q, want %q", c.opts, got, c.want)
+		}
+	}
+}
