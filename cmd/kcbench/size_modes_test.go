@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -22,6 +23,7 @@ import (
 	"time"
 
 	"github.com/kcbench/kcbench/internal/capacity/capacitytest"
+	"github.com/kcbench/kcbench/internal/observe"
 	"github.com/kcbench/kcbench/internal/results"
 	"github.com/kcbench/kcbench/internal/sizing"
 )
@@ -455,11 +457,11 @@ func runSizeFake(t *testing.T, hc *http.Client, args ...string) (code int, stdou
 // pbkdf2-sha256:1. See internal/sizing/testdata/README.md.
 func TestParseRealCaptures(t *testing.T) {
 	t.Parallel()
-	before, err := parseSnapshot(bytes.NewReader(capture(t, "kc26.7.3-before.txt")))
+	before, err := parseSnapshot(t, bytes.NewReader(capture(t, "kc26.7.3-before.txt")))
 	if err != nil {
 		t.Fatal(err)
 	}
-	after, err := parseSnapshot(bytes.NewReader(capture(t, "kc26.7.3-after-mix-logout.txt")))
+	after, err := parseSnapshot(t, bytes.NewReader(capture(t, "kc26.7.3-after-mix-logout.txt")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -492,7 +494,7 @@ func TestParseRealCaptures(t *testing.T) {
 	}
 
 	// Failed logins: error≠"" is counted apart, and the hash outcome says invalid.
-	failed, err := parseSnapshot(bytes.NewReader(capture(t, "kc26.7.3-after-failed-logins.txt")))
+	failed, err := parseSnapshot(t, bytes.NewReader(capture(t, "kc26.7.3-after-failed-logins.txt")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -761,4 +763,11 @@ func TestSizeModeUsageErrors(t *testing.T) {
 			mustContain(t, errs, c.want...)
 		})
 	}
+}
+
+// parseSnapshot reads a /metrics capture as scrapeSnapshot reads a live one.
+func parseSnapshot(t *testing.T, r io.Reader) (sizing.Snapshot, error) {
+	t.Helper()
+	fams, err := observe.ParseText(r)
+	return sizing.SnapshotOf(fams), err
 }

@@ -88,15 +88,55 @@ func (m Metrics) Missing() []string {
 	return out
 }
 
-// ParseMetrics reads Prometheus text exposition format (version 0.0.4).
-// It makes its own parser, so concurrent calls are safe.
-func ParseMetrics(r io.Reader) (Metrics, error) {
+// Families is one read of Prometheus text: family name → family.
+type Families map[string]*dto.MetricFamily
+
+// ParseText reads Prometheus text exposition format (version 0.0.4); it is
+// kcbench's one parser of it. It makes its own parser, so concurrent calls
+// are safe.
+func ParseText(r io.Reader) (Families, error) {
 	p := expfmt.NewTextParser(model.UTF8Validation)
-	fams, err := p.TextToMetricFamilies(r)
+	return p.TextToMetricFamilies(r)
+}
+
+// ParseMetrics reads Prometheus text exposition format (see ParseText).
+func ParseMetrics(r io.Reader) (Metrics, error) {
+	fams, err := ParseText(r)
 	if err != nil {
 		return Metrics{}, err
 	}
 	return metricsFrom(fams), nil
+}
+
+// Counter is one series of a counter family: its labels and value.
+type Counter struct {
+	Labels map[string]string `json:"labels"`
+	Value  float64           `json:"value"`
+}
+
+// Counters returns the series of counter (or untyped) family name, also
+// found under name without its _total suffix, as some exposers spell it;
+// ok is false when the family is absent.
+func (f Families) Counters(name string) (cs []Counter, ok bool) {
+	fam, ok := f[name]
+	if !ok {
+		fam, ok = f[strings.TrimSuffix(name, "_total")]
+	}
+	if !ok {
+		return nil, false
+	}
+	cs = []Counter{}
+	for _, m := range fam.GetMetric() {
+		if m.Counter == nil && m.Untyped == nil {
+			continue
+		}
+		labels := map[string]string{}
+		for _, l := range m.GetLabel() {
+			labels[l.GetName()] = l.GetValue()
+		}
+		cs = append(cs, Counter{Labels: labels, Value: value(m)})
+	}
+	return cs, true
 }
 
 func metricsFrom(fams map[string]*dto.MetricFamily) Metrics {
@@ -207,35 +247,63 @@ func total(m *dto.Metric) float64 {
 	return math.NaN()
 }
 
-// Scrape GETs {managementURL}/metrics and parses it. hc nil means a
-// client with DefaultScrapeTimeout.
-func Scrape(ctx context.Context, hc *http.Client, managementURL string) (Metrics, error) {
+// MetricsURL is managementURL's /metrics; a URL already ending in
+// /metrics is kept.
+func MetricsURL(managementURL string) string {
+	u := strings.TrimRight(managementURL, "/")
+	if strings.HasSuffix(u, "/metrics") {
+		return u
+	}
+	return u + "/metrics"
+}
+
+// StatusError is a /metrics answer other than 200 OK.
+type StatusError struct {
+	URL  string
+	Code int
+}
+
+func (e *StatusError) Error() string { return fmt.Sprintf("%s: HTTP %d", e.URL, e.Code) }
+
+// ScrapeText GETs {managementURL}/metrics and parses it (see ParseText).
+// hc nil means a client with DefaultScrapeTimeout. An answer other than
+// 200 is a *StatusError.
+func ScrapeText(ctx context.Context, hc *http.Client, managementURL string) (Families, error) {
 	if hc == nil {
 		hc = &http.Client{Timeout: DefaultScrapeTimeout}
 	}
-	u := strings.TrimRight(managementURL, "/") + "/metrics"
+	u := MetricsURL(managementURL)
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
-		return Metrics{}, err
+		return nil, err
 	}
 	// Ask for the classic text format: the parser rejects OpenMetrics.
 	req.Header.Set("Accept", "text/plain;version=0.0.4")
 	resp, err := hc.Do(req)
 	if err != nil {
-		return Metrics{}, fmt.Errorf("scrape %s: %w", u, err)
+		return nil, err
 	}
 	defer func() {
 		io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
 	}()
 	if resp.StatusCode != http.StatusOK {
-		return Metrics{}, fmt.Errorf("scrape %s: HTTP %d", u, resp.StatusCode)
+		return nil, &StatusError{URL: u, Code: resp.StatusCode}
 	}
-	m, err := ParseMetrics(resp.Body)
+	fams, err := ParseText(resp.Body)
 	if err != nil {
-		return Metrics{}, fmt.Errorf("scrape %s: %w", u, err)
+		return nil, fmt.Errorf("%s: %w", u, err)
 	}
-	return m, nil
+	return fams, nil
+}
+
+// Scrape GETs {managementURL}/metrics and reduces it to Metrics.
+func Scrape(ctx context.Context, hc *http.Client, managementURL string) (Metrics, error) {
+	fams, err := ScrapeText(ctx, hc, managementURL)
+	if err != nil {
+		return Metrics{}, fmt.Errorf("scrape: %w", err)
+	}
+	return metricsFrom(fams), nil
 }
 
 // MetricsSource samples Keycloak's management /metrics: heap, GC, HTTP

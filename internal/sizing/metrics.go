@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/kcbench/kcbench/internal/observe"
 )
 
 // Keycloak's metric families the live mode reads from /metrics.
@@ -48,16 +50,22 @@ const (
 		" (default realm,algorithm,hashing_strength,outcome; older releases spell it --spi-credential-keycloak-password-validations-counter-tags)"
 )
 
-// Counter is one series of a counter family: its labels and value.
-type Counter struct {
-	Labels map[string]string `json:"labels"`
-	Value  float64           `json:"value"`
-}
-
 // Snapshot is one scrape of a Keycloak's /metrics, reduced to the counter
 // families the live mode reads: family name → series. A family absent
-// from the scrape has no key. The caller parses /metrics (cmd/kcbench).
-type Snapshot map[string][]Counter
+// from the scrape has no key.
+type Snapshot map[string][]observe.Counter
+
+// SnapshotOf keeps the families of a /metrics read (observe.ScrapeText)
+// that the live mode reads: MetricUserEvents and MetricHashValidations.
+func SnapshotOf(f observe.Families) Snapshot {
+	s := Snapshot{}
+	for _, name := range []string{MetricUserEvents, MetricHashValidations} {
+		if cs, ok := f.Counters(name); ok {
+			s[name] = cs
+		}
+	}
+	return s
+}
 
 // InstanceLabel is the label Merge adds to tell the pods' series apart.
 const InstanceLabel = "instance"
@@ -68,7 +76,7 @@ const InstanceLabel = "instance"
 func (s Snapshot) Merge(instance string, o Snapshot) {
 	for fam, cs := range o {
 		if _, ok := s[fam]; !ok {
-			s[fam] = []Counter{}
+			s[fam] = []observe.Counter{}
 		}
 		for _, c := range cs {
 			l := make(map[string]string, len(c.Labels)+1)
@@ -76,7 +84,7 @@ func (s Snapshot) Merge(instance string, o Snapshot) {
 				l[k] = v
 			}
 			l[InstanceLabel] = instance
-			s[fam] = append(s[fam], Counter{Labels: l, Value: c.Value})
+			s[fam] = append(s[fam], observe.Counter{Labels: l, Value: c.Value})
 		}
 	}
 }
@@ -309,8 +317,8 @@ func LiveRates(before, after Snapshot, elapsed time.Duration, peak float64) (Liv
 }
 
 // merge sums the series with the same label set.
-func merge(cs []Counter) []Counter {
-	out := make([]Counter, 0, len(cs))
+func merge(cs []observe.Counter) []observe.Counter {
+	out := make([]observe.Counter, 0, len(cs))
 	at := map[string]int{}
 	for _, c := range cs {
 		k := labelString(c.Labels)
@@ -325,7 +333,7 @@ func merge(cs []Counter) []Counter {
 }
 
 // index keys counters by their label set, summing duplicates.
-func index(cs []Counter) map[string]float64 {
+func index(cs []observe.Counter) map[string]float64 {
 	m := make(map[string]float64, len(cs))
 	for _, c := range cs {
 		m[labelString(c.Labels)] += c.Value
@@ -333,7 +341,7 @@ func index(cs []Counter) map[string]float64 {
 	return m
 }
 
-func delta(prev map[string]float64, c Counter) (float64, error) {
+func delta(prev map[string]float64, c observe.Counter) (float64, error) {
 	d := c.Value - prev[labelString(c.Labels)]
 	if d < 0 || math.IsNaN(d) {
 		return 0, fmt.Errorf("%w: %s → %s", ErrCounterReset, num(prev[labelString(c.Labels)]), num(c.Value))

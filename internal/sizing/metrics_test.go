@@ -7,16 +7,18 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kcbench/kcbench/internal/observe"
 )
 
 // ev is a keycloak_user_events_total series.
-func ev(event, errLabel, realm string, v float64) Counter {
-	return Counter{Labels: map[string]string{"event": event, "error": errLabel, "realm": realm}, Value: v}
+func ev(event, errLabel, realm string, v float64) observe.Counter {
+	return observe.Counter{Labels: map[string]string{"event": event, "error": errLabel, "realm": realm}, Value: v}
 }
 
 // hv is a keycloak_credentials_password_hashing_validations_total series.
-func hv(alg, strength, outcome string, v float64) Counter {
-	return Counter{Labels: map[string]string{"algorithm": alg, "hashing_strength": strength, "outcome": outcome, "realm": "r"}, Value: v}
+func hv(alg, strength, outcome string, v float64) observe.Counter {
+	return observe.Counter{Labels: map[string]string{"algorithm": alg, "hashing_strength": strength, "outcome": outcome, "realm": "r"}, Value: v}
 }
 
 func TestLiveRates(t *testing.T) {
