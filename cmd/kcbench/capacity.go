@@ -321,7 +321,7 @@ func searchOnce(ctx context.Context, e *env, f *capacityFlags, tg kc.Target, m *
 		}
 		verdict := s.Verdict()
 		e.logf("capacity: step %d: achieved %.1f/s, p99 %s ms, errors %.2f%%, dropped %d, CPU %s ms/op: %s",
-			s.Index, s.Achieved, fmtMs(s.P99), s.ErrorPct, s.Dropped, fmtOpt(s.CPUMsPerOp, 2), verdict)
+			s.Index, s.Achieved, results.FormatMs(s.P99), s.ErrorPct, s.Dropped, fmtOpt(s.CPUMsPerOp, 2), verdict)
 	}
 	desc := f.scen.Scenario
 	if f.scen.Scenario == results.ScenarioMix {
@@ -372,7 +372,7 @@ func printResult(w io.Writer, r *results.CapacityResult) error {
 			v = "FAIL"
 		}
 		fmt.Fprintf(tw, "%d\t%s\t%g\t%.1f\t%.1f\t%d\t%.2f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", s.Index, s.Phase, s.Rate, s.Achieved, s.OKRate,
-			s.Dropped, s.ErrorPct, fmtMs(s.P50), fmtMs(s.P95), fmtMs(s.P99), fmtMs(s.Max), fmtOpt(s.CPUMsPerOp, 2),
+			s.Dropped, s.ErrorPct, results.FormatMs(s.P50), results.FormatMs(s.P95), results.FormatMs(s.P99), results.FormatMs(s.Max), fmtOpt(s.CPUMsPerOp, 2),
 			fmtOpt(s.ServerCores, 2), fmtOpt(float64(s.RSSBytes)/(1<<20), 0), v)
 	}
 	if err := tw.Flush(); err != nil {
@@ -380,7 +380,7 @@ func printResult(w io.Writer, r *results.CapacityResult) error {
 	}
 	fmt.Fprintf(w, "\n%s, SLOs %s: %s\n", r.Scenario, results.FormatSLOs(r.SLOs), r.Conclusion)
 	if r.Found {
-		fmt.Fprintf(w, "max rate at SLO: %g/s (achieved %.1f/s, p95 %s ms, p99 %s ms)\n", r.MaxRate, r.Achieved, fmtMs(r.P95), fmtMs(r.P99))
+		fmt.Fprintf(w, "max rate at SLO: %g/s (achieved %.1f/s, p95 %s ms, p99 %s ms)\n", r.MaxRate, r.Achieved, results.FormatMs(r.P95), results.FormatMs(r.P99))
 		if r.CPUMsPerOp > 0 {
 			fmt.Fprintf(w, "server CPU:      %.2f ms per operation = %.0f operations/s per vCPU (%.2f cores busy at the max)\n",
 				r.CPUMsPerOp, r.OpsPerCPUSecond, r.ServerCores)
@@ -397,17 +397,6 @@ func fmtOpt(v float64, prec int) string {
 		return "-"
 	}
 	return fmt.Sprintf("%.*f", prec, v)
-}
-
-func fmtMs(v float64) string {
-	switch {
-	case v >= 100:
-		return fmt.Sprintf("%.0f", v)
-	case v >= 10:
-		return fmt.Sprintf("%.1f", v)
-	default:
-		return fmt.Sprintf("%.2f", v)
-	}
 }
 
 // matrixRow is one version of a version matrix.

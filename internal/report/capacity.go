@@ -340,11 +340,11 @@ func (b *builder) capacityTables(runs []*capacityRun) {
 			}
 		}
 		row := []string{r.label, res.Scenario, results.FormatSLOs(res.SLOs), rate, optNum(res.FirstFailedRate, fmtG),
-			optNum(res.Achieved, fmtFixed(1)), optNum(res.P99, fmtMs), optNum(res.CPUMsPerOp, fmtFixed(2)), optNum(res.OpsPerCPUSecond, fmtFixed(0))}
+			optNum(res.Achieved, fmtFixed(1)), optNum(res.P99, results.FormatMs), optNum(res.CPUMsPerOp, fmtFixed(2)), optNum(res.OpsPerCPUSecond, fmtFixed(0))}
 		if haveCommon && len(runs) > 1 {
 			v := "-"
 			if s := res.StepAt(common); s != nil {
-				v = fmtMs(s.P99)
+				v = results.FormatMs(s.P99)
 			}
 			row = append(row, v)
 		}
@@ -361,7 +361,7 @@ func (b *builder) capacityTables(runs []*capacityRun) {
 		for _, s := range r.res.Steps {
 			v := s.Verdict()
 			st.Rows = append(st.Rows, []string{strconv.Itoa(s.Index), s.Phase, fmtG(s.Rate), fmtFixed(1)(s.Achieved), strconv.FormatInt(s.Dropped, 10),
-				fmtFixed(2)(s.ErrorPct), fmtMs(s.P50), fmtMs(s.P95), fmtMs(s.P99), fmtMs(s.Max), optNum(s.CPUMsPerOp, fmtFixed(2)),
+				fmtFixed(2)(s.ErrorPct), results.FormatMs(s.P50), results.FormatMs(s.P95), results.FormatMs(s.P99), results.FormatMs(s.Max), optNum(s.CPUMsPerOp, fmtFixed(2)),
 				optNum(float64(s.RSSBytes)/mib, fmtFixed(0)), v})
 		}
 		b.m.Tables = append(b.m.Tables, st)

@@ -9,6 +9,9 @@ import (
 	"math"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/kcbench/kcbench/internal/capacity/gate"
+	"github.com/kcbench/kcbench/internal/results"
 )
 
 // Verdicts of a delta.
@@ -61,9 +64,9 @@ type compareMetric struct {
 
 var compareMetrics = []compareMetric{
 	{"throughput/s", true, func(w *wlAgg) Stat { return w.throughput }, fmtFixed(1)},
-	{"p50 ms", false, func(w *wlAgg) Stat { return w.p50 }, fmtMs},
-	{"p95 ms", false, func(w *wlAgg) Stat { return w.p95 }, fmtMs},
-	{"p99 ms", false, func(w *wlAgg) Stat { return w.p99 }, fmtMs},
+	{"p50 ms", false, func(w *wlAgg) Stat { return w.p50 }, results.FormatMs},
+	{"p95 ms", false, func(w *wlAgg) Stat { return w.p95 }, results.FormatMs},
+	{"p99 ms", false, func(w *wlAgg) Stat { return w.p99 }, results.FormatMs},
 	{"CPU-ms/op", false, func(w *wlAgg) Stat { return w.cpuMs }, fmtFixed(2)},
 	{"max RSS MiB", false, func(w *wlAgg) Stat { return w.rssMiB }, fmtFixed(0)},
 }
@@ -191,24 +194,29 @@ func (cmp *Comparison) add(label, workload, phase, metric string, higherBetter b
 			pct := 100 * d.Delta / math.Abs(a.Mean)
 			d.DeltaPct = &pct
 		}
-		d.Verdict = verdict(d.Delta, d.Spread, d.SpreadKnown, higherBetter)
+		d.Verdict = verdict(a.Mean, b.Mean, d.Spread, d.SpreadKnown, higherBetter)
 	}
 	cmp.Rows = append(cmp.Rows, d)
 }
 
-// verdict classifies a delta: within the spread of the repeats it is
-// noise; beyond it, better or worse. Without repeats the spread is
-// unknown, and the direction is given with that caveat.
-func verdict(delta, spread float64, spreadKnown, higherBetter bool) string {
-	// a relative epsilon absorbs floating-point residue of equal means
-	if spreadKnown && math.Abs(delta) <= spread*(1+1e-9)+1e-12 {
-		return VerdictNoise
-	}
-	if delta == 0 {
+// verdict words gate.Judge's classification of a delta with no threshold
+// and no floor: within the spread of the repeats it is noise (so is no
+// change when the spread is known); beyond it, better or worse. Without
+// repeats the spread is unknown, and the direction is given with that
+// caveat.
+func verdict(a, b, spread float64, spreadKnown, higherBetter bool) string {
+	var v string
+	switch gate.Judge(a, b, spread, 0, 0, higherBetter) {
+	case gate.Within:
+		if spreadKnown {
+			return VerdictNoise
+		}
 		return VerdictSame
-	}
-	v := VerdictWorse
-	if (delta > 0) == higherBetter {
+	case gate.Noise:
+		return VerdictNoise
+	case gate.Worse:
+		v = VerdictWorse
+	default:
 		v = VerdictBetter
 	}
 	if !spreadKnown {

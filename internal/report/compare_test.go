@@ -116,11 +116,12 @@ func TestVerdict(t *testing.T) {
 		{3, 2, true, false, VerdictWorse},
 		{-3, 2, true, false, VerdictBetter},
 		{0, 0, false, true, VerdictSame},
+		{0, 0, true, true, VerdictNoise},
 		{1, 0, false, true, VerdictBetter + unknownSpread},
 		{1, 0, false, false, VerdictWorse + unknownSpread},
 	}
 	for _, tt := range tests {
-		if got := verdict(tt.delta, tt.spread, tt.known, tt.higherBetter); got != tt.want {
+		if got := verdict(10, 10+tt.delta, tt.spread, tt.known, tt.higherBetter); got != tt.want {
 			t.Errorf("verdict(%v, %v, %v, %v) = %q, want %q", tt.delta, tt.spread, tt.known, tt.higherBetter, got, tt.want)
 		}
 	}

@@ -625,15 +625,3 @@ func fmtStat(s Stat, f func(float64) string) string {
 func fmtFixed(prec int) func(float64) string {
 	return func(v float64) string { return strconv.FormatFloat(v, 'f', prec, 64) }
 }
-
-// fmtMs gives latencies three significant digits or so.
-func fmtMs(v float64) string {
-	switch a := math.Abs(v); {
-	case a >= 100:
-		return strconv.FormatFloat(v, 'f', 0, 64)
-	case a >= 10:
-		return strconv.FormatFloat(v, 'f', 1, 64)
-	default:
-		return strconv.FormatFloat(v, 'f', 2, 64)
-	}
-}

@@ -110,8 +110,8 @@ func (b *builder) workloadTables(head []string, key func(*config) []string) {
 					models = appendModelName(models, m)
 				}
 				t.Rows = append(t.Rows, append(key(c),
-					fmtStat(w.throughput, fmtFixed(1)), fmtStat(w.p50, fmtMs), fmtStat(w.p95, fmtMs),
-					fmtStat(w.p99, fmtMs), fmtStat(w.max, fmtMs), fmtStat(w.errPct, fmtFixed(2)),
+					fmtStat(w.throughput, fmtFixed(1)), fmtStat(w.p50, results.FormatMs), fmtStat(w.p95, results.FormatMs),
+					fmtStat(w.p99, results.FormatMs), fmtStat(w.max, results.FormatMs), fmtStat(w.errPct, fmtFixed(2)),
 					fmtStat(w.cpuMs, fmtFixed(2)), fmtStat(w.rssMiB, fmtFixed(0))))
 			}
 		}

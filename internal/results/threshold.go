@@ -350,3 +350,17 @@ func FormatSLOs(ts []Threshold) string {
 	}
 	return strings.Join(parts, ",")
 }
+
+// FormatMs writes a latency in milliseconds with three significant digits
+// or so (1234, 56.7, 8.90): kcbench's one latency format for tables and
+// sentences.
+func FormatMs(v float64) string {
+	switch a := math.Abs(v); {
+	case a >= 100:
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	case a >= 10:
+		return strconv.FormatFloat(v, 'f', 1, 64)
+	default:
+		return strconv.FormatFloat(v, 'f', 2, 64)
+	}
+}

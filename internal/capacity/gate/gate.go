@@ -31,7 +31,6 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -379,7 +378,7 @@ func Compare(baseline, current string, o Options) (*Report, error) {
 	for _, r := range rep.Rows {
 		if r.Verdict == VerdictRegression {
 			rep.Regressions = append(rep.Regressions, fmt.Sprintf("%s: %s %s → %s (%+.1f%%)",
-				r.Scenario, r.Metric, fmtNum(r.Baseline.Mean), fmtNum(r.Current.Mean), r.DeltaPct))
+				r.Scenario, r.Metric, results.FormatMs(r.Baseline.Mean), results.FormatMs(r.Current.Mean), r.DeltaPct))
 		}
 	}
 	rep.Pass = len(rep.Regressions) == 0
@@ -494,7 +493,7 @@ func (rep *Report) comparePair(o Options, a, b []run, config string) {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("%s: no ramp rate passed in every search (different start or step?); latency not compared", first.scenario))
 		return
 	}
-	label := " @" + fmtNum(rate) + "/s"
+	label := " @" + results.FormatMs(rate) + "/s"
 	add(MetricP95+label, false, at(ra, func(s *results.CapacityStep) float64 { return s.P95 }), at(rb, func(s *results.CapacityStep) float64 { return s.P95 }), latency, rate, "")
 	add(MetricP99+label, false, at(ra, func(s *results.CapacityStep) float64 { return s.P99 }), at(rb, func(s *results.CapacityStep) float64 { return s.P99 }), latency, rate, "")
 }
@@ -508,34 +507,58 @@ func sameSLOs(rs []*results.CapacityResult) bool {
 	return true
 }
 
-// judge sets the row's delta and verdict. A row regresses only when it
-// worsens by more than the threshold, by more than the spread of the
-// repeats, and by more than its floor.
+// judge sets the row's delta and verdict (see Judge).
 func (r *Row) judge() {
 	a, b := r.Baseline, r.Current
 	r.Spread = max(a.Range(), b.Range())
 	r.SpreadKnown = a.N > 1 || b.N > 1
 	r.Delta = b.Mean - a.Mean
+	r.DeltaPct = deltaPct(a.Mean, r.Delta)
+	r.Verdict = map[Verdict]string{Within: VerdictOK, Noise: VerdictNoise, Worse: VerdictRegression, Better: VerdictImproved}[Judge(a.Mean, b.Mean, r.Spread, r.Threshold, r.Floor, r.HigherBetter)]
+}
+
+// deltaPct is delta relative to base, in percent; ±Inf when base is 0.
+func deltaPct(base, delta float64) float64 {
 	switch {
-	case a.Mean != 0:
-		r.DeltaPct = 100 * r.Delta / math.Abs(a.Mean)
-	case r.Delta != 0:
-		r.DeltaPct = math.Copysign(math.Inf(1), r.Delta)
+	case base != 0:
+		return 100 * delta / math.Abs(base)
+	case delta != 0:
+		return math.Copysign(math.Inf(1), delta)
 	}
-	worse := (r.Delta < 0) == r.HigherBetter && r.Delta != 0
-	beyondThreshold := math.Abs(r.DeltaPct) > r.Threshold
-	beyondSpread := math.Abs(r.Delta) > r.Spread*(1+1e-9)+1e-12
-	beyondFloor := math.Abs(r.Delta) > r.Floor
+	return 0
+}
+
+// Verdict is Judge's classification of a change.
+type Verdict int
+
+// Verdicts of Judge.
+const (
+	Within Verdict = iota // moved by no more than the allowed share
+	Noise                 // beyond the share, but within the spread of the repeats or the floor
+	Worse                 // beyond the share, the spread and the floor, in the bad direction
+	Better                // beyond the share, the spread and the floor, in the good direction
+)
+
+// Judge is kcbench's one regression judge: it classifies the change of a
+// figure from a (the baseline's mean) to b (the current one's). The change
+// is Within when it moves by no more than thresholdPct percent of a; Noise
+// when it moves by no more than spread (the larger max − min of the
+// repeats of either side; 0 without repeats) or floor (an absolute change
+// too small to matter); else Worse or Better, as higherBetter says.
+// report.Compare calls it with no threshold and no floor.
+func Judge(a, b, spread, thresholdPct, floor float64, higherBetter bool) Verdict {
+	delta := b - a
+	// a relative epsilon absorbs floating-point residue of equal means
+	beyondSpread := math.Abs(delta) > spread*(1+1e-9)+1e-12
 	switch {
-	case !beyondThreshold:
-		r.Verdict = VerdictOK
-	case !beyondSpread || !beyondFloor:
-		r.Verdict = VerdictNoise
-	case worse:
-		r.Verdict = VerdictRegression
-	default:
-		r.Verdict = VerdictImproved
+	case !(math.Abs(deltaPct(a, delta)) > thresholdPct):
+		return Within
+	case !beyondSpread || !(math.Abs(delta) > floor):
+		return Noise
+	case (delta < 0) == higherBetter:
+		return Worse
 	}
+	return Better
 }
 
 // MarshalJSON writes infinite percentages (a baseline of 0) as null.
@@ -576,13 +599,13 @@ func (rep *Report) WriteText(w io.Writer) error {
 		}
 		spread := "?"
 		if r.SpreadKnown {
-			spread = fmtNum(r.Spread)
+			spread = results.FormatMs(r.Spread)
 		}
 		pct := "-"
 		if !math.IsInf(r.DeltaPct, 0) {
 			pct = fmt.Sprintf("%+.1f%%", r.DeltaPct)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d/%d\t%s\n", scen, r.Metric, fmtNum(r.Baseline.Mean), fmtNum(r.Current.Mean),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d/%d\t%s\n", scen, r.Metric, results.FormatMs(r.Baseline.Mean), results.FormatMs(r.Current.Mean),
 			pct, spread, r.Baseline.N, r.Current.N, r.Verdict)
 	}
 	if err := tw.Flush(); err != nil {
@@ -613,16 +636,4 @@ func appendOnce(ss []string, s string) []string {
 		return ss
 	}
 	return append(ss, s)
-}
-
-// fmtNum gives three significant digits or so.
-func fmtNum(v float64) string {
-	switch a := math.Abs(v); {
-	case a >= 100:
-		return strconv.FormatFloat(v, 'f', 0, 64)
-	case a >= 10:
-		return strconv.FormatFloat(v, 'f', 1, 64)
-	default:
-		return strconv.FormatFloat(v, 'f', 2, 64)
-	}
 }
