@@ -50,7 +50,7 @@ func (g *getScenario) Iterate(ctx context.Context, rec load.OpRecorder) error {
 
 // httpSteps runs each step as a constant-arrival-rate run of GETs to url.
 func httpSteps(url string, maxVUs int) StepFunc {
-	sc := &getScenario{url: url, client: load.NewHTTPClient(maxVUs, 5*time.Second)}
+	sc := &getScenario{url: url, client: &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{MaxIdleConns: maxVUs, MaxIdleConnsPerHost: maxVUs}}}
 	return func(ctx context.Context, rate float64, d time.Duration) (StepResult, error) {
 		e := load.ConstantArrivalRate{Rate: rate, Duration: d, PreAllocatedVUs: min(maxVUs, 20), MaxVUs: maxVUs, GracefulStop: time.Second}
 		s, err := e.Run(ctx, sc, nil)

@@ -46,6 +46,10 @@ const (
 // does not set one. The executors themselves take zero to mean zero.
 const DefaultGracefulStop = 30 * time.Second
 
+// DefaultHTTPTimeout bounds one HTTP request of a scenario that sets no
+// timeout of its own.
+const DefaultHTTPTimeout = 30 * time.Second
+
 // userInitParallelism bounds how many NewUser calls run at once.
 const userInitParallelism = 16
 

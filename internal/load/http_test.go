@@ -57,7 +57,7 @@ func TestHTTPArrivalRate(t *testing.T) {
 		io.WriteString(w, "ok")
 	}))
 	defer srv.Close()
-	sc := &httpScenario{url: srv.URL, client: NewHTTPClient(50, 5*time.Second)}
+	sc := &httpScenario{url: srv.URL, client: testClient(50, 5*time.Second)}
 	e := ConstantArrivalRate{Rate: 200, Duration: 5 * time.Second, PreAllocatedVUs: 20, MaxVUs: 50, GracefulStop: 5 * time.Second}
 	s, err := e.Run(t.Context(), sc, nil)
 	if err != nil {
@@ -102,7 +102,7 @@ func TestHTTPCoordinatedOmission(t *testing.T) {
 	}))
 	defer srv.Close()
 	rec := NewRecorder()
-	sc := &httpScenario{url: srv.URL, client: NewHTTPClient(300, 10*time.Second)}
+	sc := &httpScenario{url: srv.URL, client: testClient(300, 10*time.Second)}
 	e := ConstantArrivalRate{Rate: 100, Duration: 3 * time.Second, PreAllocatedVUs: 20, MaxVUs: 300, GracefulStop: 5 * time.Second}
 	s, err := e.Run(t.Context(), sc, rec)
 	if err != nil {
@@ -139,7 +139,7 @@ func TestHTTPCancel(t *testing.T) {
 			<-r.Context().Done() // hang until the client gives up
 		}))
 		ctx, cancel := context.WithCancel(t.Context())
-		sc := &httpScenario{url: srv.URL, client: NewHTTPClient(100, time.Minute)}
+		sc := &httpScenario{url: srv.URL, client: testClient(100, time.Minute)}
 		var (
 			s        results.Stats
 			err      error
@@ -187,7 +187,7 @@ func TestHTTPErrorClasses(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	c := NewHTTPClient(2, 50*time.Millisecond)
+	c := testClient(2, 50*time.Millisecond)
 	for _, tt := range []struct{ url, want string }{
 		{closed, ClassConnRefused},
 		{srv.URL + "/slow", ClassTimeout},
@@ -200,15 +200,7 @@ func TestHTTPErrorClasses(t *testing.T) {
 	}
 }
 
-func TestNewHTTPClient(t *testing.T) {
-	t.Parallel()
-	c := NewHTTPClient(64, 3*time.Second)
-	tr := c.Transport.(*http.Transport)
-	if c.Timeout != 3*time.Second || tr.MaxIdleConnsPerHost != 64 || tr.MaxIdleConns != 64 || tr.Proxy != nil || tr.ForceAttemptHTTP2 {
-		t.Errorf("client = %+v, transport = %+v", c, tr)
-	}
-	d := NewHTTPClient(0, 0)
-	if d.Timeout != DefaultHTTPTimeout || d.Transport.(*http.Transport).MaxIdleConnsPerHost != DefaultMaxConns {
-		t.Errorf("defaults not applied: %+v", d)
-	}
+// testClient keeps conns idle connections per host, as a load run needs.
+func testClient(conns int, timeout time.Duration) *http.Client {
+	return &http.Client{Timeout: timeout, Transport: &http.Transport{MaxIdleConns: conns, MaxIdleConnsPerHost: conns}}
 }

@@ -16,7 +16,7 @@ import (
 
 // Env is what scenarios are built from.
 type Env struct {
-	// Client makes the OIDC calls. Build it on load.NewHTTPClient, with
+	// Client makes the OIDC calls. Build it on h1.NewClient, with
 	// at least as many connections as VUs.
 	Client *kc.Client
 	// Admin makes the admin-api scenario's calls; other scenarios ignore it.
