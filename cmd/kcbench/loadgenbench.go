@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +19,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/kcbench/kcbench/internal/dataset"
+	"github.com/kcbench/kcbench/internal/fhttp"
 	"github.com/kcbench/kcbench/internal/h1"
 	"github.com/kcbench/kcbench/internal/kc"
 	"github.com/kcbench/kcbench/internal/load"
@@ -63,7 +66,9 @@ func cmdLoadgenBench(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "loadgen-bench", "loadgen-bench [--connections N] [--duration D] [flags]\n\n"+
 		"Drives the realm's JWKS endpoint of the local stack (or --target) with kcbench's engine, then with wrk\n"+
 		"and k6 when installed, each with the same connections for the same time, and prints each tool's own\n"+
-		"CPU time per request and kcbench's ratios to them (bars: ≤ 1.5× wrk, ≤ ¼ of k6; exit 3 when missed).")
+		"CPU time per request and kcbench's ratios to them (bars: ≤ 1.5× wrk, ≤ ¼ of k6; exit 3 when missed).\n"+
+		"--clients h1,fasthttp,net-http measures kcbench with each HTTP client in turn (the first is held to the\n"+
+		"bars); --scenario password-grant (users from the local stack's dataset) compares them on another workload.")
 	conns := fs.Int("connections", 50, "`N` connections (kcbench VUs, wrk -c, k6 VUs)")
 	dur := fs.Duration("duration", 20*time.Second, "how long each tool runs, in all")
 	rounds := fs.Int("rounds", 4, "`N` rounds of duration/N per tool, interleaved, so that a change in the box's load touches every tool alike")
@@ -72,6 +77,8 @@ func cmdLoadgenBench(ctx context.Context, e *env, args []string) error {
 	wrkThreads := fs.Int("wrk-threads", 2, "wrk -t")
 	cpuProfile := fs.String("cpuprofile", "", "write a Go CPU profile of kcbench's measured runs to `FILE` (for go tool pprof)")
 	procs := fs.Int("procs", defaultProcs, "`N` cores for kcbench's engine (GOMAXPROCS), as kcbench load --procs")
+	scen := fs.String("scenario", results.ScenarioJWKS, "`NAME` of kcbench's workload; other than jwks (e.g. password-grant, users from the local stack's dataset) only kcbench's clients run, to compare them")
+	clients := fs.String("clients", "h1", "kcbench's HTTP clients to measure, comma-separated: h1, fasthttp (behind http.RoundTripper), net-http; the first is held to the bars")
 	var w where
 	w.register(fs)
 	var tf targetFlags
@@ -82,22 +89,40 @@ func cmdLoadgenBench(ctx context.Context, e *env, args []string) error {
 	if *procs > 0 {
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(*procs))
 	}
+	var kcbTools []string
+	for _, c := range strings.Split(*clients, ",") {
+		if _, ok := benchClients[c]; !ok {
+			return usagef("--clients: unknown client %q (h1, fasthttp, net-http)", c)
+		}
+		kcbTools = append(kcbTools, "kcbench/"+c)
+	}
 	if *conns < 1 || *dur <= 0 || *warm < 0 || *rounds < 1 || *dur/time.Duration(*rounds) < time.Second {
 		return usagef("--connections and --rounds must be at least 1, --duration/--rounds at least 1s, --warmup not negative")
 	}
 	base := tf.url
+	newPool := func() (*scenario.Pool, error) { return scenario.NewSinglePool(scenario.Single{Realm: *realm}) }
 	if !tf.set() {
 		s, err := w.attach(e)
 		if err != nil {
 			return err
 		}
 		base = s.Target().BaseURL
+		if *scen != results.ScenarioJWKS {
+			m, err := dataset.ReadManifest(filepath.Join(s.State().Dir, "dataset.json"))
+			if err != nil {
+				return fmt.Errorf("--scenario %s needs the local stack's dataset (kcbench seed): %w", *scen, err)
+			}
+			newPool = func() (*scenario.Pool, error) { return scenario.NewManifestPool(m, 0) }
+		}
+	} else if *scen != results.ScenarioJWKS {
+		return usagef("--scenario other than jwks needs the local stack (its dataset)")
 	}
+	bk := benchKcbench{scenario: *scen, base: base, newPool: newPool, conns: *conns}
 	url := strings.TrimRight(base, "/") + "/realms/" + *realm + "/protocol/openid-connect/certs"
 
 	if *warm > 0 {
 		e.logf("loadgen-bench: warming the server up for %v", *warm)
-		if _, err := benchKcbench(ctx, base, *realm, *conns, *warm); err != nil {
+		if _, err := bk.run(ctx, kcbTools[0], *warm); err != nil {
 			return err
 		}
 	}
@@ -110,7 +135,10 @@ func cmdLoadgenBench(ctx context.Context, e *env, args []string) error {
 		defer f.Close()
 		prof = f
 	}
-	tools := []string{"kcbench", "wrk", "k6"}
+	tools := kcbTools
+	if *scen == results.ScenarioJWKS {
+		tools = append(tools, "wrk", "k6")
+	}
 	results := make([]benchResult, len(tools))
 	d := *dur / time.Duration(*rounds)
 	e.logf("loadgen-bench: GET %s, %d connections, %d rounds of %v per tool", url, *conns, *rounds, d)
@@ -119,13 +147,13 @@ func cmdLoadgenBench(ctx context.Context, e *env, args []string) error {
 			var r benchResult
 			var err error
 			switch tool {
-			case "kcbench":
+			default:
 				if prof != nil {
 					if err := pprof.StartCPUProfile(prof); err != nil {
 						return err
 					}
 				}
-				r, err = benchKcbench(ctx, base, *realm, *conns, d)
+				r, err = bk.run(ctx, tool, d)
 				if prof != nil {
 					pprof.StopCPUProfile()
 					prof = nil // one profile: the first round's run
@@ -144,17 +172,36 @@ func cmdLoadgenBench(ctx context.Context, e *env, args []string) error {
 			results[i] = results[i].add(r)
 		}
 	}
-	return writeBench(e.stdout, results, *conns, *dur)
+	return writeBench(e.stdout, *scen, results, *conns, *dur)
 }
 
-// benchKcbench runs the jwks scenario in this process and measures the
-// process's CPU time around the run.
-func benchKcbench(ctx context.Context, base, realm string, conns int, d time.Duration) (benchResult, error) {
-	pool, err := scenario.NewSinglePool(scenario.Single{Realm: realm})
+// benchClients are the HTTP clients loadgen-bench can put under kcbench's
+// engine.
+var benchClients = map[string]func(conns int, timeout time.Duration) *http.Client{
+	"h1":       h1.NewClient,
+	"fasthttp": fhttp.NewClient,
+	"net-http": load.NewHTTPClient,
+}
+
+// benchKcbench runs a scenario in this process.
+type benchKcbench struct {
+	scenario string
+	base     string
+	newPool  func() (*scenario.Pool, error)
+	conns    int
+}
+
+// run runs the scenario for d and measures the process's CPU time around
+// the run; tool is "kcbench/<client>".
+func (b benchKcbench) run(ctx context.Context, tool string, d time.Duration) (benchResult, error) {
+	pool, err := b.newPool()
 	if err != nil {
 		return benchResult{}, err
 	}
-	sc, err := scenario.ByName(results.ScenarioJWKS, scenario.Env{Client: kc.New(base, h1.NewClient(conns, load.DefaultHTTPTimeout)), Pool: pool})
+	conns := b.conns
+	hc := benchClients[strings.TrimPrefix(tool, "kcbench/")](conns, load.DefaultHTTPTimeout)
+	defer hc.CloseIdleConnections()
+	sc, err := scenario.ByName(b.scenario, scenario.Env{Client: kc.New(b.base, hc), Pool: pool})
 	if err != nil {
 		return benchResult{}, err
 	}
@@ -165,8 +212,15 @@ func benchKcbench(ctx context.Context, base, realm string, conns int, d time.Dur
 	if err != nil {
 		return benchResult{}, err
 	}
-	o, _ := s.Op(results.OpJWKS)
-	return benchResult{Tool: "kcbench", Requests: o.Count, Errors: o.Errors, Wall: wall, CPU: cpu}, nil
+	var r benchResult
+	for _, o := range s.Ops {
+		if o.Name != results.IterationOp {
+			r.Requests += o.Count
+			r.Errors += o.Errors
+		}
+	}
+	r.Tool, r.Wall, r.CPU = tool, wall, cpu
+	return r, nil
 }
 
 func selfCPU() time.Duration {
@@ -303,8 +357,8 @@ func fileExists(p string) bool {
 
 // writeBench prints the table and the ratios; missed bars are an error
 // with the threshold exit code.
-func writeBench(w io.Writer, rs []benchResult, conns int, d time.Duration) error {
-	fmt.Fprintf(w, "load generator CPU per request: JWKS, %d connections, %v per tool\n\n", conns, d)
+func writeBench(w io.Writer, scen string, rs []benchResult, conns int, d time.Duration) error {
+	fmt.Fprintf(w, "load generator CPU per request: %s, %d connections, %v per tool\n\n", scen, conns, d)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "tool\trequests\terrors\treq/s\tcpu s\tcpu µs/req\t")
 	var kcb float64
@@ -315,7 +369,7 @@ func writeBench(w io.Writer, rs []benchResult, conns int, d time.Duration) error
 		}
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%.0f\t%.2f\t%.1f\t\n", r.Tool, r.Requests, r.Errors,
 			float64(r.Requests)/r.Wall.Seconds(), r.CPU.Seconds(), r.perRequest())
-		if r.Tool == "kcbench" {
+		if strings.HasPrefix(r.Tool, "kcbench") && kcb == 0 {
 			kcb = r.perRequest()
 		}
 	}
@@ -323,7 +377,7 @@ func writeBench(w io.Writer, rs []benchResult, conns int, d time.Duration) error
 	fmt.Fprintln(w)
 	var missed []string
 	for _, r := range rs {
-		if r.Tool == "kcbench" || r.Skipped != "" || r.perRequest() == 0 {
+		if strings.HasPrefix(r.Tool, "kcbench") || r.Skipped != "" || r.perRequest() == 0 {
 			continue
 		}
 		ratio := kcb / r.perRequest()
