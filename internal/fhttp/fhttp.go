@@ -5,6 +5,8 @@
 // The adapter costs what fasthttp itself avoids: the request is copied
 // into a fasthttp.Request, and the response's headers and body are copied
 // out into an http.Response, since fasthttp reuses its buffers.
+// A request's context acts through its deadline only (fasthttp has no
+// cancellation): this is a measuring aid, not the engine's client.
 package fhttp
 
 import (
