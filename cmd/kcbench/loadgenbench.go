@@ -180,7 +180,9 @@ func cmdLoadgenBench(ctx context.Context, e *env, args []string) error {
 var benchClients = map[string]func(conns int, timeout time.Duration) *http.Client{
 	"h1":       h1.NewClient,
 	"fasthttp": fhttp.NewClient,
-	"net-http": load.NewHTTPClient,
+	"net-http": func(conns int, timeout time.Duration) *http.Client {
+		return &http.Client{Timeout: timeout, Transport: &http.Transport{MaxIdleConnsPerHost: conns, DisableCompression: true}}
+	},
 }
 
 // benchKcbench runs a scenario in this process.
