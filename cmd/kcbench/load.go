@@ -206,7 +206,7 @@ func cmdLoad(ctx context.Context, e *env, args []string) error {
 		desc = fmt.Sprintf("dataset %s: %d tenants (%s mode), %s", manifestPath, m.Tenants(), m.Spec.Mode, skewDesc(cfg.TenantSkew))
 	}
 	// Check the scenario against the users and clients before starting.
-	if _, err := scenario.ByName(cfg.Scenario, probeEnv(tg, in.Manifest, cfg.Config)); err != nil {
+	if _, err := scenario.ByName(cfg.Scenario, scenario.ProbeEnv(tg, in.Manifest, cfg.Config)); err != nil {
 		return usageError{err}
 	}
 	if cfg.Procs > 0 {
@@ -246,21 +246,6 @@ func cmdLoad(ctx context.Context, e *env, args []string) error {
 		return codedError{code: exitThresholds, err: res.ThresholdErr}
 	}
 	return nil
-}
-
-// probeEnv is an Env with the run's users and clients, to check a scenario
-// before anything is sent.
-func probeEnv(tg kc.Target, m *dataset.Manifest, c scenario.Config) scenario.Env {
-	env := scenario.Env{Client: kc.New(tg.BaseURL, nil), Mix: c.Mix}
-	if tg.Admin.ClientID != "" || tg.Admin.Username != "" {
-		env.Admin = kc.NewAdmin(env.Client, tg.Admin)
-	}
-	if c.Realm != "" {
-		env.Pool, _ = scenario.NewSinglePool(scenario.Single{Realm: c.Realm, ClientID: c.ClientID, Username: c.Username})
-	} else if m != nil {
-		env.Pool, _ = scenario.NewManifestPool(m, c.TenantSkew)
-	}
-	return env
 }
 
 // codedError gives an error its own exit code (cli.go exitCode reads it).

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/kcbench/kcbench/internal/capacity/capacitytest"
+	"github.com/kcbench/kcbench/internal/experiment"
 	"github.com/kcbench/kcbench/internal/observe"
 	"github.com/kcbench/kcbench/internal/results"
 	"github.com/kcbench/kcbench/internal/sizing"
@@ -131,7 +132,7 @@ func writeFakeResults(t *testing.T, dir string, pts ...fakePoint) {
 		}
 		pdir := filepath.Join(dir, id)
 		for _, c := range p.capacity {
-			cp := withParam(params, "point", id)
+			cp := experiment.WithParam(params, "point", id)
 			cp["workload"], cp["keycloak_version"], cp["password_policy"] = c.name, "26.7.3", p.policy
 			r := capacitytest.Write(t, filepath.Join(pdir, "capacity-"+c.name), c.scenario, cp, c.server)
 			sum.Capacity = append(sum.Capacity, results.Capacity{Name: c.name, Scenario: c.scenario, Dir: "capacity-" + c.name,

@@ -364,3 +364,12 @@ func FormatMs(v float64) string {
 		return strconv.FormatFloat(v, 'f', 2, 64)
 	}
 }
+
+// FormatOpt writes v with prec decimals, or "-" when it is not positive
+// (a figure not measured).
+func FormatOpt(v float64, prec int) string {
+	if v <= 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.*f", prec, v)
+}

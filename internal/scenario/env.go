@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kcbench/kcbench/internal/dataset"
 	"github.com/kcbench/kcbench/internal/kc"
 	"github.com/kcbench/kcbench/internal/load"
 	"github.com/kcbench/kcbench/internal/results"
@@ -155,4 +156,19 @@ func ByName(name string, env Env) (load.Scenario, error) {
 		return nil, fmt.Errorf("scenario %s: %w", name, err)
 	}
 	return sc, nil
+}
+
+// ProbeEnv is an Env with the run's users and clients, to check a scenario
+// before anything is sent.
+func ProbeEnv(tg kc.Target, m *dataset.Manifest, c Config) Env {
+	env := Env{Client: kc.New(tg.BaseURL, nil), Mix: c.Mix}
+	if tg.Admin.ClientID != "" || tg.Admin.Username != "" {
+		env.Admin = kc.NewAdmin(env.Client, tg.Admin)
+	}
+	if c.Realm != "" {
+		env.Pool, _ = NewSinglePool(Single{Realm: c.Realm, ClientID: c.ClientID, Username: c.Username})
+	} else if m != nil {
+		env.Pool, _ = NewManifestPool(m, c.TenantSkew)
+	}
+	return env
 }

@@ -1,0 +1,42 @@
+package capacity
+
+import (
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"github.com/kcbench/kcbench/internal/results"
+)
+
+// WriteText writes a search's steps table and finding.
+func WriteText(w io.Writer, r *results.CapacityResult) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "step\tphase\tasked/s\tachieved/s\tok/s\tdropped\terrors %\tp50 ms\tp95 ms\tp99 ms\tmax ms\tCPU-ms/op\tcores\tRSS MiB\tverdict\t")
+	for _, s := range r.Steps {
+		v := "pass"
+		switch {
+		case s.Phase == results.StepWarmup:
+			v = "discarded"
+		case !s.Pass:
+			v = "FAIL"
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%g\t%.1f\t%.1f\t%d\t%.2f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", s.Index, s.Phase, s.Rate, s.Achieved, s.OKRate,
+			s.Dropped, s.ErrorPct, results.FormatMs(s.P50), results.FormatMs(s.P95), results.FormatMs(s.P99), results.FormatMs(s.Max), results.FormatOpt(s.CPUMsPerOp, 2),
+			results.FormatOpt(s.ServerCores, 2), results.FormatOpt(float64(s.RSSBytes)/(1<<20), 0), v)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\n%s, SLOs %s: %s\n", r.Scenario, results.FormatSLOs(r.SLOs), r.Conclusion)
+	if r.Found {
+		fmt.Fprintf(w, "max rate at SLO: %g/s (achieved %.1f/s, p95 %s ms, p99 %s ms)\n", r.MaxRate, r.Achieved, results.FormatMs(r.P95), results.FormatMs(r.P99))
+		if r.CPUMsPerOp > 0 {
+			fmt.Fprintf(w, "server CPU:      %.2f ms per operation = %.0f operations/s per vCPU (%.2f cores busy at the max)\n",
+				r.CPUMsPerOp, r.OpsPerCPUSecond, r.ServerCores)
+		}
+	}
+	if r.MaxRSSBytes > 0 {
+		fmt.Fprintf(w, "server RSS:      %.0f MiB at most\n", float64(r.MaxRSSBytes)/(1<<20))
+	}
+	return nil
+}

@@ -1,0 +1,346 @@
+package experiment
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/kcbench/kcbench/internal/capacity"
+	"github.com/kcbench/kcbench/internal/dataset"
+	"github.com/kcbench/kcbench/internal/fileutil"
+	"github.com/kcbench/kcbench/internal/kc"
+	"github.com/kcbench/kcbench/internal/load"
+	"github.com/kcbench/kcbench/internal/results"
+	"github.com/kcbench/kcbench/internal/scenario"
+	"github.com/kcbench/kcbench/internal/stack"
+)
+
+// MatrixFile is a version matrix's table as JSON, in its folder.
+const MatrixFile = "matrix.json"
+
+// Search is one capacity search's settings against a Keycloak, shared by
+// kcbench capacity and its version matrix.
+type Search struct {
+	Scenario scenario.Config
+	Options  capacity.Options // SLOs included
+	MaxVUs   int              // 0: from the rate and the latency SLO
+	Grace    time.Duration    // graceful stop of a step
+	Quiet    bool             // no log line per step
+	// Progress, when set, starts a progress display for a search: an
+	// update function for the steps and a function ending it.
+	Progress func() (update func(load.Progress), done func())
+	Logf     func(format string, args ...any)
+	Stdout   io.Writer // the steps table and the finding
+}
+
+// Stepper binds the search to a Keycloak.
+func (f *Search) Stepper(tg kc.Target, m *dataset.Manifest) *scenario.CapacityStepper {
+	return &scenario.CapacityStepper{Config: f.Scenario, Target: tg, Manifest: m, SLOs: f.Options.SLOs, MaxVUs: f.MaxVUs, Grace: f.Grace,
+		RSS: func() (int64, error) { return stack.RSS(tg.PID) }}
+}
+
+// Run runs one search against tg, prints its steps and conclusion, and
+// writes its folder (also when it was interrupted or failed part way).
+// boot, when set, is the server boot measured before the search.
+func (f *Search) Run(ctx context.Context, tg kc.Target, m *dataset.Manifest, params map[string]string, dir string, boot *stack.BootResult) (*results.CapacityResult, error) {
+	o := f.Options
+	sr := f.Stepper(tg, m)
+	sr.HTTPClient = sr.NewHTTPClient(o)
+	defer sr.HTTPClient.CloseIdleConnections()
+	if f.Progress != nil {
+		update, done := f.Progress()
+		sr.Progress = update
+		defer done()
+	}
+	o.BeforeStep = func(i int, phase string, rate float64, d time.Duration) {
+		if !f.Quiet {
+			f.Logf("capacity: step %d (%s) %g/s for %s", i, phase, rate, d)
+		}
+	}
+	o.AfterStep = func(s results.CapacityStep) {
+		if f.Quiet {
+			return
+		}
+		verdict := s.Verdict()
+		f.Logf("capacity: step %d: achieved %.1f/s, p99 %s ms, errors %.2f%%, dropped %d, CPU %s ms/op: %s",
+			s.Index, s.Achieved, results.FormatMs(s.P99), s.ErrorPct, s.Dropped, results.FormatOpt(s.CPUMsPerOp, 2), verdict)
+	}
+	desc := f.Scenario.Scenario
+	if f.Scenario.Scenario == results.ScenarioMix {
+		desc += " (" + scenario.MixString(orDefaultMix(f.Scenario.Mix)) + ")"
+	}
+	f.Logf("capacity: %s against %s, SLOs %s; start %g/s, step %g/s, %s per step, resolution %g/s",
+		desc, tg.BaseURL, results.FormatSLOs(o.SLOs), o.Start, o.Step, o.StepDuration, o.Resolution)
+	start := time.Now()
+	r, err := capacity.Search(ctx, sr.Step, o)
+	if r == nil {
+		return nil, err
+	}
+	r.Scenario, r.Params = f.Scenario.Scenario, params
+	if boot != nil {
+		r.BootSeconds, r.RSSAtReadyBytes = boot.Duration.Seconds(), boot.RSS
+	}
+	if f.Scenario.Scenario == results.ScenarioMix {
+		r.Params = WithParam(params, "mix", scenario.MixString(orDefaultMix(f.Scenario.Mix)))
+	}
+	f.Logf("capacity: done in %s", time.Since(start).Round(time.Second))
+	if werr := r.WriteDir(dir); werr != nil {
+		return r, errors.Join(err, werr)
+	}
+	if perr := capacity.WriteText(f.Stdout, r); perr != nil {
+		return r, errors.Join(err, perr)
+	}
+	fmt.Fprintf(f.Stdout, "results: %s\n", dir)
+	return r, err
+}
+
+func orDefaultMix(m map[string]int) map[string]int {
+	if len(m) == 0 {
+		return scenario.DefaultMix()
+	}
+	return m
+}
+
+// WithParam returns a copy of m with k set to v.
+func WithParam(m map[string]string, k, v string) map[string]string {
+	out := make(map[string]string, len(m)+1)
+	for a, b := range m {
+		out[a] = b
+	}
+	out[k] = v
+	return out
+}
+
+// AddSpecParams records a dataset spec in a result's params.
+func AddSpecParams(p map[string]string, s dataset.Spec) {
+	p["mode"] = string(s.Mode)
+	p["tenants"] = fmt.Sprint(s.Tenants)
+	p["users_per_tenant"] = fmt.Sprint(s.Content.Users)
+	p["password_policy"] = s.Policy.String()
+}
+
+// MatrixRow is one version of a version matrix.
+type MatrixRow struct {
+	Version         string  `json:"keycloak_version"`
+	Dir             string  `json:"dir,omitempty"`
+	Found           bool    `json:"found"`
+	Capped          bool    `json:"capped,omitempty"`
+	MaxRate         float64 `json:"max_rate"`
+	CPUMsPerOp      float64 `json:"cpu_ms_per_op,omitempty"`
+	OpsPerCPUSecond float64 `json:"ops_per_cpu_second,omitempty"`
+	P99AtCommon     float64 `json:"p99_at_common_rate_ms,omitempty"`
+	BootSeconds     float64 `json:"boot_s,omitempty"`
+	RSSAtReady      int64   `json:"rss_at_ready_bytes,omitempty"`
+	MaxRSS          int64   `json:"max_rss_bytes,omitempty"`
+	Conclusion      string  `json:"conclusion,omitempty"`
+	Error           string  `json:"error,omitempty"`
+}
+
+// Matrix is matrix.json: one capacity search per Keycloak version.
+type Matrix struct {
+	Scenario   string       `json:"scenario"`
+	SLOs       string       `json:"slos"`
+	Dataset    dataset.Spec `json:"dataset"`
+	CommonRate float64      `json:"common_rate,omitempty"` // the highest ramp rate every version passed
+	Rows       []MatrixRow  `json:"rows"`
+}
+
+// MatrixOptions are a version matrix's settings.
+type MatrixOptions struct {
+	Search    *Search
+	Versions  []string     // Keycloak versions, each on a fresh local stack
+	Dirs      stack.Dirs   // where the stacks live
+	Spec      dataset.Spec // the dataset seeded into each
+	Heap      string       // JVM heap of each stack ("": Keycloak's own)
+	PGVersion string
+	Out       string // matrix.json, and a folder per version
+}
+
+// RunMatrix searches each version on a fresh local stack seeded with the
+// same dataset, writes matrix.json into o.Out and prints one table. A
+// version that could not be measured has its Error set; the error
+// returned is the context's, or one writing the results.
+func RunMatrix(ctx context.Context, o MatrixOptions) (*Matrix, error) {
+	f, spec := o.Search, o.Spec
+	mx := Matrix{Scenario: f.Scenario.Scenario, SLOs: results.FormatSLOs(f.Options.SLOs), Dataset: spec}
+	var found []*results.CapacityResult
+	byVersion := map[string]*results.CapacityResult{}
+	versions := o.Versions
+	for i, v := range versions {
+		if ctx.Err() != nil {
+			break
+		}
+		f.Logf("matrix: version %d of %d: Keycloak %s", i+1, len(versions), v)
+		dir := filepath.Join(o.Out, v)
+		r, err := matrixVersion(ctx, o, v, dir)
+		row := MatrixRow{Version: v}
+		if r != nil {
+			row.Dir = dir
+			row.Found, row.Capped, row.MaxRate = r.Found, r.Capped, r.MaxRate
+			row.CPUMsPerOp, row.OpsPerCPUSecond = r.CPUMsPerOp, r.OpsPerCPUSecond
+			row.BootSeconds, row.RSSAtReady, row.MaxRSS = r.BootSeconds, r.RSSAtReadyBytes, r.MaxRSSBytes
+			row.Conclusion = r.Conclusion
+			byVersion[v] = r
+			if r.Found {
+				found = append(found, r)
+			}
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, err
+			}
+			row.Error = err.Error()
+			f.Logf("matrix: Keycloak %s failed: %v", v, err)
+		}
+		mx.Rows = append(mx.Rows, row)
+	}
+	if rate, ok := results.CommonRate(found); ok && len(found) == len(versions) {
+		mx.CommonRate = rate
+		for i := range mx.Rows {
+			if r := byVersion[mx.Rows[i].Version]; r != nil {
+				if s := r.StepAt(rate); s != nil {
+					mx.Rows[i].P99AtCommon = s.P99
+				}
+			}
+		}
+	}
+	if err := os.MkdirAll(o.Out, 0o755); err != nil {
+		return nil, err
+	}
+	if err := fileutil.WriteFile(filepath.Join(o.Out, MatrixFile), 0o644, func(w io.Writer) error {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		return enc.Encode(mx)
+	}); err != nil {
+		return nil, err
+	}
+	if err := mx.WriteText(f.Stdout); err != nil {
+		return nil, err
+	}
+	return &mx, ctx.Err()
+}
+
+// Unmeasured lists the versions that could not be measured, and those
+// where no rate met the SLOs.
+func (mx *Matrix) Unmeasured() (failed, notFound []string) {
+	for _, r := range mx.Rows {
+		switch {
+		case r.Error != "":
+			failed = append(failed, r.Version)
+		case !r.Found:
+			notFound = append(notFound, r.Version)
+		}
+	}
+	return failed, notFound
+}
+
+// matrixVersion starts a fresh stack of version v, seeds spec, restarts
+// it (the boot measured), searches, writes dir and stops the stack.
+func matrixVersion(ctx context.Context, o MatrixOptions, v, dir string) (r *results.CapacityResult, err error) {
+	f, dirs, spec := o.Search, o.Dirs, o.Spec
+	name := "capacity-" + strings.ReplaceAll(v, ".", "-")
+	if old, err := stack.Attach(dirs, name); err == nil {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
+		err := old.Down(cctx)
+		cancel()
+		if err != nil {
+			return nil, fmt.Errorf("stack %s left by an earlier run: %w", name, err)
+		}
+	}
+	start := time.Now()
+	st, err := stack.Start(ctx, stack.Config{Name: name, Dirs: dirs, Logf: f.Logf,
+		Keycloak: stack.KeycloakOptions{Version: v, Heap: o.Heap}, PG: stack.PGOptions{Version: o.PGVersion}})
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
+		defer cancel()
+		if derr := st.Down(cctx); derr != nil {
+			err = errors.Join(err, fmt.Errorf("stop stack %s: %w", name, derr))
+		}
+	}()
+	f.Logf("matrix: Keycloak %s up in %s", v, time.Since(start).Round(time.Second))
+	tg := st.Target()
+	manifestPath := filepath.Join(st.State().Dir, "dataset.json")
+	pid := tg.PID
+	db, err := st.DSN()
+	if err != nil {
+		return nil, err
+	}
+	sr, err := dataset.Seed(ctx, kc.NewAdmin(kc.New(tg.BaseURL, nil), tg.Admin), spec, dataset.SeedOptions{
+		Strategy: dataset.Clone, Logf: f.Logf, ManifestPath: manifestPath, Target: tg.BaseURL, DB: db,
+		ServerCPU: func() (time.Duration, error) { return stack.CPUTime(pid) },
+	})
+	if err != nil {
+		return nil, fmt.Errorf("seed: %w", err)
+	}
+	f.Logf("matrix: seeded %d tenants in %s", sr.Tenants, sr.Duration.Round(time.Millisecond))
+	boot, err := st.Restart(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("restart: %w", err)
+	}
+	f.Logf("matrix: Keycloak %s restarted in %.1f s, RSS %d MiB at ready", v, boot.Duration.Seconds(), boot.RSS>>20)
+	m, err := dataset.ReadManifest(manifestPath)
+	if err != nil {
+		return nil, err
+	}
+	tg = st.Target() // a new JVM pid
+	if _, err := scenario.ByName(f.Scenario.Scenario, scenario.ProbeEnv(tg, m, f.Scenario)); err != nil {
+		return nil, err
+	}
+	params := map[string]string{"keycloak_version": v, "target": "local", "machine_cores": fmt.Sprint(runtime.NumCPU())}
+	AddSpecParams(params, m.Spec)
+	return f.Run(ctx, tg, m, params, dir, &boot)
+}
+
+// WriteText writes the version table.
+func (mx *Matrix) WriteText(w io.Writer) error {
+	fmt.Fprintf(w, "\nversion matrix: %s, SLOs %s, dataset %s mode, %d tenants × %d users, password policy %s\n",
+		mx.Scenario, mx.SLOs, mx.Dataset.Mode, mx.Dataset.Tenants, mx.Dataset.Content.Users, mx.Dataset.Policy)
+	common := "p99 @ common rate ms"
+	if mx.CommonRate > 0 {
+		common = fmt.Sprintf("p99 @ %g/s ms", mx.CommonRate)
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "Keycloak\tmax rate at SLO /s\tCPU-ms/op\tops/s per vCPU\t%s\tboot s\tRSS at ready MiB\tpeak RSS MiB\t\n", common)
+	for _, r := range mx.Rows {
+		if r.Error != "" {
+			fmt.Fprintf(tw, "%s\tfailed\t\t\t\t\t\t\t\n", r.Version)
+			continue
+		}
+		rate := fmt.Sprintf("%g", r.MaxRate)
+		switch {
+		case !r.Found:
+			rate = "none"
+		case r.Capped:
+			rate = "≥ " + rate
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", r.Version, rate, results.FormatOpt(r.CPUMsPerOp, 2), results.FormatOpt(r.OpsPerCPUSecond, 0),
+			results.FormatOpt(r.P99AtCommon, 1), results.FormatOpt(r.BootSeconds, 1), results.FormatOpt(float64(r.RSSAtReady)/(1<<20), 0), results.FormatOpt(float64(r.MaxRSS)/(1<<20), 0))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, r := range mx.Rows {
+		switch {
+		case r.Error != "":
+			fmt.Fprintf(w, "  %s: %s\n", r.Version, r.Error)
+		case !r.Found:
+			fmt.Fprintf(w, "  %s: %s\n", r.Version, r.Conclusion)
+		}
+	}
+	if mx.CommonRate == 0 && len(mx.Rows) > 1 {
+		fmt.Fprintln(w, "  no ramp rate passed on every version: p99 at a common rate is left out")
+	}
+	return nil
+}
