@@ -197,36 +197,6 @@ func cmdSize(ctx context.Context, e *env, args []string) error {
 	return runSize(ctx, e, args, realSizeDeps())
 }
 
-// sizeOutput is kcbench size's JSON when it compares or observes (the
-// guide-only sizing is a plain sizing.Result). Fields are omitted when
-// they do not apply.
-type sizeOutput struct {
-	// Observed is the load read from /metrics (--from-metrics).
-	Observed *sizing.Live `json:"observed,omitempty"`
-	// Results is the --from folder; Load says where the load came from.
-	Results string `json:"results,omitempty"`
-	Load    string `json:"load,omitempty"`
-	// Sizing is the guide-only sizing of an observed load.
-	Sizing *sizing.Result `json:"sizing,omitempty"`
-	// Guide, Measured and the comparisons: the CPU-ms flags.
-	Guide            *sizing.Result     `json:"guide,omitempty"`
-	Measured         *sizing.Result     `json:"measured,omitempty"`
-	RatesComparison  *sizing.Comparison `json:"rates_comparison,omitempty"`
-	SizingComparison *sizing.Comparison `json:"sizing_comparison,omitempty"`
-	// Variants: --from, one per variant of the experiment.
-	Variants []variantSizing `json:"variants,omitempty"`
-	Notes    []string        `json:"notes,omitempty"`
-}
-
-// variantSizing is the calibrated sizing of one variant.
-type variantSizing struct {
-	Calibration      sizing.Calibration `json:"calibration"`
-	Guide            sizing.Result      `json:"guide"`
-	Measured         sizing.Result      `json:"measured"`
-	RatesComparison  sizing.Comparison  `json:"rates_comparison"`
-	SizingComparison sizing.Comparison  `json:"sizing_comparison"`
-}
-
 func runSize(ctx context.Context, e *env, args []string, d sizeDeps) error {
 	fs := newFlags(e, "size", "size [flags]")
 	fs.Usage = func() { sizeUsage(e.stderr, fs) }
@@ -246,7 +216,7 @@ func runSize(ctx context.Context, e *env, args []string, d sizeDeps) error {
 		return sizeTenants(e, &f, set, in)
 	}
 
-	out := sizeOutput{}
+	out := sizing.Output{}
 	var cals []sizing.Calibration
 	if f.from != "" {
 		// Read the results before waiting on /metrics: a bad folder fails fast.
@@ -275,7 +245,7 @@ func runSize(ctx context.Context, e *env, args []string, d sizeDeps) error {
 	}
 
 	if cals != nil {
-		return writeFromSizing(e.stdout, &f, in, cals, out)
+		return sizing.WriteFromSizing(e.stdout, f.format(), in, cals, out)
 	}
 
 	r, err := sizing.Calculate(in)
@@ -292,7 +262,7 @@ func runSize(ctx context.Context, e *env, args []string, d sizeDeps) error {
 			out.Sizing = &r
 			return writeJSON(e.stdout, out)
 		}
-		if err := writeObserved(e.stdout, out.Observed); err != nil {
+		if err := sizing.WriteObserved(e.stdout, out.Observed); err != nil {
 			return err
 		}
 		return r.WriteText(e.stdout)
@@ -311,105 +281,24 @@ func runSize(ctx context.Context, e *env, args []string, d sizeDeps) error {
 		out.Guide, out.Measured, out.RatesComparison, out.SizingComparison = &gr, &r, &rates, &figures
 		return writeJSON(e.stdout, out)
 	}
-	if err := writeObserved(e.stdout, out.Observed); err != nil {
+	if err := sizing.WriteObserved(e.stdout, out.Observed); err != nil {
 		return err
 	}
 	if err := r.WriteText(e.stdout); err != nil {
 		return err
 	}
-	return writeComparisons(e.stdout, rates, figures)
+	return sizing.WriteComparisons(e.stdout, rates, figures)
 }
 
-// writeObserved writes the observed load, if any, and a blank line.
-func writeObserved(w io.Writer, l *sizing.Live) error {
-	if l == nil {
-		return nil
-	}
-	if err := l.WriteText(w); err != nil {
-		return err
-	}
-	_, err := fmt.Fprintln(w)
-	return err
-}
-
-// writeComparisons writes the rates and the sizing figures of the guide
-// next to the measured ones.
-func writeComparisons(w io.Writer, rates, figures sizing.Comparison) error {
-	fmt.Fprintf(w, "\nCompared with the %s (ratio = measured ÷ guide)\n\n", rates.A)
-	fmt.Fprintf(w, "Rates (a ratio above 1 means more operations per vCPU, or more CPU-ms per operation)\n")
-	if err := rates.WriteText(w); err != nil {
-		return err
-	}
-	fmt.Fprintf(w, "\nSizing for this load (a ratio above 1 means more resources)\n")
-	return figures.WriteText(w)
-}
-
-// writeFromSizing sizes in with each variant's measured costs and writes,
-// per variant, where the figures came from, the sizing and the comparison
-// with the guide (or YAML per variant with --k8s, or one JSON object).
-func writeFromSizing(w io.Writer, f *sizeFlags, in sizing.Input, cals []sizing.Calibration, out sizeOutput) error {
-	gr, err := sizing.Calculate(in)
-	if err != nil {
-		return err
-	}
-	for _, c := range cals {
-		m := in
-		m.Rates = c.Rates()
-		r, err := sizing.Calculate(m)
-		if err != nil {
-			return fmt.Errorf("variant %s: %w", c.Variant, err)
-		}
-		rates, figures := sizing.Compare(gr.Input.Rates, r.Input.Rates), sizing.CompareResults(gr, r)
-		// The full source heads the variant's section; the tables get a short one.
-		rates.B, figures.B = "measured", "measured"
-		if c.Variant != "" {
-			rates.B, figures.B = "measured: "+c.Variant, "measured: "+c.Variant
-		}
-		out.Variants = append(out.Variants, variantSizing{Calibration: c, Guide: gr, Measured: r,
-			RatesComparison: rates, SizingComparison: figures})
-	}
+// format is the output format the flags ask for.
+func (f *sizeFlags) format() string {
 	switch {
 	case f.asJSON:
-		return writeJSON(w, out)
+		return sizing.FormatJSON
 	case f.k8s:
-		for i, v := range out.Variants {
-			if i > 0 {
-				fmt.Fprintln(w, "---")
-			}
-			if err := v.Measured.WriteK8s(w); err != nil {
-				return err
-			}
-		}
-		return nil
+		return sizing.FormatK8s
 	}
-	if err := writeObserved(w, out.Observed); err != nil {
-		return err
-	}
-	fmt.Fprintf(w, "Costs measured by kcbench in %s", out.Results)
-	if len(out.Variants) > 1 {
-		fmt.Fprintf(w, ": %d variants, each sized below", len(out.Variants))
-	}
-	fmt.Fprintln(w)
-	if out.Load != "" && out.Observed == nil {
-		fmt.Fprintf(w, "Load: %s\n", out.Load)
-	}
-	for _, n := range out.Notes {
-		fmt.Fprintf(w, "  - %s\n", n)
-	}
-	for _, v := range out.Variants {
-		fmt.Fprintf(w, "\n%s\n", strings.Repeat("=", 78))
-		if err := v.Calibration.WriteText(w); err != nil {
-			return err
-		}
-		fmt.Fprintln(w)
-		if err := v.Measured.WriteText(w); err != nil {
-			return err
-		}
-		if err := writeComparisons(w, v.RatesComparison, v.SizingComparison); err != nil {
-			return err
-		}
-	}
-	return nil
+	return sizing.FormatText
 }
 
 func anySet(set map[string]bool, names []string) bool {

@@ -64,7 +64,7 @@ func TestSizeFromMetricsLive(t *testing.T) {
 		t.Fatalf("size: %v\n%s\n%s", err, sizeOut.String(), sizeErr.String())
 	}
 
-	var o sizeOutput
+	var o sizing.Output
 	if err := json.Unmarshal(sizeOut.Bytes(), &o); err != nil {
 		t.Fatalf("%v\n%s", err, sizeOut.String())
 	}

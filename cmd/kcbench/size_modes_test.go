@@ -203,7 +203,7 @@ func TestSizeFromRealResults(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("--json: exit %d\nstderr: %s", code, errs)
 	}
-	var o sizeOutput
+	var o sizing.Output
 	if err := json.Unmarshal([]byte(out), &o); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
@@ -253,7 +253,7 @@ func TestSizeFromVariants(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("--variant: exit %d\nstderr: %s", code, errs)
 	}
-	var o sizeOutput
+	var o sizing.Output
 	if err := json.Unmarshal([]byte(out), &o); err != nil {
 		t.Fatal(err)
 	}
@@ -533,7 +533,7 @@ func TestSizeFromMetrics(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("--json: exit %d\nstderr: %s", code, errs)
 	}
-	var o sizeOutput
+	var o sizing.Output
 	if err := json.Unmarshal([]byte(out), &o); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
@@ -553,7 +553,7 @@ func TestSizeFromMetricsTwoPodsCalibrated(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d\nstderr: %s", code, errs)
 	}
-	var o sizeOutput
+	var o sizing.Output
 	if err := json.Unmarshal([]byte(out), &o); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}

@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/kcbench/kcbench/internal/results"
 	"github.com/kcbench/kcbench/internal/sizing"
 )
 
@@ -31,7 +30,7 @@ func sizeTenants(e *env, f *sizeFlags, set map[string]bool, in sizing.Input) err
 	if err != nil {
 		return err
 	}
-	tps := tenantPoints(pts)
+	tps := sizing.TenantPoints(pts)
 	if f.variant != "" {
 		var known []string
 		var keep []sizing.TenantPoint
@@ -58,34 +57,4 @@ func sizeTenants(e *env, f *sizeFlags, set map[string]bool, in sizing.Input) err
 	}
 	fmt.Fprintf(e.stdout, "Results: %s\n", f.tenantsFrom)
 	return sizing.WriteTenantsText(e.stdout, caps, slo)
-}
-
-// tenantPoints turns result points into the tenant checker's input: status,
-// RSS at ready and during the workloads, and per workload the errors and
-// each operation's p95 latency.
-func tenantPoints(pts []*results.Point) []sizing.TenantPoint {
-	const mib = 1 << 20
-	var out []sizing.TenantPoint
-	for _, p := range pts {
-		s := p.Summary
-		tp := sizing.TenantPoint{Point: p.Manifest.Point, Variant: s.Params["variant"], Mode: s.Params["mode"],
-			Tenants: paramInt(s.Params, "tenants"), Repeat: paramInt(s.Params, "repeat"), Status: s.Status, Reason: s.Reason}
-		if s.Boot != nil {
-			tp.ReadyRSSMiB = float64(s.Boot.RSSBytes) / mib
-		}
-		for _, w := range s.Workloads {
-			tp.MaxRSSMiB = max(tp.MaxRSSMiB, float64(w.MaxRSSBytes)/mib)
-			tw := sizing.TenantWorkload{Name: w.Name, Scenario: w.Scenario, Phase: w.Phase}
-			for _, o := range w.Stats.Ops {
-				if o.Name == results.IterationOp {
-					tw.Iterations, tw.Errors = o.Count, o.Errors
-					continue
-				}
-				tw.Ops = append(tw.Ops, sizing.OpLatency{Op: o.Name, Count: o.Count, P95: o.Latency.P95})
-			}
-			tp.Workloads = append(tp.Workloads, tw)
-		}
-		out = append(out, tp)
-	}
-	return out
 }
