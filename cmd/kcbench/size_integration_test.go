@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/kcbench/kcbench/internal/results"
+	"github.com/kcbench/kcbench/internal/sizing"
 	"github.com/kcbench/kcbench/internal/stack"
 )
 
