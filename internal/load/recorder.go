@@ -98,6 +98,7 @@ type Recorder struct {
 	regularEnd time.Time
 	lastEnd    time.Duration
 	ops        []*opAgg
+	enc        hlogEncoder // the .hlog intervals' encoder
 	bufs       [][]sample
 	timeline   []results.TimelineRow
 	seen       struct{ dropped, interrupted int64 }
@@ -290,7 +291,7 @@ func (r *Recorder) flush(end time.Duration, final bool) Progress {
 	r.seen.dropped, r.seen.interrupted = dropped, interrupted
 	startMs, endMs := r.start.Add(row.Start).UnixMilli(), r.start.Add(row.End).UnixMilli()
 	for i, a := range r.ops {
-		row.Ops[i] = a.closeInterval(!warm, startMs, endMs)
+		row.Ops[i] = a.closeInterval(!warm, startMs, endMs, &r.enc)
 	}
 	slices.SortFunc(row.Ops[1:], func(a, b results.OpInterval) int { return strings.Compare(a.Op, b.Op) })
 	if end > r.lastEnd || row.Ops[0].Count > 0 {
@@ -383,7 +384,7 @@ func recordMicros(h *hdr.Histogram, d time.Duration) bool {
 
 // closeInterval summarises the current interval, folds it into the totals
 // when measured, and resets it.
-func (a *opAgg) closeInterval(measured bool, startMs, endMs int64) results.OpInterval {
+func (a *opAgg) closeInterval(measured bool, startMs, endMs int64, enc *hlogEncoder) results.OpInterval {
 	iv := results.OpInterval{
 		Op:     a.name,
 		Count:  a.iCount,
@@ -404,13 +405,7 @@ func (a *opAgg) closeInterval(measured bool, startMs, endMs int64) results.OpInt
 		for c, n := range a.iClasses {
 			a.tClasses[c] += n
 		}
-		// Encoding an in-memory histogram cannot fail; an interval that
-		// somehow does is left out of the log rather than failing the run.
-		lat, err1 := a.iLat.Encode(hdr.V2CompressedEncodingCookieBase)
-		svc, err2 := a.iSvc.Encode(hdr.V2CompressedEncodingCookieBase)
-		if err1 == nil && err2 == nil {
-			a.hlog = append(a.hlog, hlogInterval{startMs, endMs, lat, svc})
-		}
+		a.hlog = append(a.hlog, hlogInterval{startMs, endMs, enc.encode(a.iLat), enc.encode(a.iSvc)})
 	}
 	a.iLat.Reset()
 	a.iSvc.Reset()
