@@ -45,13 +45,14 @@ type Result struct {
 	Errors   int64
 	Wall     time.Duration
 	CPU      time.Duration // the tool's own user+system CPU time
+	Sys      time.Duration // the system part of CPU
 	Skipped  string        // why the tool did not run
 }
 
 // add sums two runs of one tool.
 func (r Result) add(o Result) Result {
 	return Result{Tool: o.Tool, Requests: r.Requests + o.Requests, Errors: r.Errors + o.Errors,
-		Wall: r.Wall + o.Wall, CPU: r.CPU + o.CPU, Skipped: o.Skipped}
+		Wall: r.Wall + o.Wall, CPU: r.CPU + o.CPU, Sys: r.Sys + o.Sys, Skipped: o.Skipped}
 }
 
 func (r Result) PerRequest() float64 {
@@ -172,10 +173,11 @@ func (b engine) run(ctx context.Context, tool string, d time.Duration) (Result, 
 	if err != nil {
 		return Result{}, err
 	}
-	c0 := selfCPU()
+	c0, s0 := selfCPU()
 	t0 := time.Now()
 	s, err := load.ConstantVUs{VUs: conns, Duration: d, GracefulStop: 5 * time.Second}.Run(ctx, sc, nil)
-	wall, cpu := time.Since(t0), selfCPU()-c0
+	c1, s1 := selfCPU()
+	wall, cpu, sys := time.Since(t0), c1-c0, s1-s0
 	if err != nil {
 		return Result{}, err
 	}
@@ -186,38 +188,40 @@ func (b engine) run(ctx context.Context, tool string, d time.Duration) (Result, 
 			r.Errors += o.Errors
 		}
 	}
-	r.Tool, r.Wall, r.CPU = tool, wall, cpu
+	r.Tool, r.Wall, r.CPU, r.Sys = tool, wall, cpu, sys
 	return r, nil
 }
 
-func selfCPU() time.Duration {
+// selfCPU returns the process's CPU time and its system part.
+func selfCPU() (time.Duration, time.Duration) {
 	var ru syscall.Rusage
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return rusageCPU(&ru)
 }
 
-func rusageCPU(ru *syscall.Rusage) time.Duration {
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+func rusageCPU(ru *syscall.Rusage) (cpu, sys time.Duration) {
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), time.Duration(ru.Stime.Nano())
 }
 
 // runTool runs a benchmark tool to completion and returns its output and
 // its own CPU time.
-func runTool(ctx context.Context, name string, args []string, env []string) (string, time.Duration, time.Duration, error) {
+func runTool(ctx context.Context, name string, args []string, env []string) (out string, wall, cpu, sys time.Duration, err error) {
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Env = append(os.Environ(), env...)
-	var out strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &out
+	var b strings.Builder
+	cmd.Stdout, cmd.Stderr = &b, &b
 	t0 := time.Now()
-	err := cmd.Run()
-	wall := time.Since(t0)
+	err = cmd.Run()
+	wall = time.Since(t0)
 	if err != nil {
-		return out.String(), 0, 0, fmt.Errorf("%v\n%s", err, lastLines(out.String(), 10))
+		return b.String(), 0, 0, 0, fmt.Errorf("%v\n%s", err, lastLines(b.String(), 10))
 	}
 	ru, _ := cmd.ProcessState.SysUsage().(*syscall.Rusage)
 	if ru == nil {
-		return out.String(), 0, 0, errors.New("no resource usage for the child")
+		return b.String(), 0, 0, 0, errors.New("no resource usage for the child")
 	}
-	return out.String(), wall, rusageCPU(ru), nil
+	cpu, sys = rusageCPU(ru)
+	return b.String(), wall, cpu, sys, nil
 }
 
 func lastLines(s string, n int) string {
@@ -240,7 +244,7 @@ func runWrk(ctx context.Context, url string, conns, threads int, d time.Duration
 		r.Skipped = "not installed (apt-get install wrk)"
 		return r, nil
 	}
-	out, wall, cpu, err := runTool(ctx, "wrk", []string{"-t", strconv.Itoa(min(threads, conns)), "-c", strconv.Itoa(conns),
+	out, wall, cpu, sys, err := runTool(ctx, "wrk", []string{"-t", strconv.Itoa(min(threads, conns)), "-c", strconv.Itoa(conns),
 		"-d", strconv.Itoa(max(1, int(d.Round(time.Second).Seconds()))) + "s", url}, nil)
 	if err != nil {
 		return r, err
@@ -259,7 +263,7 @@ func runWrk(ctx context.Context, url string, conns, threads int, d time.Duration
 			r.Errors += n
 		}
 	}
-	r.Wall, r.CPU = wall, cpu
+	r.Wall, r.CPU, r.Sys = wall, cpu, sys
 	return r, nil
 }
 
@@ -294,7 +298,7 @@ func runK6(ctx context.Context, url string, conns int, d time.Duration) (Result,
 	if err := os.WriteFile(script, []byte(k6Script), 0o644); err != nil {
 		return r, err
 	}
-	_, wall, cpu, err := runTool(ctx, bin, []string{"run", "--quiet", "--no-color", "--no-usage-report", script},
+	_, wall, cpu, sys, err := runTool(ctx, bin, []string{"run", "--quiet", "--no-color", "--no-usage-report", script},
 		[]string{"URL=" + url, "VUS=" + strconv.Itoa(conns), "DURATION=" + d.String(), "SUMMARY=" + summary})
 	if err != nil {
 		return r, err
@@ -313,7 +317,7 @@ func runK6(ctx context.Context, url string, conns int, d time.Duration) (Result,
 	}
 	r.Requests = int64(sum.Metrics["http_reqs"].Values["count"])
 	r.Errors = int64(sum.Metrics["http_req_failed"].Values["passes"])
-	r.Wall, r.CPU = wall, cpu
+	r.Wall, r.CPU, r.Sys = wall, cpu, sys
 	return r, nil
 }
 
@@ -327,15 +331,15 @@ func fileExists(p string) bool {
 func Write(w io.Writer, scen string, rs []Result, conns int, d time.Duration) error {
 	fmt.Fprintf(w, "load generator CPU per request: %s, %d connections, %v per tool\n\n", scen, conns, d)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "tool\trequests\terrors\treq/s\tcpu s\tcpu µs/req\t")
+	fmt.Fprintln(tw, "tool\trequests\terrors\treq/s\tcpu s\tcpu µs/req\tsys µs/req\t")
 	var kcb float64
 	for _, r := range rs {
 		if r.Skipped != "" {
 			fmt.Fprintf(tw, "%s\t\t\t\t\t%s\t\n", r.Tool, "skipped: "+r.Skipped)
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%.0f\t%.2f\t%.1f\t\n", r.Tool, r.Requests, r.Errors,
-			float64(r.Requests)/r.Wall.Seconds(), r.CPU.Seconds(), r.PerRequest())
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%.0f\t%.2f\t%.1f\t%.1f\t\n", r.Tool, r.Requests, r.Errors,
+			float64(r.Requests)/r.Wall.Seconds(), r.CPU.Seconds(), r.PerRequest(), float64(r.Sys.Microseconds())/float64(max(r.Requests, 1)))
 		if strings.HasPrefix(r.Tool, "kcbench") && kcb == 0 {
 			kcb = r.PerRequest()
 		}
