@@ -214,8 +214,15 @@ func TestIdleTimeout(t *testing.T) {
 
 // Framing: Content-Length must be digits and agree with itself; chunked
 // is the only Transfer-Encoding and excludes a Content-Length; with
-// neither, the body runs to the connection's end.
+// neither, the body runs to the connection's end. The same through
+// RoundTrip and through Exchange (no header map).
 func TestFraming(t *testing.T) {
+	for _, lite := range []bool{false, true} {
+		t.Run(map[bool]string{false: "RoundTrip", true: "Exchange"}[lite], func(t *testing.T) { testFraming(t, lite) })
+	}
+}
+
+func testFraming(t *testing.T, lite bool) {
 	for name, tc := range map[string]struct {
 		answer string
 		body   string // "" with ok false: an error
@@ -255,11 +262,22 @@ func TestFraming(t *testing.T) {
 			})
 			c := NewClient(1, 2*time.Second)
 			for range 2 {
-				resp, err := c.Get(url)
 				var b []byte
-				if err == nil {
-					b, err = io.ReadAll(resp.Body)
-					resp.Body.Close()
+				var err error
+				if lite {
+					req, _ := http.NewRequest(http.MethodGet, url, nil)
+					var code int
+					code, b, err = c.Transport.(*Transport).Exchange(req, nil, 1<<20)
+					if err == nil && code != 200 {
+						t.Fatalf("status %d", code)
+					}
+				} else {
+					var resp *http.Response
+					resp, err = c.Get(url)
+					if err == nil {
+						b, err = io.ReadAll(resp.Body)
+						resp.Body.Close()
+					}
 				}
 				if tc.ok != (err == nil) || tc.ok && string(b) != tc.body {
 					t.Fatalf("body %q, error %v; want %q, ok %v", b, err, tc.body, tc.ok)
@@ -424,5 +442,34 @@ func TestCancelKeepsIdleConnection(t *testing.T) {
 	get(t, c, srv.URL)
 	if n := conns.Load(); n != 2 {
 		t.Fatalf("%d connections, want a new one after the cut", n)
+	}
+}
+
+// Exchange appends the body to dst and gives the status, on the h1 path
+// and the https one; a body over max is an error.
+func TestExchange(t *testing.T) {
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusTeapot)
+		io.WriteString(w, "body")
+	})
+	srv, conns := server(t, h)
+	tls := httptest.NewTLSServer(h)
+	defer tls.Close()
+	tr := &Transport{Timeout: 2 * time.Second, Fallback: tls.Client().Transport}
+	for _, url := range []string{srv.URL, tls.URL} {
+		for range 2 {
+			req, _ := http.NewRequest(http.MethodGet, url, nil)
+			code, b, err := tr.Exchange(req, []byte("x:"), 100)
+			if err != nil || code != http.StatusTeapot || string(b) != "x:body" {
+				t.Fatalf("%s: %d %q %v", url, code, b, err)
+			}
+		}
+		req, _ := http.NewRequest(http.MethodGet, url, nil)
+		if _, _, err := tr.Exchange(req, nil, 3); err == nil || !strings.Contains(err.Error(), "larger than 3 bytes") {
+			t.Fatalf("%s: over max: %v", url, err)
+		}
+	}
+	if n := conns.Load(); n != 1 {
+		t.Errorf("%d connections, want 1 kept alive", n)
 	}
 }

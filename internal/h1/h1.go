@@ -160,6 +160,52 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req.URL == nil || req.URL.Scheme != "http" || req.URL.User != nil {
 		return t.roundTripFallback(req)
 	}
+	return t.roundTrip(req, false)
+}
+
+// Exchange sends req as RoundTrip does and appends the answer's body to
+// dst, for a caller that needs only the status and the body (a load
+// scenario fetching JWKS): on the h1 path it builds no header map. A body
+// longer than max bytes is an error.
+func (t *Transport) Exchange(req *http.Request, dst []byte, max int) (status int, body []byte, err error) {
+	var resp *http.Response
+	if req.URL == nil || req.URL.Scheme != "http" || req.URL.User != nil {
+		resp, err = t.roundTripFallback(req)
+	} else {
+		resp, err = t.roundTrip(req, true)
+	}
+	if err != nil {
+		return 0, dst, err
+	}
+	dst, err = appendBody(dst, resp.Body, max)
+	resp.Body.Close()
+	return resp.StatusCode, dst, err
+}
+
+// appendBody appends r to dst, up to max bytes, growing dst as little as
+// it can.
+func appendBody(dst []byte, r io.Reader, max int) ([]byte, error) {
+	n0 := len(dst)
+	for {
+		if len(dst) == cap(dst) {
+			dst = append(dst, 0)[:len(dst)]
+		}
+		n, err := r.Read(dst[len(dst):cap(dst)])
+		dst = dst[:len(dst)+n]
+		switch {
+		case len(dst)-n0 > max:
+			return dst, fmt.Errorf("h1: answer larger than %d bytes", max)
+		case err == io.EOF:
+			return dst, nil
+		case err != nil:
+			return dst, err
+		}
+	}
+}
+
+// roundTrip is RoundTrip on the h1 path; lite leaves the response's
+// Header and Status empty.
+func (t *Transport) roundTrip(req *http.Request, lite bool) (*http.Response, error) {
 	if req.URL.Host == "" {
 		closeBody(req)
 		return nil, errors.New("h1: request URL has no host")
@@ -168,9 +214,10 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	// The context's own deadline acts through its cancellation (see
 	// conn.roundTrip), not as the connection's deadline: a request cut
 	// off by it then always finds the context done, as its caller expects.
+	now := time.Now()
 	var deadline time.Time
 	if t.Timeout > 0 {
-		deadline = time.Now().Add(t.Timeout)
+		deadline = now.Add(t.Timeout)
 	}
 	if err := expired(ctx); err != nil {
 		closeBody(req)
@@ -178,13 +225,13 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	addr := hostPort(req.URL.Host)
 	for attempt := 0; ; attempt++ {
-		c, reused, err := t.getConn(ctx, addr, deadline)
+		c, reused, err := t.getConn(ctx, addr, now, deadline)
 		if err != nil {
 			closeBody(req)
 			runtime.Gosched()
 			return nil, err
 		}
-		resp, retry, err := c.roundTrip(ctx, req, deadline)
+		resp, retry, err := c.roundTrip(ctx, req, deadline, lite)
 		if err == nil {
 			return resp, nil
 		}
@@ -335,8 +382,7 @@ func (t *Transport) idleTimeout() time.Duration {
 
 // getConn returns a kept-alive connection that is still open, or dials a
 // new one, and begins an exchange on it under ctx.
-func (t *Transport) getConn(ctx context.Context, addr string, deadline time.Time) (*conn, bool, error) {
-	now := time.Now()
+func (t *Transport) getConn(ctx context.Context, addr string, now, deadline time.Time) (*conn, bool, error) {
 	for {
 		t.mu.Lock()
 		cs := t.idle[addr]
@@ -357,6 +403,7 @@ func (t *Transport) getConn(ctx context.Context, addr string, deadline time.Time
 			t.putConn(c)
 			return nil, false, expired(ctx)
 		}
+		c.lastUse = now
 		return c, true, nil
 	}
 	dt := t.DialTimeout
@@ -374,6 +421,7 @@ func (t *Transport) getConn(ctx context.Context, addr string, deadline time.Time
 		c.close()
 		return nil, false, expired(ctx)
 	}
+	c.lastUse = now
 	return c, false, nil
 }
 
@@ -381,7 +429,7 @@ func (t *Transport) getConn(ctx context.Context, addr string, deadline time.Time
 // it has expired (the pool is a stack: the oldest is at the bottom, and
 // under a steady load it is never taken).
 func (t *Transport) putConn(c *conn) {
-	now := time.Now()
+	now := c.lastUse // no clock read per request: idle times are counted from the exchange's start
 	c.idleAt = now
 	var expired *conn
 	t.mu.Lock()
@@ -439,16 +487,17 @@ func (p *plainWire) alive() bool { return true }
 
 // conn is one connection; it serves one exchange at a time.
 type conn struct {
-	t      *Transport
-	addr   string
-	nc     net.Conn
-	w      wire
-	br     *bufio.Reader
-	bw     *bufio.Writer
-	raw    []byte // scratch for the response head
-	dl     time.Time
-	got    bool      // a byte of the current answer arrived
-	idleAt time.Time // when it was last put in the pool
+	t       *Transport
+	addr    string
+	nc      net.Conn
+	w       wire
+	br      *bufio.Reader
+	bw      *bufio.Writer
+	raw     []byte // scratch for the response head
+	dl      time.Time
+	got     bool      // a byte of the current answer arrived
+	idleAt  time.Time // when it was last put in the pool
+	lastUse time.Time // when its last exchange began
 
 	// The connection watches the Done channel of the context of its
 	// requests, registered once for as long as its requests share it (a
@@ -536,7 +585,7 @@ func deadlineSlack(timeout time.Duration) time.Duration { return min(timeout/10,
 // again on a new connection: the connection failed before any byte of an
 // answer arrived (as when the server had closed it while idle), and
 // either the request is idempotent or no byte of it left this process.
-func (c *conn) roundTrip(ctx context.Context, req *http.Request, deadline time.Time) (resp *http.Response, retry bool, err error) {
+func (c *conn) roundTrip(ctx context.Context, req *http.Request, deadline time.Time, lite bool) (resp *http.Response, retry bool, err error) {
 	switch {
 	case deadline.IsZero() && !c.dl.IsZero():
 		c.nc.SetDeadline(time.Time{})
@@ -558,7 +607,7 @@ func (c *conn) roundTrip(ctx context.Context, req *http.Request, deadline time.T
 	if err := c.writeRequest(req); err != nil {
 		return fail(err)
 	}
-	resp, err = c.readResponse(req)
+	resp, err = c.readResponse(req, lite)
 	if err != nil {
 		return fail(err)
 	}
@@ -641,7 +690,8 @@ func (c *conn) writeRequest(req *http.Request) error {
 }
 
 // readResponse reads the status line and headers, and sets up the body.
-func (c *conn) readResponse(req *http.Request) (*http.Response, error) {
+// lite skips the header map and the Status text.
+func (c *conn) readResponse(req *http.Request, lite bool) (*http.Response, error) {
 	for {
 		c.raw = c.raw[:0]
 		// Status line and headers, copied into raw, "\n"-separated.
@@ -688,18 +738,27 @@ func (c *conn) readResponse(req *http.Request) (*http.Response, error) {
 		if code >= 100 && code < 200 && code != http.StatusSwitchingProtocols {
 			continue // an interim answer (100 Continue): the real one follows
 		}
-		h, err := parseHeader(rest, lines-1)
-		if err != nil {
-			return nil, err
-		}
 		resp := &http.Response{
-			Status: status, StatusCode: code, Proto: proto, ProtoMajor: 1, ProtoMinor: 1,
-			Header: h, Request: req, ContentLength: -1,
+			StatusCode: code, Proto: proto, ProtoMajor: 1, ProtoMinor: 1, Request: req, ContentLength: -1,
 		}
 		if proto == "HTTP/1.0" {
 			resp.ProtoMinor = 0
 		}
-		if err := c.setBody(resp, req); err != nil {
+		var f framing
+		if lite {
+			var buf [6]string
+			if f, err = scanFraming(rest, &buf); err != nil {
+				return nil, err
+			}
+		} else {
+			h, err := parseHeader(rest, lines-1)
+			if err != nil {
+				return nil, err
+			}
+			resp.Status, resp.Header = status, h
+			f = framing{cl: h["Content-Length"], te: h["Transfer-Encoding"], conn: h["Connection"]}
+		}
+		if err := c.setBody(resp, req, f); err != nil {
 			return nil, err
 		}
 		return resp, nil
@@ -714,6 +773,46 @@ func trimEOL(b []byte) []byte {
 		}
 	}
 	return b
+}
+
+// framing holds the values of the headers that frame a response.
+type framing struct {
+	cl, te, conn []string
+}
+
+// scanFraming finds the framing headers in "Key: value" lines without
+// building a header map; buf backs the values.
+func scanFraming(text string, buf *[6]string) (framing, error) {
+	var f framing
+	n := 0
+	for text != "" {
+		var line string
+		line, text, _ = strings.Cut(text, "\n")
+		k, v, ok := strings.Cut(line, ":")
+		if !ok || k == "" || strings.ContainsAny(k, " \t") {
+			return f, fmt.Errorf("h1: malformed header line %q", line)
+		}
+		var dst *[]string
+		switch {
+		case strings.EqualFold(k, "Content-Length"):
+			dst = &f.cl
+		case strings.EqualFold(k, "Transfer-Encoding"):
+			dst = &f.te
+		case strings.EqualFold(k, "Connection"):
+			dst = &f.conn
+		default:
+			continue
+		}
+		v = strings.TrimSpace(v)
+		if n < len(buf) && len(*dst) == 0 {
+			buf[n] = v
+			*dst = buf[n : n+1 : n+1]
+			n++
+		} else {
+			*dst = append(*dst, v)
+		}
+	}
+	return f, nil
 }
 
 // parseHeader reads "Key: value" lines. Values and known keys point into
@@ -761,8 +860,8 @@ func canonicalKey(k string) string {
 // setBody frames the response body (RFC 9112 §6.3): none, chunked, a
 // Content-Length, or until the connection closes. Framing that could be
 // read two ways is an error, and the connection is not reused.
-func (c *conn) setBody(resp *http.Response, req *http.Request) error {
-	resp.Close = req.Close || headerHas(resp.Header, "Connection", "close") || resp.ProtoMinor == 0 && !headerHas(resp.Header, "Connection", "keep-alive")
+func (c *conn) setBody(resp *http.Response, req *http.Request, f framing) error {
+	resp.Close = req.Close || hasToken(f.conn, "close") || resp.ProtoMinor == 0 && !hasToken(f.conn, "keep-alive")
 	if resp.StatusCode == http.StatusSwitchingProtocols {
 		// The connection now speaks another protocol: h1 does not
 		// follow upgrades, and the connection is never reused.
@@ -777,7 +876,7 @@ func (c *conn) setBody(resp *http.Response, req *http.Request) error {
 		return nil
 	}
 	b := &body{c: c, remain: -1}
-	te, cl := resp.Header["Transfer-Encoding"], resp.Header["Content-Length"]
+	te, cl := f.te, f.cl
 	switch {
 	case len(te) > 0:
 		switch {
@@ -849,8 +948,8 @@ func parseDigits(s string) (int64, bool) {
 	return n, true
 }
 
-func headerHas(h http.Header, key, token string) bool {
-	for _, v := range h[key] {
+func hasToken(vs []string, token string) bool {
+	for _, v := range vs {
 		for f := range strings.SplitSeq(v, ",") {
 			if strings.EqualFold(strings.TrimSpace(f), token) {
 				return true

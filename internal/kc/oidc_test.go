@@ -441,3 +441,23 @@ func BenchmarkJWKSRaw(b *testing.B) {
 		})
 	}
 }
+
+// The raw calls take h1's Exchange path (no http.Response) and mean the
+// same: the body appended, a failed status an *APIError.
+func TestRawCallsThroughExchange(t *testing.T) {
+	srv := fakeKeycloak(t)
+	c := New(srv.URL, h1.NewClient(2, 10*time.Second))
+	ctx := context.Background()
+	buf, err := c.JWKSRaw(ctx, "r1", []byte("prefix"))
+	if err != nil || !strings.HasPrefix(string(buf), `prefix{"keys":[`) {
+		t.Fatalf("jwks raw: %q %v", buf, err)
+	}
+	buf, err = c.JWKSRaw(ctx, "nope", []byte("prefix"))
+	var apiErr *APIError
+	if !errors.Is(err, ErrNotFound) || !errors.As(err, &apiErr) || string(buf) != "prefix" {
+		t.Fatalf("unknown realm: %q %v", buf, err)
+	}
+	if buf, err = c.DiscoveryRaw(ctx, "r1", nil); err != nil || !strings.Contains(string(buf), `"issuer"`) {
+		t.Fatalf("discovery raw: %q %v", buf, err)
+	}
+}
