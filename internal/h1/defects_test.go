@@ -166,8 +166,8 @@ func TestStaleConnectionProbed(t *testing.T) {
 		io.WriteString(nc, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
 		// return: close the connection, as an idle timeout would
 	})
-	c := NewClient(1, 2*time.Second)
-	tr := c.Transport.(*Transport)
+	tr := &Transport{Timeout: 2 * time.Second, ProbeIdle: 5 * time.Millisecond}
+	c := &http.Client{Transport: tr}
 	for i := range 3 {
 		resp, err := c.Post(url, "text/plain", strings.NewReader("x"))
 		if err != nil {
@@ -177,7 +177,7 @@ func TestStaleConnectionProbed(t *testing.T) {
 		resp.Body.Close()
 		// Wait until the server's close has reached the idle connection.
 		waitFor(t, "the close to arrive", func() bool { return !tr.idleConn(0).w.alive() })
-		time.Sleep(probeIdle) // idle long enough to be checked
+		time.Sleep(tr.ProbeIdle) // idle long enough to be checked
 	}
 	if posts.Load() != 3 || conns.Load() != 3 {
 		t.Errorf("%d POSTs on %d connections, want 3 on 3", posts.Load(), conns.Load())

@@ -28,7 +28,7 @@
 //     form) only when provably no byte of it left this process. A login is
 //     never counted twice, a refresh token never used twice.
 //   - A kept-alive connection idle for longer than IdleTimeout is closed, and
-//     one idle for more than a few milliseconds is checked before use (a
+//     one idle for more than ProbeIdle (a second) is checked before use (a
 //     non-blocking peek, on Linux), so a connection the server closed
 //     meanwhile is replaced instead of failing a request.
 //   - Responses are framed strictly: a malformed or conflicting
@@ -67,13 +67,14 @@ const (
 	DefaultMaxIdlePerHost = 100
 	DefaultDialTimeout    = 5 * time.Second
 	DefaultIdleTimeout    = 90 * time.Second
-	// probeIdle: a connection idle for longer is checked before reuse. A
-	// VU that is kept busy reuses its connection within microseconds and
-	// pays nothing; a connection idle for longer could have been closed
-	// by the server and costs one non-blocking system call.
-	probeIdle       = 5 * time.Millisecond
-	readBufferSize  = 16 << 10
-	writeBufferSize = 4 << 10
+	// DefaultProbeIdle: a connection idle for longer is checked before
+	// reuse (one non-blocking system call). Servers close idle
+	// connections after seconds to minutes; a VU that is kept busy
+	// reuses its connection well within a second, even on a box so loaded
+	// that it waits milliseconds for a core, and pays nothing.
+	DefaultProbeIdle = time.Second
+	readBufferSize   = 16 << 10
+	writeBufferSize  = 4 << 10
 	// maxDrain is how much of an unread body Close reads to keep the
 	// connection; a larger rest closes it instead.
 	maxDrain = 256 << 10
@@ -101,6 +102,10 @@ type Transport struct {
 	// IdleTimeout is how long a connection is kept idle for reuse
 	// (0: DefaultIdleTimeout).
 	IdleTimeout time.Duration
+	// ProbeIdle is how long a connection may be idle before it is checked
+	// for a close by the server before reuse (0: DefaultProbeIdle). Idle
+	// times count from the start of the connection's last exchange.
+	ProbeIdle time.Duration
 	// Fallback serves what Transport does not: https and other schemes
 	// (nil: a net/http Transport without proxy and compression).
 	Fallback http.RoundTripper
@@ -373,6 +378,13 @@ func rewind(req *http.Request) (*http.Request, bool) {
 	return &r, true
 }
 
+func (t *Transport) probeIdle() time.Duration {
+	if t.ProbeIdle > 0 {
+		return t.ProbeIdle
+	}
+	return DefaultProbeIdle
+}
+
 func (t *Transport) idleTimeout() time.Duration {
 	if t.IdleTimeout > 0 {
 		return t.IdleTimeout
@@ -395,7 +407,7 @@ func (t *Transport) getConn(ctx context.Context, addr string, now, deadline time
 		t.idle[addr] = cs[:len(cs)-1]
 		t.mu.Unlock()
 		idle := now.Sub(c.idleAt)
-		if idle > t.idleTimeout() || idle > probeIdle && !c.w.alive() {
+		if idle > t.idleTimeout() || idle > t.probeIdle() && !c.w.alive() {
 			c.close() // expired, or closed by the server meanwhile
 			continue
 		}
@@ -788,12 +800,15 @@ func scanFraming(text string, buf *[6]string) (framing, error) {
 	for text != "" {
 		var line string
 		line, text, _ = strings.Cut(text, "\n")
-		k, v, ok := strings.Cut(line, ":")
-		if !ok || k == "" || strings.ContainsAny(k, " \t") {
+		i := strings.IndexByte(line, ':')
+		if i <= 0 || strings.IndexByte(line[:i], ' ') >= 0 || strings.IndexByte(line[:i], '\t') >= 0 {
 			return f, fmt.Errorf("h1: malformed header line %q", line)
 		}
+		k, v := line[:i], line[i+1:]
 		var dst *[]string
 		switch {
+		case k[0]|0x20 != 'c' && k[0]|0x20 != 't':
+			continue // most lines: not a framing header
 		case strings.EqualFold(k, "Content-Length"):
 			dst = &f.cl
 		case strings.EqualFold(k, "Transfer-Encoding"):

@@ -274,7 +274,7 @@ func TestConnectionRefused(t *testing.T) {
 }
 
 // A kept-alive connection the server closed meanwhile is replaced without
-// an error, for a POST too (the request never reached the server).
+// an error, for a POST too: the check before reuse finds it closed.
 func TestStaleConnection(t *testing.T) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -303,7 +303,7 @@ func TestStaleConnection(t *testing.T) {
 			}()
 		}
 	}()
-	c := NewClient(2, 2*time.Second)
+	c := &http.Client{Transport: &Transport{Timeout: 2 * time.Second, ProbeIdle: 10 * time.Millisecond}}
 	for i := range 4 {
 		var resp *http.Response
 		if i%2 == 0 {
