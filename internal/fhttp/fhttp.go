@@ -13,6 +13,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"time"
@@ -44,8 +45,45 @@ func NewClient(maxConns int, timeout time.Duration) *http.Client {
 // CloseIdleConnections closes the kept-alive connections.
 func (t *Transport) CloseIdleConnections() { t.c.CloseIdleConnections() }
 
+// Exchange is RoundTrip for a caller that needs the status and body only
+// (as h1.Transport.Exchange): the body is appended to dst, no header map
+// is built. A body over max bytes is an error.
+func (t *Transport) Exchange(req *http.Request, dst []byte, max int) (int, []byte, error) {
+	fresp := fasthttp.AcquireResponse()
+	defer fasthttp.ReleaseResponse(fresp)
+	if err := t.do(req, fresp); err != nil {
+		return 0, dst, err
+	}
+	b := fresp.Body()
+	if len(b) > max {
+		return 0, dst, fmt.Errorf("fhttp: answer larger than %d bytes", max)
+	}
+	return fresp.StatusCode(), append(dst, b...), nil
+}
+
 // RoundTrip implements http.RoundTripper.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	fresp := fasthttp.AcquireResponse()
+	defer fasthttp.ReleaseResponse(fresp)
+	if err := t.do(req, fresp); err != nil {
+		return nil, err
+	}
+	resp := &http.Response{
+		Status: http.StatusText(fresp.StatusCode()), StatusCode: fresp.StatusCode(),
+		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, Request: req,
+		Header: make(http.Header, fresp.Header.Len()),
+	}
+	for k, v := range fresp.Header.All() {
+		resp.Header.Add(string(k), string(v))
+	}
+	body := bytes.Clone(fresp.Body())
+	resp.ContentLength = int64(len(body))
+	resp.Body = io.NopCloser(bytes.NewReader(body))
+	return resp, nil
+}
+
+// do sends req through fasthttp into fresp.
+func (t *Transport) do(req *http.Request, fresp *fasthttp.Response) error {
 	freq := fasthttp.AcquireRequest()
 	defer fasthttp.ReleaseRequest(freq)
 	freq.Header.SetMethod(req.Method)
@@ -62,7 +100,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		b, err := io.ReadAll(req.Body)
 		req.Body.Close()
 		if err != nil {
-			return nil, err
+			return err
 		}
 		freq.SetBodyRaw(b)
 	}
@@ -71,34 +109,21 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		deadline = d
 	}
 	if err := req.Context().Err(); err != nil {
-		return nil, err
+		return err
 	}
-	fresp := fasthttp.AcquireResponse()
-	defer fasthttp.ReleaseResponse(fresp)
 	if err := t.c.DoDeadline(freq, fresp, deadline); err != nil {
 		if errors.Is(err, fasthttp.ErrTimeout) {
 			if cerr := req.Context().Err(); cerr != nil {
-				return nil, cerr
+				return cerr
 			}
-			return nil, context.DeadlineExceeded
+			return context.DeadlineExceeded
 		}
 		if errors.Is(err, fasthttp.ErrConnectionClosed) {
-			return nil, &closedError{err}
+			return &closedError{err}
 		}
-		return nil, err
+		return err
 	}
-	resp := &http.Response{
-		Status: http.StatusText(fresp.StatusCode()), StatusCode: fresp.StatusCode(),
-		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, Request: req,
-		Header: make(http.Header, fresp.Header.Len()),
-	}
-	for k, v := range fresp.Header.All() {
-		resp.Header.Add(string(k), string(v))
-	}
-	body := bytes.Clone(fresp.Body())
-	resp.ContentLength = int64(len(body))
-	resp.Body = io.NopCloser(bytes.NewReader(body))
-	return resp, nil
+	return nil
 }
 
 type closedError struct{ err error }

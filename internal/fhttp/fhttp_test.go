@@ -77,3 +77,17 @@ func BenchmarkJWKS(b *testing.B) {
 		}
 	})
 }
+
+func TestExchange(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusTeapot)
+		io.WriteString(w, "body")
+	}))
+	defer srv.Close()
+	tr := NewClient(1, 5*time.Second).Transport.(*Transport)
+	req, _ := http.NewRequest(http.MethodGet, srv.URL, nil)
+	code, b, err := tr.Exchange(req, []byte("x:"), 10)
+	if err != nil || code != http.StatusTeapot || string(b) != "x:body" {
+		t.Fatalf("%d %q %v", code, b, err)
+	}
+}
