@@ -223,7 +223,7 @@ func cmdCapacity(ctx context.Context, e *env, args []string) error {
 		return runMatrix(ctx, e, &f, &w, &sf)
 	}
 	lf := loadFile{Config: f.scen, Manifest: f.manifest}
-	tg, manifestPath, err := loadTarget(e, &lf, &tf, &w)
+	tg, _, manifestPath, err := loadTarget(e, &lf, &tf, &w)
 	if err != nil {
 		return err
 	}
@@ -240,6 +240,9 @@ func cmdCapacity(ctx context.Context, e *env, args []string) error {
 	} else if s, err := w.attach(e); err == nil {
 		params["target"] = "local"
 		params["keycloak_version"] = s.State().Options.Version
+		if h, err := s.Heap(); err == nil {
+			params["heap"] = h.String()
+		}
 	}
 	if _, err := scenario.ByName(f.scen.Scenario, scenario.ProbeEnv(tg, m, f.scen)); err != nil {
 		return usageError{err}

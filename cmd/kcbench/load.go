@@ -25,6 +25,7 @@ import (
 	"github.com/kcbench/kcbench/internal/progress"
 	"github.com/kcbench/kcbench/internal/results"
 	"github.com/kcbench/kcbench/internal/scenario"
+	"github.com/kcbench/kcbench/internal/stack"
 )
 
 // loadFile is a load run as flags or a YAML file (--file) describe it:
@@ -151,19 +152,22 @@ from --realm --client-id --username --password. Prints a summary on stdout,
 progress on stderr, and with --out writes summary.json, timeline.csv and
 <op>.hlog files. Server CPU per successful iteration is measured from
 /proc for the local stack, or from --management-url's /metrics.
-Exit code 3 when a --threshold fails (after the results are written).`
+Exit code 3 when a --threshold fails, 5 when the target died, was
+unreachable or failed every iteration (after the results of what ran are
+written; --keep-going runs on and exits 0 instead).`
 
 func cmdLoad(ctx context.Context, e *env, args []string) error {
 	cfg := defaultLoadFile()
 	var file string
 	var w where
 	var tf targetFlags
-	var quiet bool
+	var quiet, keepGoing bool
 	newFS := func(f *loadFile) *flag.FlagSet {
 		fs := newFlags(e, "load", loadSynopsis)
 		f.register(fs)
 		fs.StringVar(&file, "file", file, "YAML `FILE` with the run's settings (keys: the flag names with _ for -)")
 		fs.BoolVar(&quiet, "quiet", quiet, "no progress line on stderr")
+		fs.BoolVar(&keepGoing, "keep-going", keepGoing, "when the target dies or refuses every connection, run on to the end and exit 0 (or 3), e.g. for a deliberate restart; without it the run stops and exits 5")
 		w.register(fs)
 		tf.register(fs)
 		return fs
@@ -191,11 +195,14 @@ func cmdLoad(ctx context.Context, e *env, args []string) error {
 			return usagef("--out: %v", err)
 		}
 	}
-	tg, manifestPath, err := loadTarget(e, &cfg, &tf, &w)
+	tg, st, manifestPath, err := loadTarget(e, &cfg, &tf, &w)
 	if err != nil {
 		return err
 	}
-	in := scenario.RunInput{Target: tg, Config: cfg.Config}
+	in := scenario.RunInput{Target: tg, Config: cfg.Config, KeepGoing: keepGoing, RequireSuccess: true}
+	if st != nil {
+		in.Alive = st.Watch().Check
+	}
 	desc := "realm " + cfg.Realm
 	if cfg.Realm == "" {
 		m, err := dataset.ReadManifest(manifestPath)
@@ -239,6 +246,10 @@ func cmdLoad(ctx context.Context, e *env, args []string) error {
 		}
 		e.logf("load: results in %s", cfg.Out)
 	}
+	var down *scenario.DownError
+	if errors.As(runErr, &down) {
+		return codedError{code: exitTargetDown, err: fmt.Errorf("target down: %w", down)}
+	}
 	if runErr != nil {
 		return runErr
 	}
@@ -267,36 +278,36 @@ func skewDesc(s float64) string {
 
 // loadTarget resolves the Keycloak and the default manifest path. An
 // external --target needs admin credentials only for admin-api.
-func loadTarget(e *env, c *loadFile, tf *targetFlags, w *where) (kc.Target, string, error) {
+func loadTarget(e *env, c *loadFile, tf *targetFlags, w *where) (kc.Target, *stack.Stack, string, error) {
 	if tf.set() {
 		var tg kc.Target
 		if tf.passwordFile == "" && tf.clientID == "" {
 			tg = kc.Target{BaseURL: tf.url, ManagementURL: tf.mgmtURL}
 			for _, u := range []string{tg.BaseURL, tg.ManagementURL} {
 				if err := checkURL(u); u != "" && err != nil {
-					return tg, "", usageError{err}
+					return tg, nil, "", usageError{err}
 				}
 			}
 		} else {
 			var err error
 			if tg, err = tf.target(); err != nil {
-				return tg, "", err
+				return tg, nil, "", err
 			}
 		}
 		if c.Realm == "" && c.Manifest == "" {
-			return tg, "", usagef("with --target, give --manifest or --realm")
+			return tg, nil, "", usagef("with --target, give --manifest or --realm")
 		}
-		return tg, c.Manifest, nil
+		return tg, nil, c.Manifest, nil
 	}
 	s, err := w.attach(e)
 	if err != nil {
-		return kc.Target{}, "", err
+		return kc.Target{}, nil, "", err
 	}
 	m := c.Manifest
 	if m == "" {
 		m = filepath.Join(s.State().Dir, "dataset.json")
 	}
-	return s.Target(), m, nil
+	return s.Target(), s, m, nil
 }
 
 // writeLoadOutputs writes the HDR logs, the timeline and, last, the

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -10,8 +11,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/kcbench/kcbench/internal/results"
 )
 
 // probeSecret is in every secret a probe hands kcbench (password files,
@@ -186,9 +190,10 @@ func TestBadInputProbes(t *testing.T) {
 		{name: "experiment million points", args: []string{"experiment", "plan", million}, code: exitUsage, want: "points"},
 		{name: "target closed port", args: loadAt(tg.closed, "--out", out("closed")), code: exitTargetDown, want: "connection refused", out: ""},
 		{name: "target html 404", args: loadAt(tg.html404), code: exitTargetDown, want: "http_404"},
-		{name: "target invalid discovery", args: append(loadAt(tg.badDiscovery), "--scenario", "login-form"), code: exitTargetDown, want: "discovery"},
+		{name: "status invalid discovery", args: []string{"status", "--target", tg.badDiscovery, "--admin-password-file", pw}, code: exitError, want: "not JSON"},
+		{name: "status 1 GB body", args: []string{"status", "--target", tg.huge, "--admin-password-file", pw}, code: exitError, want: "larger than"},
 		{name: "target never answers", args: loadAt(tg.hang), code: exitTargetDown, want: "timeout"},
-		{name: "target 1 GB body", args: loadAt(tg.huge), code: exitTargetDown, want: "body"},
+		{name: "target 1 GB body", args: loadAt(tg.huge), code: exitTargetDown, want: "answer body larger than"},
 		{name: "status closed port", args: []string{"status", "--target", tg.closed, "--admin-password-file", pw}, code: exitError, want: "unreachable"},
 		{name: "status html 404", args: []string{"status", "--target", tg.html404, "--admin-password-file", pw}, code: exitError, want: "404"},
 		{name: "status never answers", args: []string{"status", "--target", tg.hang, "--admin-password-file", pw}, code: exitError, want: "Timeout"},
@@ -213,9 +218,6 @@ func TestBadInputProbes(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			if c.code == exitTargetDown {
-				t.Skip("dead-target detection lands next")
-			}
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
 			code, stdout, stderr := runCLICtx(t, ctx, c.args...)
@@ -258,4 +260,38 @@ func errorLine(stderr string) string {
 		return ""
 	}
 	return strings.TrimSpace(after)
+}
+
+// Ctrl-C mid-load: exit 4, the summary of what ran on stdout and in --out.
+func TestLoadInterrupted(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var served atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if served.Add(1) == 200 {
+			cancel() // Ctrl-C
+		}
+		io.WriteString(w, `{"keys":[]}`)
+	}))
+	defer srv.Close()
+	out := filepath.Join(t.TempDir(), "res")
+	code, stdout, stderr := runCLICtx(t, ctx, "load", "--target", srv.URL, "--realm", "r", "--scenario", "jwks",
+		"--vus", "2", "--duration", "5m", "--out", out, "--quiet")
+	if code != exitInterrupted || !strings.Contains(stderr, "kcbench: interrupted") {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+	if !strings.Contains(stdout, "(aborted)") {
+		t.Errorf("no summary:\n%s", stdout)
+	}
+	b, err := os.ReadFile(filepath.Join(out, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st results.Stats
+	if err := json.Unmarshal(b, &st); err != nil {
+		t.Fatal(err)
+	}
+	if it, _ := st.Op(results.IterationOp); !st.Aborted || it.OK < 100 {
+		t.Errorf("summary.json: aborted %v, iterations %+v", st.Aborted, it)
+	}
 }

@@ -127,6 +127,9 @@ func cmdStatus(ctx context.Context, e *env, args []string) error {
 	fmt.Fprintf(tw, "management\t%s\n", st.MgmtURL)
 	fmt.Fprintf(tw, "ready\t%v\n", st.Ready)
 	fmt.Fprintf(tw, "keycloak pid\t%s\n", procLine(st.Keycloak))
+	if st.Heap != nil {
+		fmt.Fprintf(tw, "heap\t%s\n", st.Heap)
+	}
 	if st.Postgres != nil {
 		fmt.Fprintf(tw, "postgres\t%s, %s\n", st.Postgres.Version, st.DBURL)
 		fmt.Fprintf(tw, "postgres pid\t%s\n", procLine(*st.Postgres))

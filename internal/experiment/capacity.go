@@ -299,6 +299,9 @@ func matrixVersion(ctx context.Context, o MatrixOptions, v, dir string) (r *resu
 		return nil, err
 	}
 	params := map[string]string{"keycloak_version": v, "target": "local", "machine_cores": fmt.Sprint(runtime.NumCPU())}
+	if h, err := st.Heap(); err == nil {
+		params["heap"] = h.String()
+	}
 	AddSpecParams(params, m.Spec)
 	return f.Run(ctx, tg, m, params, dir, &boot)
 }

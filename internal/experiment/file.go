@@ -8,6 +8,7 @@ import (
 	"os"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -376,7 +377,8 @@ func unjoin(err error) []error {
 	return []error{err}
 }
 
-// ParseBytes reads "8GiB", "6000MiB", "512MB", "1g".
+// ParseBytes reads "8GiB", "6000MiB", "512MB", "1g": a positive number
+// and a unit, at most MaxBytes.
 func ParseBytes(s string) (int64, error) {
 	t := strings.TrimSpace(s)
 	units := []struct {
@@ -385,21 +387,24 @@ func ParseBytes(s string) (int64, error) {
 	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"GB", 1e9}, {"MB", 1e6}, {"KB", 1e3}, {"g", 1 << 30}, {"m", 1 << 20}, {"k", 1 << 10}, {"B", 1}}
 	for _, u := range units {
 		if num, ok := strings.CutSuffix(t, u.suffix); ok {
-			var f float64
-			if _, err := fmt.Sscan(num, &f); err != nil || f <= 0 {
+			f, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
+			if err != nil || !(f > 0) || f*float64(u.mult) > MaxBytes {
 				break
 			}
 			return int64(f * float64(u.mult)), nil
 		}
 	}
-	return 0, fmt.Errorf("%q: want a size such as 8GiB or 6000MiB", s)
+	return 0, fmt.Errorf("%q: want a size such as 8GiB or 6000MiB, at most 1 PiB", s)
 }
+
+// MaxBytes bounds ParseBytes (1 PiB).
+const MaxBytes = 1 << 50
 
 // ParsePercent reads "50%" as 0.5.
 func ParsePercent(s string) (float64, error) {
 	num, ok := strings.CutSuffix(strings.TrimSpace(s), "%")
-	var f float64
-	if _, err := fmt.Sscan(num, &f); !ok || err != nil || f < 0 || f > 100 {
+	f, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
+	if !ok || err != nil || !(f >= 0 && f <= 100) {
 		return 0, fmt.Errorf("%q: want a percentage such as 50%%", s)
 	}
 	return f / 100, nil

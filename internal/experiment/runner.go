@@ -330,6 +330,9 @@ func (r *Runner) runPoint(ctx context.Context, p Point) (*results.Summary, error
 		// The stack may have been replaced while reaching the dataset.
 		st := r.st.State()
 		man.Java, man.Target = st.Java.Version, r.st.Target().BaseURL
+		if h, err := r.st.Heap(); err == nil {
+			man.Params["heap"], sum.Params["heap"] = h.String(), h.String()
+		}
 		if st.PG != nil {
 			man.Postgres = st.PG.Version
 		}
@@ -478,6 +481,11 @@ func (r *Runner) runCapacity(ctx context.Context, p Point, dir string, w Workloa
 	res.Params["password_policy"] = p.Spec.Policy.String()
 	res.Params["users_per_tenant"] = fmt.Sprint(p.Spec.Content.Users)
 	res.Params["machine_cores"] = fmt.Sprint(numCPU())
+	if r.st != nil {
+		if h, err := r.st.Heap(); err == nil {
+			res.Params["heap"] = h.String()
+		}
+	}
 	if werr := res.WriteDir(filepath.Join(dir, capacityDir(w.Name))); werr != nil {
 		return results.Capacity{}, errors.Join(err, werr)
 	}

@@ -2,6 +2,7 @@ package kc
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -36,6 +37,10 @@ type Info struct {
 	ManagementError string `json:"management_error,omitempty"`
 }
 
+// maxDiscovery bounds the discovery document Check reads (Keycloak's is
+// a few KiB).
+const maxDiscovery = 1 << 20
+
 // Check verifies that a Target answers and that its admin credentials work,
 // and reads its version. The errors say which of the two failed.
 func Check(ctx context.Context, t Target, hc *http.Client) (*Info, error) {
@@ -56,10 +61,21 @@ func Check(ctx context.Context, t Target, hc *http.Client) (*Info, error) {
 	if err != nil {
 		return nil, fmt.Errorf("target %s is unreachable: %w", t.BaseURL, err)
 	}
-	io.Copy(io.Discard, resp.Body)
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxDiscovery+1))
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("target %s does not look like Keycloak: GET /realms/master/.well-known/openid-configuration answered HTTP %d", t.BaseURL, resp.StatusCode)
+	const what = "GET /realms/master/.well-known/openid-configuration"
+	var disc struct {
+		Issuer string `json:"issuer"`
+	}
+	switch {
+	case resp.StatusCode != http.StatusOK:
+		return nil, fmt.Errorf("target %s does not look like Keycloak: %s answered HTTP %d", t.BaseURL, what, resp.StatusCode)
+	case err != nil:
+		return nil, fmt.Errorf("target %s: %s: reading the discovery document: %w", t.BaseURL, what, err)
+	case len(body) > maxDiscovery:
+		return nil, fmt.Errorf("target %s does not look like Keycloak: %s: the discovery document is larger than %d KiB", t.BaseURL, what, maxDiscovery>>10)
+	case json.Unmarshal(body, &disc) != nil || disc.Issuer == "":
+		return nil, fmt.Errorf("target %s does not look like Keycloak: %s: the discovery document is not JSON with an issuer", t.BaseURL, what)
 	}
 	adm := NewAdmin(c, t.Admin)
 	si, err := adm.ServerInfo(ctx)

@@ -318,10 +318,13 @@ func (c *Client) call(ctx context.Context, k *oidcReq, out any) error {
 	}
 	buf := getBuf()
 	defer putBuf(buf)
-	_, err = buf.ReadFrom(io.LimitReader(resp.Body, maxBody))
+	_, err = buf.ReadFrom(io.LimitReader(resp.Body, maxBody+1))
 	closeBody(resp)
 	if err != nil {
 		return fmt.Errorf("%s: reading the answer: %w", k.op(), err)
+	}
+	if buf.Len() > maxBody {
+		return fmt.Errorf("%s: answer body larger than %d MiB", k.op(), maxBody>>20)
 	}
 	if err := json.Unmarshal(buf.Bytes(), out); err != nil {
 		return fmt.Errorf("%s: decode: %w", k.op(), err)
@@ -375,7 +378,7 @@ func appendAll(dst []byte, r io.Reader) ([]byte, error) {
 			return dst, err
 		}
 		if len(dst) > maxBody {
-			return dst, fmt.Errorf("answer larger than %d bytes", maxBody)
+			return dst, fmt.Errorf("answer body larger than %d MiB", maxBody>>20)
 		}
 	}
 }

@@ -39,6 +39,9 @@ func WriteSummary(w io.Writer, s results.Stats) error {
 		p(" (aborted)")
 	}
 	p("\n")
+	if s.EndReason != "" {
+		p("ended:        %s\n", s.EndReason)
+	}
 	p("vus:          %d peak\n", s.VUs)
 	var rate float64
 	if it, ok := s.Op(results.IterationOp); ok {
@@ -57,6 +60,13 @@ func WriteSummary(w io.Writer, s results.Stats) error {
 	writeOpTable(ew, title, s.Ops, func(o results.OpStats) results.Dist { return o.Latency }, true)
 	if s.Model == results.ModelOpen {
 		writeOpTable(ew, "service time (send → end)", s.Ops, func(o results.OpStats) results.Dist { return o.Service }, false)
+	}
+
+	if len(s.ErrorExamples) > 0 {
+		p("\nerrors (first of each class)\n")
+		for _, c := range slices.Sorted(maps.Keys(s.ErrorExamples)) {
+			p("  %s: %s\n", c, s.ErrorExamples[c])
+		}
 	}
 
 	if len(s.Thresholds) > 0 {

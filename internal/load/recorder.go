@@ -61,6 +61,10 @@ type Progress struct {
 	ActiveVUs  int           // VUs in an iteration now
 	VUs        int           // VUs allocated now
 	Dropped    int64         // dropped arrivals so far, warm-up included
+	// ConnectErrors counts the failed iterations so far, warm-up included,
+	// whose error was a refused connection: when it grows as fast as
+	// Iterations, nothing reaches the target.
+	ConnectErrors int64
 }
 
 // Recorder collects the samples of one run. Each VU appends to its own
@@ -103,7 +107,10 @@ type Recorder struct {
 	timeline   []results.TimelineRow
 	seen       struct{ dropped, interrupted int64 }
 	measured   struct{ dropped, interrupted int64 }
-	progressed struct{ iterations, errors int64 }
+	progressed struct{ iterations, errors, connect int64 }
+
+	exMu     sync.Mutex
+	examples map[class]string // the first error message of each class
 }
 
 // NewRecorder returns a Recorder with the given options applied.
@@ -233,7 +240,36 @@ func (r *Recorder) finish(aborted bool) results.Stats {
 	}
 	slices.SortFunc(s.Ops[1:], func(a, b results.OpStats) int { return strings.Compare(a.Name, b.Name) })
 	s.Iterations = s.Ops[0].Count
+	r.exMu.Lock()
+	if len(r.examples) > 0 {
+		s.ErrorExamples = make(map[string]string, len(r.examples))
+		for c, m := range r.examples {
+			s.ErrorExamples[c.String()] = m
+		}
+	}
+	r.exMu.Unlock()
 	return s
+}
+
+// maxExample bounds the length of an error message kept as an example.
+const maxExample = 300
+
+// example keeps err's message as the example of class c, unless one is
+// kept already.
+func (r *Recorder) example(c class, err error) {
+	r.exMu.Lock()
+	defer r.exMu.Unlock()
+	if _, ok := r.examples[c]; ok {
+		return
+	}
+	if r.examples == nil {
+		r.examples = map[class]string{}
+	}
+	m := strings.ReplaceAll(err.Error(), "\n", " ")
+	if len(m) > maxExample {
+		m = m[:maxExample] + "…"
+	}
+	r.examples[c] = m
 }
 
 // flush merges all buffered samples into a timeline row ending at offset
@@ -290,6 +326,7 @@ func (r *Recorder) flush(end time.Duration, final bool) Progress {
 	}
 	r.seen.dropped, r.seen.interrupted = dropped, interrupted
 	startMs, endMs := r.start.Add(row.Start).UnixMilli(), r.start.Add(row.End).UnixMilli()
+	r.progressed.connect += r.ops[0].iClasses[classConnRefused]
 	for i, a := range r.ops {
 		row.Ops[i] = a.closeInterval(!warm, startMs, endMs, &r.enc)
 	}
@@ -310,6 +347,8 @@ func (r *Recorder) flush(end time.Duration, final bool) Progress {
 		ActiveVUs:  row.ActiveVUs,
 		VUs:        row.VUs,
 		Dropped:    dropped,
+
+		ConnectErrors: r.progressed.connect,
 	}
 	if d := row.End - row.Start; d > 0 {
 		p.Rate = float64(it.Count) / d.Seconds()
@@ -508,6 +547,21 @@ type vuRecorder struct {
 	ops   map[string]int32 // this VU's cache of operation ids
 	lag   time.Duration    // how late the current iteration started
 	spare []sample         // owned by the merge
+
+	exampled map[class]bool // classes this VU has given an example of; the VU's own
+}
+
+// noteError hands the Recorder an example of an error of class c, once
+// per class and VU.
+func (v *vuRecorder) noteError(c class, err error) {
+	if v.exampled[c] {
+		return
+	}
+	if v.exampled == nil {
+		v.exampled = map[class]bool{}
+	}
+	v.exampled[c] = true
+	v.r.example(c, err)
 }
 
 var _ OpRecorder = (*vuRecorder)(nil)
@@ -518,8 +572,11 @@ var _ OpRecorder = (*vuRecorder)(nil)
 func (v *vuRecorder) Record(op string, start time.Time, err error) {
 	svc := time.Since(start)
 	c := classify(err)
-	if c != classNone && v.ctx.Err() != nil {
-		return // part of an interrupted iteration
+	if c != classNone {
+		if v.ctx.Err() != nil {
+			return // part of an interrupted iteration
+		}
+		v.noteError(c, err)
 	}
 	v.mu.Lock()
 	id, ok := v.ops[op]
@@ -543,9 +600,12 @@ func (v *vuRecorder) startIteration(lag time.Duration) {
 func (v *vuRecorder) endIteration(intended, begin time.Time, err error) {
 	end := time.Now()
 	c := classify(err)
-	if c != classNone && v.ctx.Err() != nil {
-		v.r.interrupted.Add(1)
-		return
+	if c != classNone {
+		if v.ctx.Err() != nil {
+			v.r.interrupted.Add(1)
+			return
+		}
+		v.noteError(c, err)
 	}
 	v.mu.Lock()
 	v.buf = append(v.buf, sample{latency: end.Sub(intended), service: end.Sub(begin), op: 0, class: c})

@@ -4,7 +4,12 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"maps"
+	"net"
+	"strings"
+	"syscall"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -221,6 +226,45 @@ func TestWithInterval(t *testing.T) {
 			if r.End != time.Duration(i+1)*250*time.Millisecond || r.Ops[0].Count != 10 {
 				t.Errorf("row %d = %v–%v with %d iterations, want 250ms rows of 10", i, r.Start, r.End, r.Ops[0].Count)
 			}
+		}
+	})
+}
+
+// The first message of each error class is kept, and refused connections
+// are counted in the progress.
+func TestErrorExamplesAndConnectErrors(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		refused := &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}
+		sc := &fakeScenario{iterate: func(ctx context.Context, _ int, n int64, rec OpRecorder) error {
+			var err error
+			switch {
+			case n%2 == 0:
+				err = refused
+			case n%3 == 0:
+				err = fmt.Errorf("GET /x (%d): %w", n, StatusError{Code: 404})
+			}
+			start := time.Now()
+			Sleep(ctx, 10*time.Millisecond)
+			rec.Record("op", start, err)
+			return err
+		}}
+		var last Progress
+		rec := NewRecorder(WithProgress(func(p Progress) { last = p }))
+		s, err := ConstantVUs{VUs: 1, Duration: 2 * time.Second}.Run(t.Context(), sc, rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := (map[string]string{ClassConnRefused: refused.Error(), "http_404": "GET /x (3): unexpected HTTP status 404 Not Found"}); !maps.Equal(s.ErrorExamples, want) {
+			t.Errorf("examples = %q, want %q", s.ErrorExamples, want)
+		}
+		if last.ConnectErrors < 90 || last.ConnectErrors > last.Iterations/2+1 {
+			t.Errorf("progress %+v: want half the iterations refused", last)
+		}
+		var b bytes.Buffer
+		WriteSummary(&b, s)
+		if !strings.Contains(b.String(), "  http_404: GET /x (3): unexpected HTTP status 404 Not Found\n") {
+			t.Errorf("summary lacks the example:\n%s", b.String())
 		}
 	})
 }

@@ -43,6 +43,13 @@ type Stats struct {
 	Ops         []OpStats     // IterationOp first, then the scenario's operations by name
 	Thresholds  []ThresholdResult
 	Timeline    []TimelineRow // one row per interval, warm-up included; not in JSON (see WriteTimelineCSV)
+	// ErrorExamples holds the first error message of each error class
+	// (see Classify), warm-up included.
+	ErrorExamples map[string]string
+	// EndReason, when set, says why the run ended early, e.g. "Keycloak
+	// exited 42 s into the run: OutOfMemoryError: Java heap space"; the
+	// engine leaves it to its caller.
+	EndReason string
 }
 
 // Op returns the stats of operation name, and whether there are any.
@@ -168,6 +175,9 @@ type statsJSON struct {
 	Interrupted int64             `json:"interrupted_iterations"`
 	Ops         []OpStats         `json:"ops"`
 	Thresholds  []ThresholdResult `json:"thresholds,omitempty"`
+
+	ErrorExamples map[string]string `json:"error_examples,omitempty"`
+	EndReason     string            `json:"end_reason,omitempty"`
 }
 
 // MarshalJSON writes s without its timeline, run lengths in seconds.
@@ -177,6 +187,7 @@ func (s Stats) MarshalJSON() ([]byte, error) {
 		Duration: s.Duration.Seconds(), Warmup: s.Warmup.Seconds(), Elapsed: s.Elapsed.Seconds(),
 		Aborted: s.Aborted, VUs: s.VUs, Iterations: s.Iterations, Dropped: s.Dropped,
 		Interrupted: s.Interrupted, Ops: s.Ops, Thresholds: s.Thresholds,
+		ErrorExamples: s.ErrorExamples, EndReason: s.EndReason,
 	})
 }
 
@@ -191,6 +202,7 @@ func (s *Stats) UnmarshalJSON(b []byte) error {
 		Duration: fromSeconds(j.Duration), Warmup: fromSeconds(j.Warmup), Elapsed: fromSeconds(j.Elapsed),
 		Aborted: j.Aborted, VUs: j.VUs, Iterations: j.Iterations, Dropped: j.Dropped,
 		Interrupted: j.Interrupted, Ops: j.Ops, Thresholds: j.Thresholds,
+		ErrorExamples: j.ErrorExamples, EndReason: j.EndReason,
 	}
 	return nil
 }

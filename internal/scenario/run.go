@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -32,6 +33,21 @@ type RunInput struct {
 	Progress func(load.Progress)
 	// HTTPClient makes the requests (nil: an h1 client sized for the run).
 	HTTPClient *http.Client
+	// Alive, when set, is asked twice a second during the run whether the
+	// server is still there (its process runs, its log shows no
+	// OutOfMemoryError, it is ready); an error says why not, and stops
+	// the run with a *DownError.
+	Alive func(context.Context) error
+	// DownAfter is how long every iteration must fail at connect before
+	// the target counts as unreachable (0: DefaultDownAfter).
+	DownAfter time.Duration
+	// KeepGoing runs on to the end when the target goes down, and returns
+	// no DownError; the summary still says what happened (Stats.EndReason).
+	KeepGoing bool
+	// RequireSuccess makes a run in which iterations ran and none
+	// succeeded return a *DownError naming the errors (a capacity step
+	// that fails them all is a finding of its search instead).
+	RequireSuccess bool
 }
 
 // RunResult is a workload's outcome.
@@ -102,10 +118,19 @@ func Run(ctx context.Context, in RunInput) (*RunResult, error) {
 		return nil, fmt.Errorf("%s: %w", cfg.Executor, err)
 	}
 
-	opts := []load.RecorderOption{load.WithWarmup(cfg.Warmup)}
-	if in.Progress != nil {
-		opts = append(opts, load.WithProgress(in.Progress))
+	runCtx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	watch := &downWatch{after: cmp.Or(in.DownAfter, DefaultDownAfter), stop: stop}
+	if in.KeepGoing {
+		watch.stop = nil
 	}
+	opts := []load.RecorderOption{load.WithWarmup(cfg.Warmup)}
+	opts = append(opts, load.WithProgress(func(p load.Progress) {
+		if in.Progress != nil {
+			in.Progress(p)
+		}
+		watch.observe(p)
+	}))
 	rec := load.NewRecorder(opts...)
 	cpu := newCPUWindow(ctx, in.Target)
 	if cfg.CPUBaseline > 0 {
@@ -113,10 +138,28 @@ func Run(ctx context.Context, in RunInput) (*RunResult, error) {
 			return nil, err
 		}
 	}
-	stats, runErr := ex.Run(ctx, &markFirst{Scenario: sc, first: func() { cpu.begin(cfg.Warmup) }}, rec)
+	first := func() {
+		cpu.begin(cfg.Warmup)
+		watch.start = time.Now()
+		if in.Alive != nil {
+			go watch.poll(runCtx, in.Alive)
+		}
+	}
+	stats, runErr := ex.Run(runCtx, &markFirst{Scenario: sc, first: first}, rec)
+	stop(nil)
 	cpu.end()
 	if runErr != nil && stats.Start.IsZero() {
 		return nil, runErr // nothing ran (e.g. a VU could not log in)
+	}
+	down := watch.result()
+	if down == nil && ctx.Err() == nil && in.RequireSuccess {
+		down = noSuccess(stats)
+	}
+	if down != nil {
+		stats.EndReason = down.Error()
+		if !in.KeepGoing && ctx.Err() == nil {
+			runErr = down
+		}
 	}
 	res := &RunResult{Stats: stats, Recorder: rec, CPU: cpu.result(stats)}
 	if len(ths) > 0 {

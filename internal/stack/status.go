@@ -23,6 +23,8 @@ type Status struct {
 	Ready     bool        `json:"ready"`
 	Listeners []Listener  `json:"listeners"`
 	LastBoot  *BootResult `json:"last_boot,omitempty"`
+	// Heap is the running JVM's maximum heap.
+	Heap *Heap `json:"heap,omitempty"`
 }
 
 // ProcStatus describes one server process.
@@ -49,6 +51,9 @@ func (s *Stack) Status(ctx context.Context) Status {
 			st.Keycloak.RSS, _ = RSS(n.JVM.PID)
 			st.Keycloak.CPU, _ = CPUTime(n.JVM.PID)
 			st.Keycloak.Uptime = n.JVM.Uptime()
+			if h, err := HeapInForce(n.JVM.PID); err == nil {
+				st.Heap = &h
+			}
 		}
 	}
 	if pg := s.st.PG; pg != nil {
