@@ -43,7 +43,12 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParsePolicy -fuzztime 20s ./internal/dataset/
 	$(GO) test -run '^$$' -fuzz FuzzParseRealm -fuzztime 20s ./internal/dataset/
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 20s ./internal/experiment/
-	$(GO) test -run '^$$' -fuzz FuzzParseThreshold -fuzztime 20s ./internal/load/
+	$(GO) test -run '^$$' -fuzz FuzzParseThreshold -fuzztime 20s ./internal/results/
+	$(GO) test -run '^$$' -fuzz FuzzParseSLOs -fuzztime 20s ./internal/capacity/
+	$(GO) test -run '^$$' -fuzz FuzzParseMix -fuzztime 20s ./internal/scenario/
+	$(GO) test -run '^$$' -fuzz FuzzStages -fuzztime 20s ./internal/scenario/
+	$(GO) test -run '^$$' -fuzz FuzzConfigYAML -fuzztime 20s ./internal/scenario/
+	$(GO) test -run '^$$' -fuzz FuzzParseBytes -fuzztime 20s ./internal/experiment/
 
 clean:
 	rm -rf bin

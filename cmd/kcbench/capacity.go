@@ -121,23 +121,28 @@ func (f *capacityFlags) searchOptions() (capacity.Options, error) {
 	return o, o.Validate()
 }
 
+// maxRepeats bounds --repeats (as experiments' repeats).
+const maxRepeats = 100
+
 func (f *capacityFlags) validate() error {
 	var errs []error
 	if _, err := f.searchOptions(); err != nil {
 		errs = append(errs, err)
 	}
-	c := (&experiment.Search{Scenario: f.scen, MaxVUs: f.maxVUs, Grace: f.grace}).Stepper(kc.Target{}, nil).StepConfig(f.opts.Start, time.Second)
-	if err := c.Validate(); err != nil {
-		errs = append(errs, err)
+	if f.opts.Start > 0 && f.opts.Start <= capacity.MaxRate && f.maxVUs >= 0 && f.maxVUs <= scenario.MaxVUs {
+		c := (&experiment.Search{Scenario: f.scen, MaxVUs: f.maxVUs, Grace: f.grace}).Stepper(kc.Target{}, nil).StepConfig(f.opts.Start, time.Second)
+		if err := c.Validate(); err != nil {
+			errs = append(errs, err)
+		}
 	}
-	if f.repeats < 1 {
-		errs = append(errs, fmt.Errorf("--repeats %d: must be at least 1", f.repeats))
+	if f.repeats < 1 || f.repeats > maxRepeats {
+		errs = append(errs, fmt.Errorf("--repeats %d: must be between 1 and %d", f.repeats, maxRepeats))
 	}
-	if f.procs < 0 {
-		errs = append(errs, fmt.Errorf("--procs %d: must not be negative", f.procs))
+	if f.procs < 0 || f.procs > maxProcs {
+		errs = append(errs, fmt.Errorf("--procs %d: must be between 0 and %d", f.procs, maxProcs))
 	}
-	if f.maxVUs < 0 {
-		errs = append(errs, fmt.Errorf("--max-vus %d: must not be negative", f.maxVUs))
+	if f.maxVUs < 0 || f.maxVUs > scenario.MaxVUs {
+		errs = append(errs, fmt.Errorf("--max-vus %d: must be between 0 and %d", f.maxVUs, scenario.MaxVUs))
 	}
 	if f.scen.Realm != "" && f.manifest != "" {
 		errs = append(errs, errors.New("--realm and --manifest exclude each other"))
@@ -208,7 +213,7 @@ func cmdCapacity(ctx context.Context, e *env, args []string) error {
 		}
 	})
 	if err := f.validate(); err != nil {
-		return usageError{err}
+		return usageError{flagNames(fs, err)}
 	}
 	if f.versions != "" && tf.set() {
 		return usagef("--kc-version starts local stacks: --target does not apply")

@@ -119,13 +119,13 @@ func TestCapacityUsage(t *testing.T) {
 		{"bad slo", []string{"capacity", "--scenario", "jwks", "--slo", "p99<fast"}, "--slo"},
 		{"no slo", []string{"capacity", "--scenario", "jwks", "--slo", ""}, "no SLO"},
 		{"bad start", []string{"capacity", "--scenario", "jwks", "--start", "0"}, "start: 0"},
-		{"max below start", []string{"capacity", "--scenario", "jwks", "--start", "50", "--max-rate", "10"}, "max rate"},
+		{"max below start", []string{"capacity", "--scenario", "jwks", "--start", "50", "--max-rate", "10"}, "--max-rate"},
 		{"repeats", []string{"capacity", "--scenario", "jwks", "--repeats", "0"}, "--repeats"},
 		{"dataset flags", []string{"capacity", "--scenario", "jwks", "--tenants", "5"}, "apply with --kc-version only"},
 		{"old version", []string{"capacity", "--scenario", "jwks", "--kc-version", "26.4.7,25.0.6"}, "26.x line only"},
 		{"matrix and target", []string{"capacity", "--scenario", "jwks", "--kc-version", "26.4.7", "--target", "http://127.0.0.1:1"}, "--target does not apply"},
 		{"matrix and repeats", []string{"capacity", "--scenario", "jwks", "--kc-version", "26.4.7", "--repeats", "2"}, "--repeats applies"},
-		{"bad percent", []string{"capacity", "--scenario", "jwks", "--min-achieved", "120"}, "min achieved"},
+		{"bad percent", []string{"capacity", "--scenario", "jwks", "--min-achieved", "120"}, "--min-achieved"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/kcbench/kcbench/internal/buildinfo"
+	"github.com/kcbench/kcbench/internal/progress"
 )
 
 // Exit codes, the one documented list (also in the README and --help).
@@ -165,17 +166,26 @@ func parse(fs *flag.FlagSet, args []string, maxArgs int) error {
 	return nil
 }
 
+// progressBar returns the Update of a progress bar on stderr counting
+// what (done/total, rate, ETA), or nil with --quiet.
+func progressBar(e *env, quiet bool, what string) func(done, total int) {
+	if quiet {
+		return nil
+	}
+	return progress.New(e.stderr, what).Update
+}
+
 // flagNames rewrites the problems in err, one per line as "key: …", so
-// that a key that is also a flag of fs (with - for _) is named as the
+// that a key that is also a flag of fs (with - for _ and space) is named as the
 // flag: "vus: 0: …" becomes "--vus: 0: …".
 func flagNames(fs *flag.FlagSet, err error) error {
 	lines := strings.Split(err.Error(), "\n")
 	for i, l := range lines {
 		k, rest, ok := strings.Cut(l, ":")
-		if !ok || strings.ContainsAny(k, " \t") {
+		if !ok {
 			continue
 		}
-		if name := strings.ReplaceAll(k, "_", "-"); fs.Lookup(name) != nil {
+		if name := strings.NewReplacer("_", "-", " ", "-").Replace(k); fs.Lookup(name) != nil {
 			lines[i] = "--" + name + ":" + rest
 		}
 	}

@@ -37,6 +37,7 @@ func cmdDatasetVerify(ctx context.Context, e *env, args []string) error {
 	t.register(fs)
 	manifest := fs.String("manifest", "", "dataset manifest (default: dataset.json in the local stack's folder)")
 	asJSON := fs.Bool("json", false, "print JSON")
+	quiet := fs.Bool("quiet", false, "no progress on stderr")
 	if err := parse(fs, args, 0); err != nil {
 		return err
 	}
@@ -49,7 +50,11 @@ func cmdDatasetVerify(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	adm := kc.NewAdmin(kc.New(tg.BaseURL, seedHTTPClient()), tg.Admin)
-	v, err := dataset.Verify(ctx, adm, m)
+	what := "tenants"
+	if m.Files != nil {
+		what = "realms"
+	}
+	v, err := dataset.Verify(ctx, adm, m, progressBar(e, *quiet, what))
 	if err != nil {
 		return err
 	}

@@ -61,6 +61,7 @@ func cmdExperiment(ctx context.Context, e *env, args []string) error {
 	w.register(fs)
 	resultsDir := fs.String("results", "results", "results folder; the experiment writes results/<name>/<point>/")
 	scale := fs.Float64("scale", 1, "multiply every phase duration (e.g. 0.1 for a quick look)")
+	quiet := fs.Bool("quiet", false, "run: no progress lines on stderr (the log of phases stays)")
 	dry := fs.Bool("dry-run", false, "print the plan and its estimated duration, run nothing")
 	noReport := fs.Bool("no-report", false, "do not build the report at the end")
 	calibrate := fs.String("calibrate", "", "plan: estimate with the seed, boot and overhead times fitted to the finished points of results `DIR` (e.g. a shorter run of the same study)")
@@ -79,8 +80,8 @@ func cmdExperiment(ctx context.Context, e *env, args []string) error {
 	if file == "" {
 		return usagef("experiment %s: which experiment? (a file, or quickstart, multitenancy, hashing, versions)", sub)
 	}
-	if *scale <= 0 {
-		return usagef("--scale must be > 0")
+	if !(*scale > 0 && *scale <= maxScale) {
+		return usagef("--scale: %g: must be > 0 and at most %d", *scale, maxScale)
 	}
 	f, err := loadExperiment(file)
 	if err != nil {
@@ -113,7 +114,7 @@ func cmdExperiment(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	dir := filepath.Join(*resultsDir, f.Name)
-	out, err := runExperiment(ctx, e, f, dir, d, w.name, *scale)
+	out, err := runExperiment(ctx, e, f, dir, d, w.name, *scale, *quiet)
 	if err != nil && !errors.Is(err, context.Canceled) {
 		return err
 	}
@@ -135,7 +136,10 @@ func cmdExperiment(ctx context.Context, e *env, args []string) error {
 	return nil
 }
 
-func runExperiment(ctx context.Context, e *env, f *experiment.File, dir string, d stack.Dirs, name string, scale float64) (experiment.Outcome, error) {
+// maxScale bounds --scale.
+const maxScale = 100
+
+func runExperiment(ctx context.Context, e *env, f *experiment.File, dir string, d stack.Dirs, name string, scale float64, quiet bool) (experiment.Outcome, error) {
 	stackName := name
 	if stackName == "" || stackName == "default" {
 		stackName = "exp-" + f.Name
@@ -144,7 +148,7 @@ func runExperiment(ctx context.Context, e *env, f *experiment.File, dir string, 
 	var last time.Time
 	r := &experiment.Runner{File: f, Dir: dir, Dirs: d, StackName: stackName, Scale: scale, Logf: e.logf,
 		Progress: func(point, wl string, p load.Progress) {
-			if time.Since(last) < 5*time.Second && !tty {
+			if quiet || time.Since(last) < 5*time.Second && !tty {
 				return
 			}
 			last = time.Now()

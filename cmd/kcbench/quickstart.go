@@ -22,11 +22,12 @@ func cmdQuickstart(ctx context.Context, e *env, args []string) error {
 	w.register(fs)
 	resultsDir := fs.String("results", "results", "results folder (the run goes to <results>/quickstart, replacing an earlier one)")
 	scale := fs.Float64("scale", 1, "multiply every phase duration")
+	quiet := fs.Bool("quiet", false, "no progress lines on stderr (the log of phases stays)")
 	if err := parse(fs, args, 0); err != nil {
 		return err
 	}
-	if *scale <= 0 {
-		return usagef("--scale must be > 0")
+	if !(*scale > 0 && *scale <= maxScale) {
+		return usagef("--scale: %g: must be > 0 and at most %d", *scale, maxScale)
 	}
 	f, err := loadExperiment("quickstart")
 	if err != nil {
@@ -42,7 +43,7 @@ func cmdQuickstart(ctx context.Context, e *env, args []string) error {
 	}
 	e.logf("quickstart: Keycloak %s + PostgreSQL on 127.0.0.1, %v tenants in %v mode, %d workloads cold and warm; results in %s",
 		f.Stack.KeycloakVersion, f.Dataset.Tenants, f.Dataset.Modes, len(f.Workload), dir)
-	out, err := runExperiment(ctx, e, f, dir, d, "quickstart", *scale)
+	out, err := runExperiment(ctx, e, f, dir, d, "quickstart", *scale, *quiet)
 	if err != nil {
 		return err
 	}

@@ -10,7 +10,6 @@ import (
 
 	"github.com/kcbench/kcbench/internal/dataset"
 	"github.com/kcbench/kcbench/internal/kc"
-	"github.com/kcbench/kcbench/internal/progress"
 	"github.com/kcbench/kcbench/internal/stack"
 )
 
@@ -138,12 +137,13 @@ func cmdSeed(ctx context.Context, e *env, args []string) error {
 	strategy := fs.String("strategy", "", "clone (one tenant through the admin API, the others copied inside Keycloak's database; local stack only), fast (one representation per realm or tenant, passwords hashed once) or rest (one admin call per entity); default clone on the local stack, fast on a --target")
 	conc := fs.Int("concurrency", 0, "requests in parallel (default: 4 for clone and fast, 50 for rest)")
 	manifest := fs.String("manifest", "", "dataset manifest file (default: dataset.json in the local stack's folder)")
+	quiet := fs.Bool("quiet", false, "no progress on stderr")
 	fromDir := fs.String("from-dir", "", "seed from the realm JSON files in this folder (kcbench dataset export, kc.sh export, admin console exports); "+dataset.FilesPasswordRule)
 	if err := parse(fs, args, 0); err != nil {
 		return err
 	}
 	if *fromDir != "" {
-		return seedFromDir(ctx, e, &w, &t, *fromDir, *manifest, sf.seed, *conc)
+		return seedFromDir(ctx, e, &w, &t, *fromDir, *manifest, sf.seed, *conc, *quiet)
 	}
 	spec, err := sf.spec()
 	if err != nil {
@@ -175,9 +175,8 @@ func cmdSeed(ctx context.Context, e *env, args []string) error {
 	if _, err := adm.Token(ctx); err != nil {
 		return err
 	}
-	bar := progress.New(e.stderr, "tenants")
 	res, err := dataset.Seed(ctx, adm, spec, dataset.SeedOptions{
-		Strategy: strat, Concurrency: *conc, Progress: bar.Update, Logf: e.logf,
+		Strategy: strat, Concurrency: *conc, Progress: progressBar(e, *quiet, "tenants"), Logf: e.logf,
 		ManifestPath: mpath, Target: tg.BaseURL, ServerCPU: cpu, DB: db,
 	})
 	if res != nil {
@@ -195,7 +194,7 @@ func cmdSeed(ctx context.Context, e *env, args []string) error {
 // thousands of users inline).
 func seedHTTPClient() *httpClient { return newHTTPClient(30 * time.Minute) }
 
-func seedFromDir(ctx context.Context, e *env, w *where, t *targetFlags, dir, manifest string, seed int64, conc int) error {
+func seedFromDir(ctx context.Context, e *env, w *where, t *targetFlags, dir, manifest string, seed int64, conc int, quiet bool) error {
 	files, err := dataset.ReadRealmDir(dir)
 	if err != nil {
 		return usageError{err}
@@ -208,8 +207,7 @@ func seedFromDir(ctx context.Context, e *env, w *where, t *targetFlags, dir, man
 	if _, err := adm.Token(ctx); err != nil {
 		return err
 	}
-	bar := progress.New(e.stderr, "realms")
-	res, err := dataset.SeedFiles(ctx, adm, files, seed, dataset.SeedOptions{Concurrency: conc, Progress: bar.Update, Logf: e.logf,
+	res, err := dataset.SeedFiles(ctx, adm, files, seed, dataset.SeedOptions{Concurrency: conc, Progress: progressBar(e, quiet, "realms"), Logf: e.logf,
 		ManifestPath: mpath, Target: tg.BaseURL, ServerCPU: cpu})
 	if res != nil && err == nil {
 		fmt.Fprintf(e.stdout, "%d realms from %s (%d were there, %d imported) in %.1f s, server CPU %.1f s\nmanifest: %s\n",

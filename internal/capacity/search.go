@@ -117,27 +117,36 @@ func (o Options) WithDefaults() Options {
 }
 
 // Validate reports every problem with o (defaults applied) at once.
+// Bounds of a search's options.
+const (
+	MaxRate = 1_000_000 // iterations per second
+	MaxWait = time.Hour // step duration, warm-up, pause
+)
+
 func (o Options) Validate() error {
 	var errs []error
 	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
-	positive := func(v float64) bool { return v > 0 && !math.IsInf(v, 0) }
+	positive := func(v float64) bool { return v > 0 && v <= MaxRate }
 	if len(o.SLOs) == 0 {
 		add("slo: at least one is required (e.g. 'p99<500ms,errors<0.1%%')")
 	}
 	if !positive(o.Start) {
-		add("start: %v: must be a positive rate", o.Start)
+		add("start: %v: must be a rate > 0 and at most %g/s", o.Start, float64(MaxRate))
 	}
 	if !positive(o.Step) {
-		add("step: %v: must be a positive rate", o.Step)
+		add("step: %v: must be a rate > 0 and at most %g/s", o.Step, float64(MaxRate))
 	}
-	if o.StepDuration <= 0 {
-		add("step duration: %v: must be positive", o.StepDuration)
+	if o.StepDuration <= 0 || o.StepDuration > MaxWait {
+		add("step duration: %v: must be positive and at most %v", o.StepDuration, MaxWait)
+	}
+	if o.Warmup > MaxWait || o.Pause > MaxWait {
+		add("warmup, pause: at most %v", MaxWait)
 	}
 	if !positive(o.Resolution) {
-		add("resolution: %v: must be a positive rate", o.Resolution)
+		add("resolution: %v: must be a rate > 0 and at most %g/s", o.Resolution, float64(MaxRate))
 	}
-	if o.MaxRate < 0 || math.IsNaN(o.MaxRate) || math.IsInf(o.MaxRate, 0) || (o.MaxRate > 0 && o.MaxRate < o.Start) {
-		add("max rate: %v: must be 0 (no cap) or at least the start rate %v", o.MaxRate, o.Start)
+	if o.MaxRate < 0 || math.IsNaN(o.MaxRate) || o.MaxRate > MaxRate || (o.MaxRate > 0 && o.MaxRate < o.Start) {
+		add("max rate: %v: must be 0 (no cap), or at least the start rate %v and at most %g/s", o.MaxRate, o.Start, float64(MaxRate))
 	}
 	if o.MinOK < 1 {
 		add("min ok: %d: a passing step needs at least 1 successful iteration", o.MinOK)

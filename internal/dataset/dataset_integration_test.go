@@ -12,6 +12,8 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -75,9 +77,24 @@ func (e *env) verify(manifest string, tenants int) {
 	if m.Tenants() != tenants {
 		e.t.Fatalf("manifest says %d tenants, want %d", m.Tenants(), tenants)
 	}
-	v, err := dataset.Verify(e.ctx, e.adm, m)
+	var (
+		mu    sync.Mutex
+		last  [2]int
+		calls atomic.Int64
+	)
+	v, err := dataset.Verify(e.ctx, e.adm, m, func(done, total int) {
+		calls.Add(1)
+		mu.Lock()
+		if done > last[0] {
+			last = [2]int{done, total}
+		}
+		mu.Unlock()
+	})
 	if err != nil {
 		e.t.Fatal(err)
+	}
+	if calls.Load() == 0 || last[0] != last[1] {
+		e.t.Errorf("progress: %d calls, last %d/%d", calls.Load(), last[0], last[1])
 	}
 	if !v.OK() {
 		e.t.Fatalf("counts differ:\nexpected %+v\nactual   %+v", v.Expected, v.Actual)
@@ -258,7 +275,7 @@ func TestInterruptedSeedResumes(t *testing.T) {
 					t.Fatalf("interrupted seed: %v", err)
 				}
 				if m, err := dataset.ReadManifest(mf); err == nil {
-					v, _ := dataset.Verify(e.ctx, e.adm, &dataset.Manifest{Spec: m.Spec})
+					v, _ := dataset.Verify(e.ctx, e.adm, &dataset.Manifest{Spec: m.Spec}, nil)
 					if v.Actual.Users < v.Expected.Users {
 						t.Fatalf("the manifest claims %d tenants that are not all there: %+v", m.Tenants(), v)
 					}

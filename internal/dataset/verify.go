@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/kcbench/kcbench/internal/kc"
 )
@@ -69,6 +70,31 @@ func (v Verification) OK() bool { return v.Expected == v.Actual }
 // Count counts, through the admin API, the entities of spec's tenants
 // 1..spec.Tenants that exist on the Target (by their names).
 func Count(ctx context.Context, adm *kc.Admin, spec Spec) (Counts, error) {
+	return countTenants(ctx, adm, spec, nil)
+}
+
+// tally calls progress as parts of a count finish.
+type tally struct {
+	progress func(done, total int)
+	total    int
+	done     atomic.Int64
+}
+
+func newTally(progress func(done, total int), total int) *tally {
+	t := &tally{progress: progress, total: total}
+	if progress != nil {
+		progress(0, total)
+	}
+	return t
+}
+
+func (t *tally) add() {
+	if t.progress != nil {
+		t.progress(int(t.done.Add(1)), t.total)
+	}
+}
+
+func countTenants(ctx context.Context, adm *kc.Admin, spec Spec, progress func(done, total int)) (Counts, error) {
 	var total Counts
 	var mu sync.Mutex
 	if spec.Mode == ModeOrgs {
@@ -105,11 +131,13 @@ func Count(ctx context.Context, adm *kc.Admin, spec Spec) (Counts, error) {
 			}
 		}
 		total.Organizations = len(ids)
+		t := newTally(progress, len(ids))
 		err = parallel(ctx, len(ids), 8, func(ctx context.Context, k int) error {
 			n, err := adm.Count(ctx, kc.RealmPath(realm, "organizations", ids[k], "members", "count"))
 			mu.Lock()
 			total.OrgMemberships += n
 			mu.Unlock()
+			t.add()
 			return err
 		})
 		return total, err
@@ -128,6 +156,7 @@ func Count(ctx context.Context, adm *kc.Admin, spec Spec) (Counts, error) {
 			todo = append(todo, spec.RealmOf(i))
 		}
 	}
+	t := newTally(progress, len(todo))
 	err = parallel(ctx, len(todo), 8, func(ctx context.Context, k int) error {
 		c, err := countRealm(ctx, adm, todo[k], nil)
 		if err != nil {
@@ -137,6 +166,7 @@ func Count(ctx context.Context, adm *kc.Admin, spec Spec) (Counts, error) {
 		mu.Lock()
 		total.add(c)
 		mu.Unlock()
+		t.add()
 		return nil
 	})
 	return total, err
@@ -240,16 +270,20 @@ func countRealm(ctx context.Context, adm *kc.Admin, realm string, keep func(stri
 func isNotFound(err error) bool { return errors.Is(err, kc.ErrNotFound) }
 
 // Verify counts the Target's copy of the manifest's dataset.
-func Verify(ctx context.Context, adm *kc.Admin, m *Manifest) (Verification, error) {
+//
+// progress, when not nil, is called with the tenants (or realm files)
+// counted so far and their total, as the counting goes, from several
+// goroutines at once.
+func Verify(ctx context.Context, adm *kc.Admin, m *Manifest, progress func(done, total int)) (Verification, error) {
 	if m.Files != nil {
-		return verifyFiles(ctx, adm, m.Files)
+		return verifyFiles(ctx, adm, m.Files, progress)
 	}
-	act, err := Count(ctx, adm, m.Spec)
+	act, err := countTenants(ctx, adm, m.Spec, progress)
 	return Verification{Expected: m.Spec.Expected(), Actual: act}, err
 }
 
 // verifyFiles counts the realms, users and clients of a file dataset.
-func verifyFiles(ctx context.Context, adm *kc.Admin, files []FileRealm) (Verification, error) {
+func verifyFiles(ctx context.Context, adm *kc.Admin, files []FileRealm, progress func(done, total int)) (Verification, error) {
 	var v Verification
 	realms, err := adm.Realms(ctx)
 	if err != nil {
@@ -265,8 +299,10 @@ func verifyFiles(ctx context.Context, adm *kc.Admin, files []FileRealm) (Verific
 		v.Expected.Users += len(f.Users)
 		v.Expected.Clients += len(f.Clients)
 	}
+	t := newTally(progress, len(files))
 	err = parallel(ctx, len(files), 8, func(ctx context.Context, k int) error {
 		f := files[k]
+		defer t.add()
 		if !present[f.Realm] {
 			return nil
 		}
