@@ -39,7 +39,8 @@
 //     end of an answer is a *ClosedError (load.Classify: conn_reset),
 //     deadlines are timeouts, a refused connect is ECONNREFUSED.
 //
-// Imports: the standard library only (with unsafe, for the raw calls).
+// Imports: the standard library only (with unsafe, for the raw calls and
+// for reading a response head in place on the Exchange path).
 package h1
 
 import (
@@ -60,6 +61,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+	"unsafe"
 )
 
 // Defaults of a Transport's zero fields.
@@ -736,7 +738,15 @@ func (c *conn) readResponse(req *http.Request, lite bool) (*http.Response, error
 				return nil, errors.New("h1: response header too large")
 			}
 		}
-		head := string(c.raw) // the one string every header value points into
+		// head is the one string every header value points into. For lite,
+		// nothing of it outlives this call (framing values are read in
+		// setBody, errors quote copies): it may alias c.raw.
+		var head string
+		if lite {
+			head = unsafe.String(unsafe.SliceData(c.raw), len(c.raw))
+		} else {
+			head = string(c.raw)
+		}
 		statusLine, rest, _ := strings.Cut(head, "\n")
 		proto, status, ok := strings.Cut(statusLine, " ")
 		if !ok || !strings.HasPrefix(proto, "HTTP/1.") {
@@ -751,10 +761,14 @@ func (c *conn) readResponse(req *http.Request, lite bool) (*http.Response, error
 			continue // an interim answer (100 Continue): the real one follows
 		}
 		resp := &http.Response{
-			StatusCode: code, Proto: proto, ProtoMajor: 1, ProtoMinor: 1, Request: req, ContentLength: -1,
+			StatusCode: code, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, Request: req, ContentLength: -1,
 		}
-		if proto == "HTTP/1.0" {
-			resp.ProtoMinor = 0
+		switch proto {
+		case "HTTP/1.1":
+		case "HTTP/1.0":
+			resp.Proto, resp.ProtoMinor = "HTTP/1.0", 0
+		default:
+			resp.Proto = strings.Clone(proto)
 		}
 		var f framing
 		if lite {

@@ -24,6 +24,14 @@ type rawIO struct {
 	rc   syscall.RawConn
 	pend []byte // written, not yet sent
 	n    int64  // bytes sent
+
+	// One Read's state, for readStep.
+	readFn func(fd uintptr) bool // r.readStep
+	rp     []byte
+	rn     int
+	rsent  int // of pend
+	errno  syscall.Errno
+	wrote  bool // errno is the write's
 }
 
 // maxPending bounds the bytes Write holds back; larger writes go out at
@@ -39,7 +47,9 @@ func newWire(nc net.Conn) wire {
 	if err != nil {
 		return &plainWire{Conn: nc}
 	}
-	return &rawIO{rc: rc}
+	r := &rawIO{rc: rc}
+	r.readFn = r.readStep
+	return r
 }
 
 func (r *rawIO) sent() int64 { return r.n }
@@ -68,44 +78,15 @@ func (r *rawIO) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	var (
-		n, sent int
-		errno   syscall.Errno
-		wrote   bool // errno is the write's
-	)
+	// The step's state lives in r and the step is bound once (readFn): a
+	// closure here would cost three allocations per read.
+	r.rp, r.rn, r.rsent, r.errno, r.wrote = p, 0, 0, 0, false
 	// rc.Read arms the readiness notification before it first calls the
-	// function, so an answer arriving after the write below wakes the
-	// wait that follows it.
-	err := r.rc.Read(func(fd uintptr) bool {
-		if sent < len(r.pend) {
-			for sent < len(r.pend) {
-				m, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&r.pend[sent])), uintptr(len(r.pend)-sent))
-				switch e {
-				case 0:
-					sent += int(m)
-					r.n += int64(m)
-				case syscall.EINTR:
-				case syscall.EAGAIN:
-					return true // the socket is full: the rest goes out below
-				default:
-					errno, wrote = e, true
-					return true
-				}
-			}
-			return false // sent: wait for the answer
-		}
-		for {
-			m, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
-			switch e {
-			case syscall.EINTR:
-				continue
-			case syscall.EAGAIN:
-				return false // wait until readable
-			}
-			n, errno = int(m), e
-			return true
-		}
-	})
+	// function, so an answer arriving after the write in readStep wakes
+	// the wait that follows it.
+	err := r.rc.Read(r.readFn)
+	n, sent, errno, wrote := r.rn, r.rsent, r.errno, r.wrote
+	r.rp = nil
 	if err == nil && errno == 0 && sent < len(r.pend) {
 		// The socket was full: send the rest, waiting as needed, then read.
 		_, err = r.write(r.pend[sent:])
@@ -127,6 +108,39 @@ func (r *rawIO) Read(p []byte) (int, error) {
 		return 0, io.EOF
 	}
 	return n, nil
+}
+
+// readStep is Read's function for rc.Read: it sends what is pending, then
+// reads into r.rp once the socket is readable.
+func (r *rawIO) readStep(fd uintptr) bool {
+	if r.rsent < len(r.pend) {
+		for r.rsent < len(r.pend) {
+			m, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&r.pend[r.rsent])), uintptr(len(r.pend)-r.rsent))
+			switch e {
+			case 0:
+				r.rsent += int(m)
+				r.n += int64(m)
+			case syscall.EINTR:
+			case syscall.EAGAIN:
+				return true // the socket is full: the rest goes out in Read
+			default:
+				r.errno, r.wrote = e, true
+				return true
+			}
+		}
+		return false // sent: wait for the answer
+	}
+	for {
+		m, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&r.rp[0])), uintptr(len(r.rp)))
+		switch e {
+		case syscall.EINTR:
+			continue
+		case syscall.EAGAIN:
+			return false // wait until readable
+		}
+		r.rn, r.errno = int(m), e
+		return true
+	}
 }
 
 func (r *rawIO) Write(p []byte) (int, error) {
