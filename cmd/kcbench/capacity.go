@@ -183,8 +183,8 @@ func (f *capacityFlags) search(e *env) *experiment.Search {
 	s := &experiment.Search{Scenario: f.scen, Options: o, MaxVUs: f.maxVUs, Grace: f.grace, Quiet: f.quiet, Logf: e.logf, Stdout: e.stdout}
 	if !f.quiet && progress.IsTerminal(e.stderr) {
 		s.Progress = func() (func(load.Progress), func()) {
-			p := newLoadProgress(e.stderr, false)
-			return p.update, p.done
+			p := progress.NewLoad(e.stderr, false)
+			return p.Update, p.Done
 		}
 	}
 	return s

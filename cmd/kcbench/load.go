@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -12,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -23,7 +20,6 @@ import (
 	"github.com/kcbench/kcbench/internal/kc"
 	"github.com/kcbench/kcbench/internal/load"
 	"github.com/kcbench/kcbench/internal/progress"
-	"github.com/kcbench/kcbench/internal/results"
 	"github.com/kcbench/kcbench/internal/scenario"
 	"github.com/kcbench/kcbench/internal/stack"
 )
@@ -219,13 +215,13 @@ func cmdLoad(ctx context.Context, e *env, args []string) error {
 	if cfg.Procs > 0 {
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(cfg.Procs))
 	}
-	prog := newLoadProgress(e.stderr, quiet)
-	in.Progress = prog.update
+	prog := progress.NewLoad(e.stderr, quiet)
+	in.Progress = prog.Update
 
 	e.logf("load: %s, against %s; %s", cfg.Describe(), tg.BaseURL, desc)
 	start := time.Now()
 	res, runErr := scenario.Run(ctx, in)
-	prog.done()
+	prog.Done()
 	if res == nil {
 		return runErr // nothing ran (e.g. a VU could not log in)
 	}
@@ -241,7 +237,7 @@ func cmdLoad(ctx context.Context, e *env, args []string) error {
 		if err := os.MkdirAll(cfg.Out, 0o755); err != nil {
 			return err
 		}
-		if err := writeLoadOutputs(cfg.Out, res); err != nil {
+		if err := res.WriteDir(cfg.Out); err != nil {
 			return err
 		}
 		e.logf("load: results in %s", cfg.Out)
@@ -308,112 +304,6 @@ func loadTarget(e *env, c *loadFile, tf *targetFlags, w *where) (kc.Target, *sta
 		m = filepath.Join(s.State().Dir, "dataset.json")
 	}
 	return s.Target(), s, m, nil
-}
-
-// writeLoadOutputs writes the HDR logs, the timeline and, last, the
-// summary (with the server CPU), so that a summary.json means a complete
-// result.
-func writeLoadOutputs(dir string, res *scenario.RunResult) error {
-	s, rec := res.Stats, res.Recorder
-	for _, op := range rec.Ops() {
-		if err := fileutil.WriteFile(filepath.Join(dir, op+".hlog"), 0o644, func(w io.Writer) error {
-			return rec.WriteHlog(w, op, load.SeriesLatency)
-		}); err != nil && !errors.Is(err, load.ErrUnknownOp) {
-			return err
-		}
-		if s.Model == results.ModelOpen {
-			if err := fileutil.WriteFile(filepath.Join(dir, op+".service.hlog"), 0o644, func(w io.Writer) error {
-				return rec.WriteHlog(w, op, load.SeriesService)
-			}); err != nil && !errors.Is(err, load.ErrUnknownOp) {
-				return err
-			}
-		}
-	}
-	if err := fileutil.WriteFile(filepath.Join(dir, "timeline.csv"), 0o644, func(w io.Writer) error {
-		return results.WriteTimelineCSV(w, s.Timeline)
-	}); err != nil {
-		return err
-	}
-	return fileutil.WriteFile(filepath.Join(dir, "summary.json"), 0o644, func(w io.Writer) error {
-		return writeSummaryJSON(w, s, res.CPU)
-	})
-}
-
-// writeSummaryJSON writes the engine's summary with a server_cpu field
-// added at the end, so that results.Stats still reads it and sizing finds the
-// CPU-ms.
-func writeSummaryJSON(w io.Writer, s results.Stats, srv scenario.ServerCPU) error {
-	var buf bytes.Buffer
-	if err := results.WriteStatsJSON(&buf, s); err != nil {
-		return err
-	}
-	extra, err := json.MarshalIndent(srv, "  ", "  ")
-	if err != nil {
-		return err
-	}
-	b := bytes.TrimRight(buf.Bytes(), "\n")
-	if len(b) < 2 || b[len(b)-1] != '}' {
-		return errors.New("summary: unexpected JSON from the engine")
-	}
-	b = bytes.TrimRight(b[:len(b)-1], "\n ")
-	if _, err := w.Write(b); err != nil {
-		return err
-	}
-	_, err = fmt.Fprintf(w, ",\n  \"server_cpu\": %s\n}\n", extra)
-	return err
-}
-
-// loadProgress draws the run's progress on stderr: one line redrawn in place
-// about once a second on a terminal, else a line every few seconds.
-type loadProgress struct {
-	w     io.Writer
-	tty   bool
-	quiet bool
-	every time.Duration
-
-	mu   sync.Mutex
-	last time.Duration
-	drew bool
-}
-
-const progressEvery = 5 * time.Second
-
-func newLoadProgress(w io.Writer, quiet bool) *loadProgress {
-	return &loadProgress{w: w, tty: progress.IsTerminal(w), quiet: quiet, every: progressEvery}
-}
-
-func (p *loadProgress) update(pr load.Progress) {
-	if p.quiet {
-		return
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if !p.tty && pr.Elapsed-p.last < p.every && p.drew {
-		return
-	}
-	p.last, p.drew = pr.Elapsed, true
-	phase := ""
-	if pr.Warmup {
-		phase = " warm-up"
-	}
-	line := fmt.Sprintf("%6s%s  vus %d/%d  iterations %d (%.1f/s)  errors %d",
-		pr.Elapsed.Round(time.Second), phase, pr.ActiveVUs, pr.VUs, pr.Iterations, pr.Rate, pr.Errors)
-	if pr.Dropped > 0 {
-		line += fmt.Sprintf("  dropped %d", pr.Dropped)
-	}
-	if p.tty {
-		fmt.Fprintf(p.w, "\r%s\x1b[K", line)
-	} else {
-		fmt.Fprintln(p.w, line)
-	}
-}
-
-func (p *loadProgress) done() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.tty && p.drew && !p.quiet {
-		fmt.Fprintln(p.w)
-	}
 }
 
 func cmdScenarios(ctx context.Context, e *env, args []string) error {

@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kcbench/kcbench/internal/load"
 	"github.com/kcbench/kcbench/internal/results"
 	"github.com/kcbench/kcbench/internal/scenario"
 )
@@ -207,26 +206,5 @@ func TestLoadFileFlagsOverride(t *testing.T) {
 	}
 	if c.VUs != 3 || c.Duration != time.Minute {
 		t.Fatalf("flags over file: %+v", c)
-	}
-}
-
-func TestProgressLine(t *testing.T) {
-	var b strings.Builder
-	p := &loadProgress{w: &b, every: 5 * time.Second}
-	for s := 1; s <= 11; s++ {
-		p.update(load.Progress{Elapsed: time.Duration(s) * time.Second, Iterations: int64(s * 10), Rate: 10, VUs: 2, ActiveVUs: 1})
-	}
-	p.done()
-	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
-	if len(lines) != 3 || !strings.Contains(lines[0], "iterations 10 (10.0/s)") || strings.Contains(b.String(), "\r") {
-		t.Fatalf("not a terminal: a line every 5 s, got:\n%s", b.String())
-	}
-	b.Reset()
-	p = &loadProgress{w: &b, tty: true}
-	p.update(load.Progress{Elapsed: time.Second, Warmup: true, Dropped: 2})
-	p.update(load.Progress{Elapsed: 2 * time.Second})
-	p.done()
-	if got := b.String(); strings.Count(got, "\r") != 2 || !strings.Contains(got, "warm-up") || !strings.Contains(got, "dropped 2") || !strings.HasSuffix(got, "\n") {
-		t.Fatalf("terminal: %q", got)
 	}
 }

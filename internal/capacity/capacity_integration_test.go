@@ -49,6 +49,11 @@ func setup(t *testing.T) *fixture {
 	fixOnce.Do(func() {
 		tg := s.Target()
 		adm := kc.NewAdmin(kc.New(tg.BaseURL, nil), tg.Admin)
+		db, err := s.DSN()
+		if err != nil {
+			fixErr = err
+			return
+		}
 		seed := func(pol dataset.Policy, prefix string) *dataset.Manifest {
 			if fixErr != nil {
 				return nil
@@ -56,7 +61,7 @@ func setup(t *testing.T) *fixture {
 			content := dataset.DefaultContent
 			content.Users = 50
 			spec := dataset.Spec{Mode: dataset.ModeRealms, Tenants: 1, Content: content, Policy: pol, Prefix: prefix, Seed: 1}
-			res, err := dataset.Seed(context.Background(), adm, spec, dataset.SeedOptions{Strategy: dataset.Fast, Target: tg.BaseURL})
+			res, err := dataset.Seed(context.Background(), adm, spec, dataset.SeedOptions{Strategy: dataset.Clone, DB: db, Target: tg.BaseURL})
 			if err != nil {
 				fixErr = fmt.Errorf("seed %s: %w", pol, err)
 				return nil

@@ -85,9 +85,15 @@ func TestTinyExperimentFilesReportResume(t *testing.T) {
 	// second must rerun.
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
+	// Interrupt at the second point's first step after its header (the
+	// dataset growing), so that it leaves an unfinished folder.
+	second := false
 	l.onPoint = func(line string) {
-		if strings.HasPrefix(line, "point 2/2") {
-			go func() { time.Sleep(2 * time.Second); cancel() }()
+		switch {
+		case strings.HasPrefix(line, "point 2/2"):
+			second = true
+		case second:
+			cancel()
 		}
 	}
 	out, err := r.Run(ctx)
@@ -188,5 +194,85 @@ watchdog:
 	}
 	if _, err := results.ReadPoint(filepath.Join(dir, "default-orgs-n00001-r1")); err != nil {
 		t.Errorf("the orgs point did not run: %v", err)
+	}
+}
+
+// A point whose workload fails more than max_error_rate is aborted, and
+// the snapshot of its dataset, saved before the workloads, brings the same
+// dataset back in the next run on this machine (no seeding); a point past
+// point_timeout is aborted with that reason.
+func TestWatchdogErrorRateSnapshotRestoreTimeout(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test")
+	}
+	const base = `
+name: snap
+dataset:
+  modes: [realms]
+  tenants: [1]
+  password_policy: pbkdf2-sha256:1
+  snapshots: true
+phases: [warm]
+warmup: 1s
+workloads:
+  - name: token
+    scenario: client-credentials
+    vus: 1
+    duration: 2s
+`
+	d, cleanup, err := stacktest.Dirs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cleanup)
+	run := func(yml, name string) (experiment.Outcome, *results.Point) {
+		t.Helper()
+		f, err := experiment.Parse([]byte(yml))
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir := filepath.Join(t.TempDir(), name)
+		l := &logs{t: t}
+		r := &experiment.Runner{File: f, Dir: dir, Dirs: d, StackName: name, Logf: l.logf}
+		out, err := r.Run(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := results.ReadPoint(filepath.Join(dir, "default-realms-n00001-r1"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out, p
+	}
+
+	// 1: a workload against a realm that does not exist fails every request.
+	out, p := run(base+`  - name: missing-realm
+    scenario: jwks
+    realm: no-such-realm
+    vus: 1
+    duration: 2s
+watchdog:
+  max_error_rate: 50%
+`, "errors")
+	if len(out.Aborted) != 1 || p.Summary.Status != results.StatusAborted || !strings.Contains(p.Summary.Reason, "missing-realm: error rate 100.0% above 50%") {
+		t.Fatalf("error-rate watchdog: outcome %+v, summary %s %q", out, p.Summary.Status, p.Summary.Reason)
+	}
+
+	// 2: the same dataset comes back from the snapshot the first run saved.
+	out, p = run(base, "restore")
+	s := p.Summary
+	if len(out.Done) != 1 || s.Seed == nil || s.Seed.Restored == "" || s.Seed.Added != 0 || s.Seed.RestoreSeconds <= 0 {
+		t.Fatalf("restore: outcome %+v, seed %+v", out, s.Seed)
+	}
+	if w := s.Workload("token", "warm"); w == nil {
+		t.Error("no token workload after the restore")
+	} else if it, _ := w.Stats.Op(results.IterationOp); it.OK == 0 || it.Errors > 0 {
+		t.Errorf("token on the restored dataset: ok %d, errors %d", it.OK, it.Errors)
+	}
+
+	// 3: a point that cannot finish in time (a stack does not start in 1 s).
+	out, p = run(base+"watchdog:\n  point_timeout: 1s\n", "timeout")
+	if len(out.Aborted) != 1 || p.Summary.Status != results.StatusAborted || !strings.Contains(p.Summary.Reason, "point time limit 1s reached") {
+		t.Fatalf("point timeout: outcome %+v, summary %s %q", out, p.Summary.Status, p.Summary.Reason)
 	}
 }

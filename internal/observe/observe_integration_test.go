@@ -8,6 +8,7 @@ import (
 	"math"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -44,7 +45,7 @@ func TestObserveRealStack(t *testing.T) {
 	rec.SetPhase("idle")
 	stop := rec.Start(ctx)
 
-	time.Sleep(1200 * time.Millisecond)
+	waitRows(t, rec, func(rows []Sample) bool { return len(rows) >= 2 }, "two idle rows")
 	rec.SetPhase("load")
 	c := kc.New(target.BaseURL, nil)
 	cl := kc.OAuthClient{ID: "admin-cli"}
@@ -55,7 +56,11 @@ func TestObserveRealStack(t *testing.T) {
 		}
 		grants++
 	}
-	time.Sleep(1500 * time.Millisecond) // let PostgreSQL flush its statistics
+	// PostgreSQL flushes its statistics now and then: wait for a load row
+	// that counts commits.
+	waitRows(t, rec, func(rows []Sample) bool {
+		return slices.ContainsFunc(rows, func(r Sample) bool { return r.Phase == "load" && r.PGCommits > 0 })
+	}, "a load row with commits")
 	rows := stop()
 	t.Logf("%d grants, %d rows, unavailable: %q", grants, len(rows), rec.Unavailable())
 	for _, r := range rows {
@@ -103,5 +108,16 @@ func TestObserveRealStack(t *testing.T) {
 	sum := Summarize(rows)
 	if len(sum) != 2 || sum[1].Phase != "load" || sum[1].Max.KCRSSBytes <= 0 {
 		t.Errorf("summary: %+v", sum)
+	}
+}
+
+// waitRows polls the recorder's rows until ok holds, or fails the test
+// after a deadline.
+func waitRows(t *testing.T, rec *Recorder, ok func([]Sample) bool, what string) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); !ok(rec.Rows()); time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no %s within 30 s", what)
+		}
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/kcbench/kcbench/internal/load"
 )
 
 // Bar reports done/total with rate and ETA.
@@ -88,4 +90,61 @@ func (b *Bar) line(done, total int, now time.Time) string {
 	}
 	return fmt.Sprintf("%s [%s%s] %d/%d  %.2f/s  elapsed %s  ETA %s", b.what,
 		strings.Repeat("#", fill), strings.Repeat(".", width-fill), done, total, rate, el.Round(time.Second), eta)
+}
+
+// Load draws a load run's progress on stderr: one line redrawn in place
+// about once a second on a terminal, else a line every few seconds.
+type Load struct {
+	w     io.Writer
+	tty   bool
+	quiet bool
+	every time.Duration
+
+	mu   sync.Mutex
+	last time.Duration
+	drew bool
+}
+
+// progressEvery is how often a line is written when not on a terminal.
+const progressEvery = 5 * time.Second
+
+// NewLoad returns a Load drawing on w; quiet draws nothing.
+func NewLoad(w io.Writer, quiet bool) *Load {
+	return &Load{w: w, tty: IsTerminal(w), quiet: quiet, every: progressEvery}
+}
+
+// Update draws pr; it is safe for concurrent use.
+func (p *Load) Update(pr load.Progress) {
+	if p.quiet {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.tty && pr.Elapsed-p.last < p.every && p.drew {
+		return
+	}
+	p.last, p.drew = pr.Elapsed, true
+	phase := ""
+	if pr.Warmup {
+		phase = " warm-up"
+	}
+	line := fmt.Sprintf("%6s%s  vus %d/%d  iterations %d (%.1f/s)  errors %d",
+		pr.Elapsed.Round(time.Second), phase, pr.ActiveVUs, pr.VUs, pr.Iterations, pr.Rate, pr.Errors)
+	if pr.Dropped > 0 {
+		line += fmt.Sprintf("  dropped %d", pr.Dropped)
+	}
+	if p.tty {
+		fmt.Fprintf(p.w, "\r%s\x1b[K", line)
+	} else {
+		fmt.Fprintln(p.w, line)
+	}
+}
+
+// Done ends the line on a terminal.
+func (p *Load) Done() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.tty && p.drew && !p.quiet {
+		fmt.Fprintln(p.w)
+	}
 }

@@ -1,18 +1,22 @@
 package scenario
 
 import (
+	"bytes"
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
+	"path/filepath"
 	"slices"
 	"sync"
 	"time"
 
 	"github.com/kcbench/kcbench/internal/dataset"
+	"github.com/kcbench/kcbench/internal/fileutil"
 	"github.com/kcbench/kcbench/internal/h1"
 	"github.com/kcbench/kcbench/internal/kc"
 	"github.com/kcbench/kcbench/internal/load"
@@ -383,4 +387,57 @@ func (w *cpuWindow) result(s results.Stats) ServerCPU {
 		}
 	}
 	return r
+}
+
+// WriteDir writes the run's HDR logs (<op>.hlog, and <op>.service.hlog in
+// the open model), timeline.csv and, last, summary.json (with the server
+// CPU), so that a summary.json means a complete result (kcbench load --out).
+func (res *RunResult) WriteDir(dir string) error {
+	s, rec := res.Stats, res.Recorder
+	for _, op := range rec.Ops() {
+		if err := fileutil.WriteFile(filepath.Join(dir, op+".hlog"), 0o644, func(w io.Writer) error {
+			return rec.WriteHlog(w, op, load.SeriesLatency)
+		}); err != nil && !errors.Is(err, load.ErrUnknownOp) {
+			return err
+		}
+		if s.Model == results.ModelOpen {
+			if err := fileutil.WriteFile(filepath.Join(dir, op+".service.hlog"), 0o644, func(w io.Writer) error {
+				return rec.WriteHlog(w, op, load.SeriesService)
+			}); err != nil && !errors.Is(err, load.ErrUnknownOp) {
+				return err
+			}
+		}
+	}
+	if err := fileutil.WriteFile(filepath.Join(dir, "timeline.csv"), 0o644, func(w io.Writer) error {
+		return results.WriteTimelineCSV(w, s.Timeline)
+	}); err != nil {
+		return err
+	}
+	return fileutil.WriteFile(filepath.Join(dir, "summary.json"), 0o644, func(w io.Writer) error {
+		return writeSummaryJSON(w, s, res.CPU)
+	})
+}
+
+// writeSummaryJSON writes the engine's summary with a server_cpu field
+// added at the end, so that results.Stats still reads it and sizing finds the
+// CPU-ms.
+func writeSummaryJSON(w io.Writer, s results.Stats, srv ServerCPU) error {
+	var buf bytes.Buffer
+	if err := results.WriteStatsJSON(&buf, s); err != nil {
+		return err
+	}
+	extra, err := json.MarshalIndent(srv, "  ", "  ")
+	if err != nil {
+		return err
+	}
+	b := bytes.TrimRight(buf.Bytes(), "\n")
+	if len(b) < 2 || b[len(b)-1] != '}' {
+		return errors.New("summary: unexpected JSON from the engine")
+	}
+	b = bytes.TrimRight(b[:len(b)-1], "\n ")
+	if _, err := w.Write(b); err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(w, ",\n  \"server_cpu\": %s\n}\n", extra)
+	return err
 }

@@ -36,7 +36,24 @@ func TestCPUWindow(t *testing.T) {
 	f.start = time.Now().Add(-time.Duration(float64(time.Since(f.start)) * 0.1 / 0.5))
 	f.mu.Unlock()
 	w.begin(50 * time.Millisecond)
-	time.Sleep(250 * time.Millisecond)
+	select { // the window's first sample, after the warm-up
+	case <-w.sampled:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no first sample after the warm-up")
+	}
+	// The window ends once the server spent 0.1 s of CPU in it (0.2 s at
+	// half a core), polled with a deadline.
+	w.mu.Lock()
+	c0 := w.c0
+	w.mu.Unlock()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if c, _ := f.CPUTime(context.Background()); c-c0 >= 100*time.Millisecond {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the fake server's CPU did not grow")
+		}
+	}
 	w.end()
 	s := results.Stats{Ops: []results.OpStats{{Name: results.IterationOp, OK: 100}, {Name: results.OpJWKS, OK: 100}}}
 	r := w.result(s)

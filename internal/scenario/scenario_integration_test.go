@@ -50,12 +50,17 @@ func setup(t *testing.T) *fixture {
 		f := &fixture{tg: tg, client: kc.New(tg.BaseURL, h1.NewClient(16, 30*time.Second))}
 		f.admin = kc.NewAdmin(kc.New(tg.BaseURL, nil), tg.Admin)
 		ctx := context.Background()
+		db, err := s.DSN()
+		if err != nil {
+			fixErr = err
+			return
+		}
 		seed := func(mode dataset.Mode, tenants int, pol dataset.Policy, prefix string) *dataset.Manifest {
 			if fixErr != nil {
 				return nil
 			}
 			spec := dataset.Spec{Mode: mode, Tenants: tenants, Content: dataset.DefaultContent, Policy: pol, Prefix: prefix, Seed: 1}
-			res, err := dataset.Seed(ctx, f.admin, spec, dataset.SeedOptions{Strategy: dataset.Fast, Target: tg.BaseURL})
+			res, err := dataset.Seed(ctx, f.admin, spec, dataset.SeedOptions{Strategy: dataset.Clone, DB: db, Target: tg.BaseURL})
 			if err != nil {
 				fixErr = fmt.Errorf("seed %s %s: %w", mode, pol, err)
 				return nil
