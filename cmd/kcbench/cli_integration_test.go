@@ -155,7 +155,7 @@ func TestLifecycle(t *testing.T) {
 	}
 
 	out = c.mustRun("boot", "--repeat", "2", "--json")
-	var rep bootReport
+	var rep stack.BootReport
 	if err := json.Unmarshal([]byte(out[strings.Index(out, "{"):]), &rep); err != nil {
 		t.Fatalf("boot --json: %v\n%s", err, out)
 	}
