@@ -233,3 +233,5 @@ func cmdVersion(ctx context.Context, e *env, args []string) error {
 	fmt.Fprintln(e.stdout, "kcbench", buildinfo.Version())
 	return nil
 }
+
+func mib(b int64) float64 { return float64(b) / (1 << 20) }

@@ -8,11 +8,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
-	"strings"
-	"text/tabwriter"
 	"time"
 
+	"github.com/kcbench/kcbench/internal/fileutil"
 	"github.com/kcbench/kcbench/internal/kc"
 	"github.com/kcbench/kcbench/internal/stack"
 )
@@ -34,7 +32,7 @@ func cmdUp(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	printStackSummary(e.stdout, s, *showSecrets)
+	s.WriteSummary(e.stdout, *showSecrets)
 	if !*foreground {
 		return nil
 	}
@@ -48,28 +46,6 @@ func cmdUp(ctx context.Context, e *env, args []string) error {
 	}
 	return ctx.Err()
 }
-
-func printStackSummary(w io.Writer, s *stack.Stack, showSecrets bool) {
-	st := s.State()
-	t := s.Target()
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "stack\t%s (%s)\n", st.Name, st.Dir)
-	fmt.Fprintf(tw, "keycloak\t%s on Java %s\n", st.Options.Version, st.Java.Version)
-	fmt.Fprintf(tw, "url\t%s\n", t.BaseURL)
-	fmt.Fprintf(tw, "management\t%s\n", t.ManagementURL)
-	fmt.Fprintf(tw, "admin\tuser %s, password in %s\n", t.Admin.Username, s.SecretPath("admin-password"))
-	fmt.Fprintf(tw, "admin client\t%s, secret in %s\n", t.Admin.ClientID, s.SecretPath("admin-client-secret"))
-	if showSecrets {
-		fmt.Fprintf(tw, "admin password\t%s\n", t.Admin.Password.Reveal())
-		fmt.Fprintf(tw, "admin client secret\t%s\n", t.Admin.ClientSecret.Reveal())
-	}
-	if b := st.LastBoot; b != nil {
-		fmt.Fprintf(tw, "boot\t%.2f s to ready, RSS %.0f MiB\n", b.Duration.Seconds(), mib(b.RSS))
-	}
-	tw.Flush()
-}
-
-func mib(b int64) float64 { return float64(b) / (1 << 20) }
 
 func cmdStatus(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "status", "status [flags]")
@@ -93,20 +69,7 @@ func cmdStatus(ctx context.Context, e *env, args []string) error {
 		if *asJSON {
 			return writeJSON(e.stdout, map[string]any{"target": tg.BaseURL, "management_url": tg.ManagementURL, "info": info})
 		}
-		tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
-		fmt.Fprintf(tw, "target\t%s (external)\n", tg.BaseURL)
-		fmt.Fprintf(tw, "keycloak\t%s on Java %s\n", info.Version, info.JavaVersion)
-		fmt.Fprintf(tw, "admin login\tok\n")
-		fmt.Fprintf(tw, "realms\t%d\n", info.Realms)
-		switch {
-		case info.ManagementReady != nil:
-			fmt.Fprintf(tw, "ready\t%v (%s)\n", *info.ManagementReady, tg.ManagementURL)
-		case info.ManagementError != "":
-			fmt.Fprintf(tw, "ready\tunknown: %s\n", info.ManagementError)
-		default:
-			fmt.Fprintf(tw, "ready\tunknown (no --management-url)\n")
-		}
-		return tw.Flush()
+		return info.WriteText(e.stdout, tg.BaseURL, tg.ManagementURL)
 	}
 	s, err := w.attach(e)
 	if err != nil {
@@ -116,47 +79,13 @@ func cmdStatus(ctx context.Context, e *env, args []string) error {
 	if *asJSON {
 		return writeJSON(e.stdout, st)
 	}
-	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
-	mode := "detached"
-	if !st.Detached {
-		mode = "foreground"
+	if err := st.WriteText(e.stdout); err != nil {
+		return err
 	}
-	fmt.Fprintf(tw, "stack\t%s (%s, %s)\n", st.Name, mode, st.Dir)
-	fmt.Fprintf(tw, "keycloak\t%s on Java %s (%s)\n", st.Version, st.Java.Version, st.Java.Home)
-	fmt.Fprintf(tw, "url\t%s\n", st.URL)
-	fmt.Fprintf(tw, "management\t%s\n", st.MgmtURL)
-	fmt.Fprintf(tw, "ready\t%v\n", st.Ready)
-	fmt.Fprintf(tw, "keycloak pid\t%s\n", procLine(st.Keycloak))
-	if st.Heap != nil {
-		fmt.Fprintf(tw, "heap\t%s\n", st.Heap)
-	}
-	if st.Postgres != nil {
-		fmt.Fprintf(tw, "postgres\t%s, %s\n", st.Postgres.Version, st.DBURL)
-		fmt.Fprintf(tw, "postgres pid\t%s\n", procLine(*st.Postgres))
-	} else {
-		fmt.Fprintf(tw, "database\t%s (external)\n", st.DBURL)
-	}
-	var addrs []string
-	for _, l := range st.Listeners {
-		addrs = append(addrs, l.Addr)
-	}
-	slices.Sort(addrs)
-	fmt.Fprintf(tw, "listening\t%s\n", strings.Join(slices.Compact(addrs), " "))
-	if b := st.LastBoot; b != nil {
-		fmt.Fprintf(tw, "last boot\t%.2f s to ready, RSS %.0f MiB\n", b.Duration.Seconds(), mib(b.RSS))
-	}
-	tw.Flush()
 	if !st.Keycloak.Alive {
 		return errors.New("keycloak is not running (see kcbench logs; kcbench down cleans up)")
 	}
 	return nil
-}
-
-func procLine(p stack.ProcStatus) string {
-	if !p.Alive {
-		return fmt.Sprintf("%d (not running)", p.PID)
-	}
-	return fmt.Sprintf("%d, RSS %.0f MiB, CPU %.1f s, up %s", p.PID, mib(p.RSS), p.CPU.Seconds(), p.Uptime.Round(time.Second))
 }
 
 func writeJSON(w io.Writer, v any) error {
@@ -231,7 +160,7 @@ func cmdLogs(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer f.Close()
-	if err := tail(f, e.stdout, *lines); err != nil {
+	if err := fileutil.Tail(f, e.stdout, *lines); err != nil {
 		return err
 	}
 	if !*follow {
@@ -255,24 +184,4 @@ func cmdLogs(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 	}
-}
-
-// tail copies the last n lines of f (all if n == 0) and leaves f at its end.
-func tail(f *os.File, w io.Writer, n int) error {
-	b, err := io.ReadAll(f)
-	if err != nil {
-		return err
-	}
-	if n > 0 {
-		lines := strings.SplitAfter(string(b), "\n")
-		if lines[len(lines)-1] == "" {
-			lines = lines[:len(lines)-1]
-		}
-		if len(lines) > n {
-			lines = lines[len(lines)-n:]
-		}
-		b = []byte(strings.Join(lines, ""))
-	}
-	_, err = w.Write(b)
-	return err
 }

@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -115,4 +116,24 @@ func CheckWritableDir(dir string) error {
 		}
 		p = parent
 	}
+}
+
+// Tail copies the last n lines of f (all if n == 0) and leaves f at its end.
+func Tail(f *os.File, w io.Writer, n int) error {
+	b, err := io.ReadAll(f)
+	if err != nil {
+		return err
+	}
+	if n > 0 {
+		lines := strings.SplitAfter(string(b), "\n")
+		if lines[len(lines)-1] == "" {
+			lines = lines[:len(lines)-1]
+		}
+		if len(lines) > n {
+			lines = lines[len(lines)-n:]
+		}
+		b = []byte(strings.Join(lines, ""))
+	}
+	_, err = w.Write(b)
+	return err
 }
