@@ -14,6 +14,7 @@ import (
 	"github.com/kcbench/kcbench/internal/capacity"
 	"github.com/kcbench/kcbench/internal/dataset"
 	"github.com/kcbench/kcbench/internal/experiment"
+	"github.com/kcbench/kcbench/internal/fileutil"
 	"github.com/kcbench/kcbench/internal/kc"
 	"github.com/kcbench/kcbench/internal/load"
 	"github.com/kcbench/kcbench/internal/progress"
@@ -220,6 +221,9 @@ func cmdCapacity(ctx context.Context, e *env, args []string) error {
 	}
 	if f.out == "" {
 		f.out = filepath.Join("results", fmt.Sprintf("capacity-%s-%s", f.scen.Scenario, time.Now().Format("20060102-150405")))
+	}
+	if err := fileutil.CheckWritableDir(f.out); err != nil {
+		return usagef("--out: %v", err)
 	}
 	if f.procs > 0 {
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(f.procs))

@@ -196,8 +196,16 @@ func cmdLoad(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	in := scenario.RunInput{Target: tg, Config: cfg.Config, KeepGoing: keepGoing, RequireSuccess: true}
+	// params describe the run's setting in summary.json, as other
+	// results' params do.
+	params := map[string]string{"target": "external", "machine_cores": fmt.Sprint(runtime.NumCPU())}
 	if st != nil {
 		in.Alive = st.Watch().Check
+		params["target"], params["keycloak_version"] = "local", st.State().Options.Version
+		if h, err := st.Heap(); err == nil {
+			params["heap"] = h.String()
+			e.logf("load: Keycloak heap %s", h)
+		}
 	}
 	desc := "realm " + cfg.Realm
 	if cfg.Realm == "" {
@@ -237,6 +245,7 @@ func cmdLoad(ctx context.Context, e *env, args []string) error {
 		if err := os.MkdirAll(cfg.Out, 0o755); err != nil {
 			return err
 		}
+		res.Params = params
 		if err := res.WriteDir(cfg.Out); err != nil {
 			return err
 		}

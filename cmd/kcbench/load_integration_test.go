@@ -47,9 +47,17 @@ func TestLoadCommand(t *testing.T) {
 	}
 	var sum struct {
 		ServerCPU scenario.ServerCPU `json:"server_cpu"`
+		Params    map[string]string  `json:"params"`
 	}
 	if err := json.Unmarshal(b, &sum); err != nil {
 		t.Fatal(err)
+	}
+	// The heap in force is in the results and in status.
+	if h := sum.Params["heap"]; !strings.Contains(h, "MaxRAMPercentage") && !strings.Contains(h, "-Xmx") {
+		t.Errorf("params: %v", sum.Params)
+	}
+	if st := c.mustRun("status"); !strings.Contains(st, "heap ") {
+		t.Errorf("status shows no heap:\n%s", st)
 	}
 	op, ok := st.Op(results.OpPasswordGrant)
 	if !ok || op.OK < 1 || op.Errors != 0 { // 2 VUs for 3 s: a grant can take seconds on a busy box

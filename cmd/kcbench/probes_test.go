@@ -201,6 +201,8 @@ func TestBadInputProbes(t *testing.T) {
 		{name: "admin password file unreadable", args: []string{"status", "--target", tg.closed, "--admin-password-file", unreadable}, code: exitUsage, want: "--admin-password-file"},
 		{name: "out is a file", args: append(loadAt(tg.closed), "--out", aFile), code: exitUsage, want: "--out"},
 		{name: "out read-only", args: append(loadAt(tg.closed), "--out", filepath.Join(ro, "sub")), code: exitUsage, want: "--out"},
+		{name: "capacity out is a file", args: []string{"capacity", "--scenario", "jwks", "--target", tg.closed, "--realm", "r", "--out", aFile}, code: exitUsage, want: "--out"},
+		{name: "vus 1e8 writes nothing", args: []string{"load", "--scenario", "jwks", "--vus", "100000000", "--out", out("vus")}, code: exitUsage, want: "--vus", out: out("vus")},
 		{name: "file is a folder", args: []string{"load", "--file", empty}, code: exitUsage, want: "--file"},
 	}
 	if os.Geteuid() == 0 {

@@ -62,6 +62,9 @@ type RunResult struct {
 	CPU ServerCPU
 	// Recorder holds the interval histograms (Recorder.WriteHlog).
 	Recorder *load.Recorder
+	// Params, when set, describe the run's setting in summary.json
+	// (target, Keycloak version, heap), as other results' params do.
+	Params map[string]string
 	// ThresholdErr wraps load.ErrThresholdsFailed when a threshold
 	// failed, nil otherwise.
 	ThresholdErr error
@@ -414,14 +417,14 @@ func (res *RunResult) WriteDir(dir string) error {
 		return err
 	}
 	return fileutil.WriteFile(filepath.Join(dir, "summary.json"), 0o644, func(w io.Writer) error {
-		return writeSummaryJSON(w, s, res.CPU)
+		return writeSummaryJSON(w, s, res.CPU, res.Params)
 	})
 }
 
-// writeSummaryJSON writes the engine's summary with a server_cpu field
-// added at the end, so that results.Stats still reads it and sizing finds the
+// writeSummaryJSON writes the engine's summary with server_cpu (and,
+// when given, params) added at the end, so that results.Stats still reads it and sizing finds the
 // CPU-ms.
-func writeSummaryJSON(w io.Writer, s results.Stats, srv ServerCPU) error {
+func writeSummaryJSON(w io.Writer, s results.Stats, srv ServerCPU, params map[string]string) error {
 	var buf bytes.Buffer
 	if err := results.WriteStatsJSON(&buf, s); err != nil {
 		return err
@@ -438,6 +441,18 @@ func writeSummaryJSON(w io.Writer, s results.Stats, srv ServerCPU) error {
 	if _, err := w.Write(b); err != nil {
 		return err
 	}
-	_, err = fmt.Fprintf(w, ",\n  \"server_cpu\": %s\n}\n", extra)
+	if _, err := fmt.Fprintf(w, ",\n  \"server_cpu\": %s", extra); err != nil {
+		return err
+	}
+	if len(params) > 0 {
+		ps, err := json.MarshalIndent(params, "  ", "  ")
+		if err != nil {
+			return err
+		}
+		if _, err := fmt.Fprintf(w, ",\n  \"params\": %s", ps); err != nil {
+			return err
+		}
+	}
+	_, err = io.WriteString(w, "\n}\n")
 	return err
 }
