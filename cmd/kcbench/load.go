@@ -253,7 +253,11 @@ func cmdLoad(ctx context.Context, e *env, args []string) error {
 	}
 	var down *scenario.DownError
 	if errors.As(runErr, &down) {
-		return codedError{code: exitTargetDown, err: fmt.Errorf("target down: %w", down)}
+		sep := ": "
+		if down.At > 0 {
+			sep = " " // "target down 42 s into the run: …"
+		}
+		return codedError{code: exitTargetDown, err: fmt.Errorf("target down%s%w", sep, down)}
 	}
 	if runErr != nil {
 		return runErr

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -63,7 +64,7 @@ func TestLoadCommand(t *testing.T) {
 	if !ok || op.OK < 1 || op.Errors != 0 { // 2 VUs for 3 s: a grant can take seconds on a busy box
 		t.Fatalf("password grants: %+v", op)
 	}
-	if !sum.ServerCPU.Available || sum.ServerCPU.PerIteration < 1 || sum.ServerCPU.PerIteration > 500 {
+	if !sum.ServerCPU.Available || sum.ServerCPU.PerIteration < 1 || sum.ServerCPU.PerIteration > 5000 { // a sanity bound: a cold JVM on a busy box costs hundreds of ms a grant
 		t.Errorf("server cpu: %+v", sum.ServerCPU)
 	}
 	for _, f := range []string{"timeline.csv", "iteration.hlog", "password_grant.hlog"} {
@@ -160,10 +161,10 @@ func killMidLoad(t *testing.T, c *cli, s *stack.Stack) {
 	if took > 30*time.Second {
 		t.Errorf("the run went on %v after Keycloak died", took)
 	}
-	if !strings.Contains(errText.String(), "kcbench: target down: Keycloak exited") {
+	if !regexp.MustCompile(`kcbench: target down \d+ s into the run: Keycloak exited \(log: `).MatchString(errText.String()) {
 		t.Errorf("stderr does not say Keycloak exited")
 	}
-	if !strings.Contains(stdout.String(), "ended:        Keycloak exited") {
+	if !regexp.MustCompile(`ended: +\d+ s into the run: Keycloak exited`).MatchString(stdout.String()) {
 		t.Errorf("the summary does not say Keycloak exited")
 	}
 	b, err := os.ReadFile(filepath.Join(out, "summary.json"))

@@ -363,6 +363,7 @@ func (r *Runner) runPoint(ctx context.Context, p Point) (*results.Summary, error
 				cfg.Seed = r.File.Seed
 				r.Logf("  %s %s: %s", phase, w.Name, cfg.Describe())
 				res, err := scenario.Run(pctx, scenario.RunInput{Target: tg, Manifest: m, Config: cfg,
+					Alive: r.st.Watch().Check, // a dead Keycloak fails the point, named
 					Progress: func(pr load.Progress) {
 						if r.Progress != nil {
 							r.Progress(p.ID, phase+" "+w.Name, pr)

@@ -31,9 +31,11 @@ type DownError struct {
 	Reason string
 }
 
+// Error reads "42 s into the run: Keycloak exited: OutOfMemoryError:
+// Java heap space (log: …)", or the reason alone when At is 0.
 func (e *DownError) Error() string {
 	if e.At > 0 {
-		return fmt.Sprintf("%s (%.0f s into the run)", e.Reason, e.At.Seconds())
+		return fmt.Sprintf("%.0f s into the run: %s", e.At.Seconds(), e.Reason)
 	}
 	return e.Reason
 }
