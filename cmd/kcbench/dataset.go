@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"text/tabwriter"
@@ -63,30 +62,12 @@ func cmdDatasetVerify(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 	} else {
-		printCounts(e, v)
+		v.WriteText(e.stdout)
 	}
 	if !v.OK() {
 		return errors.New("the target does not hold what the manifest says")
 	}
 	return nil
-}
-
-func printCounts(e *env, v dataset.Verification) {
-	var exp, act map[string]int
-	b, _ := json.Marshal(v.Expected)
-	json.Unmarshal(b, &exp)
-	b, _ = json.Marshal(v.Actual)
-	json.Unmarshal(b, &act)
-	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "entity\tmanifest\ttarget\t\t")
-	for _, k := range []string{"realms", "organizations", "clients", "client_roles", "realm_roles", "groups", "users", "group_memberships", "org_memberships"} {
-		mark := "ok"
-		if exp[k] != act[k] {
-			mark = "MISMATCH"
-		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t\n", k, exp[k], act[k], mark)
-	}
-	tw.Flush()
 }
 
 func cmdDatasetExport(ctx context.Context, e *env, args []string) error {

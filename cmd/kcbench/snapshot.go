@@ -52,6 +52,16 @@ Run 'kcbench snapshot <subcommand> -h' for its flags.
 `)
 }
 
+// snapshotArgs parses the arguments of snapshot verb: the stack flags
+// and one NAME.
+func snapshotArgs(e *env, verb string, args []string) (string, *where, error) {
+	fs := newFlags(e, "snapshot "+verb, "snapshot "+verb+" NAME [flags]")
+	w := &where{}
+	w.register(fs)
+	name, err := parseSnapshotName(fs, args)
+	return name, w, err
+}
+
 // parseSnapshotName parses flags around one NAME argument (flags may come before or
 // after it) and checks the name.
 func parseSnapshotName(fs *flag.FlagSet, args []string) (string, error) {
@@ -92,14 +102,11 @@ func attachToRestart(e *env, w *where, what string) (*stack.Stack, error) {
 }
 
 func cmdSnapshotSave(ctx context.Context, e *env, args []string) error {
-	fs := newFlags(e, "snapshot save", "snapshot save NAME [flags]")
-	var w where
-	w.register(fs)
-	name, err := parseSnapshotName(fs, args)
+	name, w, err := snapshotArgs(e, "save", args)
 	if err != nil {
 		return err
 	}
-	s, err := attachForSnapshot(e, &w)
+	s, err := attachForSnapshot(e, w)
 	if err != nil {
 		return err
 	}
@@ -113,10 +120,7 @@ func cmdSnapshotSave(ctx context.Context, e *env, args []string) error {
 }
 
 func cmdSnapshotRestore(ctx context.Context, e *env, args []string) error {
-	fs := newFlags(e, "snapshot restore", "snapshot restore NAME [flags]")
-	var w where
-	w.register(fs)
-	name, err := parseSnapshotName(fs, args)
+	name, w, err := snapshotArgs(e, "restore", args)
 	if err != nil {
 		return err
 	}
@@ -130,7 +134,7 @@ func cmdSnapshotRestore(ctx context.Context, e *env, args []string) error {
 	if !hasSnapshot(infos, name) {
 		return unknownSnapshot(name, infos)
 	}
-	s, err := attachForSnapshot(e, &w)
+	s, err := attachForSnapshot(e, w)
 	if err != nil {
 		return err
 	}
@@ -190,10 +194,7 @@ func cmdSnapshotList(ctx context.Context, e *env, args []string) error {
 }
 
 func cmdSnapshotDelete(ctx context.Context, e *env, args []string) error {
-	fs := newFlags(e, "snapshot delete", "snapshot delete NAME [flags]")
-	var w where
-	w.register(fs)
-	name, err := parseSnapshotName(fs, args)
+	name, w, err := snapshotArgs(e, "delete", args)
 	if err != nil {
 		return err
 	}

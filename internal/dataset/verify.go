@@ -2,12 +2,15 @@ package dataset
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"text/tabwriter"
 
 	"github.com/kcbench/kcbench/internal/kc"
 )
@@ -332,4 +335,24 @@ func verifyFiles(ctx context.Context, adm *kc.Admin, files []FileRealm, progress
 		return nil
 	})
 	return v, err
+}
+
+// WriteText writes the manifest's counts beside the target's, one entity a
+// row, each marked ok or MISMATCH.
+func (v Verification) WriteText(w io.Writer) {
+	var exp, act map[string]int
+	b, _ := json.Marshal(v.Expected)
+	json.Unmarshal(b, &exp)
+	b, _ = json.Marshal(v.Actual)
+	json.Unmarshal(b, &act)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "entity\tmanifest\ttarget\t\t")
+	for _, k := range []string{"realms", "organizations", "clients", "client_roles", "realm_roles", "groups", "users", "group_memberships", "org_memberships"} {
+		mark := "ok"
+		if exp[k] != act[k] {
+			mark = "MISMATCH"
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t\n", k, exp[k], act[k], mark)
+	}
+	tw.Flush()
 }

@@ -26,20 +26,20 @@ const CapacitySchema = 1
 // CapacityKind is capacity.json's "kind", telling it apart from other JSON files.
 const CapacityKind = "capacity"
 
-// File names a search writes into its folder (WriteDir).
+// Files a capacity search writes into its folder (WriteDir).
 const (
 	CapacityFile = "capacity.json"
 	StepsFile    = "steps.csv"
 )
 
-// Step phases.
+// Phases of a capacity step.
 const (
 	StepWarmup = "warmup" // discarded: not judged against the search
 	StepRamp   = "ramp"   // rising by Settings.Step from Settings.Start
 	StepSearch = "search" // binary search between the last pass and the first failure
 )
 
-// Step is one constant-arrival-rate run of a search.
+// CapacityStep is one constant-arrival-rate run of a search.
 type CapacityStep struct {
 	Index    int     `json:"index"` // 0-based, in the order run
 	Phase    string  `json:"phase"`
@@ -76,7 +76,7 @@ type CapacityStep struct {
 	Start    time.Time `json:"start"`
 }
 
-// Settings are a search's options as run.
+// CapacitySettings are a search's options as run.
 type CapacitySettings struct {
 	Start        float64 `json:"start"`
 	Step         float64 `json:"step"`
@@ -102,7 +102,7 @@ func (s CapacityStep) Verdict() string {
 	return "pass"
 }
 
-// Result is a search's outcome, capacity.json (see the package doc for
+// CapacityResult is a search's outcome, capacity.json (internal/capacity's package doc describes
 // its fields).
 type CapacityResult struct {
 	Schema   int    `json:"schema"`
@@ -256,15 +256,11 @@ func (r *CapacityResult) WriteDir(dir string) error {
 // ErrNotCapacity means a JSON file is not a capacity result.
 var ErrNotCapacity = errors.New("not a capacity result")
 
-// ReadFile reads a capacity.json.
+// ReadCapacity reads a capacity.json.
 func ReadCapacity(path string) (*CapacityResult, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
 	var r CapacityResult
-	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+	if err := readJSON(path, &r); err != nil {
+		return nil, err
 	}
 	if r.Kind != CapacityKind {
 		return nil, fmt.Errorf("%s: %w (kind %q)", path, ErrNotCapacity, r.Kind)
@@ -275,12 +271,12 @@ func ReadCapacity(path string) (*CapacityResult, error) {
 	return &r, nil
 }
 
-// ReadDir reads dir/capacity.json.
+// ReadCapacityDir reads dir/capacity.json.
 func ReadCapacityDir(dir string) (*CapacityResult, error) {
 	return ReadCapacity(filepath.Join(dir, CapacityFile))
 }
 
-// FindDirs lists dir itself when it holds a capacity.json, else its
+// FindCapacityDirs lists dir itself when it holds a capacity.json, else its
 // immediate subfolders that do (repeats, or the versions of a matrix),
 // sorted by name. It returns nothing, without error, when there is none.
 func FindCapacityDirs(dir string) ([]string, error) {

@@ -143,6 +143,12 @@ func TestScenariosRealms(t *testing.T) {
 		results.ScenarioAdminAPI:          {results.OpAdminListRealms: 1, results.OpAdminGetRealm: 1, results.OpAdminListUsers: 1},
 		results.ScenarioMix:               {results.OpRefresh: -1, results.OpClientCredentials: -1},
 	}
+	runCases(t, env, cases)
+}
+
+// runCases runs each scenario of cases briefly on env and checks the
+// operations one iteration records.
+func runCases(t *testing.T, env Env, cases map[string]map[string]int) {
 	for name, ops := range cases {
 		t.Run(name, func(t *testing.T) {
 			sc, err := ByName(name, env)
@@ -186,15 +192,7 @@ func TestScenariosOrgs(t *testing.T) {
 		results.ScenarioPasswordGrant: {results.OpPasswordGrant: 1},
 		results.ScenarioAdminAPI:      {results.OpAdminListOrgs: 1, results.OpAdminGetOrg: 1, results.OpAdminListMembers: 1, results.OpAdminFindOrg: -1},
 	}
-	for name, ops := range cases {
-		t.Run(name, func(t *testing.T) {
-			sc, err := ByName(name, env)
-			if err != nil {
-				t.Fatal(err)
-			}
-			expectOps(t, run(t, sc, lowRate), ops)
-		})
-	}
+	runCases(t, env, cases)
 }
 
 func TestUserJourney(t *testing.T) {
