@@ -18,8 +18,8 @@ func cmdBoot(ctx context.Context, e *env, args []string) error {
 	if err := parse(fs, args, 0); err != nil {
 		return err
 	}
-	if *repeat < 1 {
-		return usagef("--repeat must be >= 1")
+	if *repeat < 1 || *repeat > 1000 {
+		return usagef("--repeat: %d: must be between 1 and 1000", *repeat)
 	}
 	d, err := f.dirs(e)
 	if err != nil {

@@ -49,8 +49,8 @@ func cmdLoadgenBench(ctx context.Context, e *env, args []string) error {
 			return usagef("--clients: unknown client %q (h1, fasthttp, net-http)", c)
 		}
 	}
-	if *conns < 1 || *dur <= 0 || *warm < 0 || *rounds < 1 || *dur/time.Duration(*rounds) < time.Second {
-		return usagef("--connections and --rounds must be at least 1, --duration/--rounds at least 1s, --warmup not negative")
+	if *conns < 1 || *conns > scenario.MaxVUs || *dur <= 0 || *dur > time.Hour || *warm < 0 || *rounds < 1 || *dur/time.Duration(*rounds) < time.Second {
+		return usagef("--connections must be between 1 and %d, --rounds at least 1, --duration at most 1h and --duration/--rounds at least 1s, --warmup not negative", scenario.MaxVUs)
 	}
 	base := tf.url
 	newPool := func() (*scenario.Pool, error) { return scenario.NewSinglePool(scenario.Single{Realm: *realm}) }

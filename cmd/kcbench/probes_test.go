@@ -203,6 +203,12 @@ func TestBadInputProbes(t *testing.T) {
 		{name: "out read-only", args: append(loadAt(tg.closed), "--out", filepath.Join(ro, "sub")), code: exitUsage, want: "--out"},
 		{name: "capacity out is a file", args: []string{"capacity", "--scenario", "jwks", "--target", tg.closed, "--realm", "r", "--out", aFile}, code: exitUsage, want: "--out"},
 		{name: "vus 1e8 writes nothing", args: []string{"load", "--scenario", "jwks", "--vus", "100000000", "--out", out("vus")}, code: exitUsage, want: "--vus", out: out("vus")},
+		{name: "boot repeat 1e8", args: []string{"boot", "--repeat", "100000000"}, code: exitUsage, want: "--repeat"},
+		{name: "db pool 1e9", args: []string{"up", "--db-pool-size", "1000000000"}, code: exitUsage, want: "--db-pool-size"},
+		{name: "cache size 1e14", args: []string{"up", "--cache-size", "realms=99999999999999"}, code: exitUsage, want: `cache "realms"`},
+		{name: "seed concurrency 1e8", args: []string{"seed", "--concurrency", "100000000"}, code: exitUsage, want: "--concurrency"},
+		{name: "capacity start 1e308", args: []string{"capacity", "--scenario", "jwks", "--start", "1e308"}, code: exitUsage, want: "--start"},
+		{name: "experiment scale NaN", args: []string{"experiment", "plan", "quickstart", "--scale", "NaN"}, code: exitUsage, want: "--scale"},
 		{name: "file is a folder", args: []string{"load", "--file", empty}, code: exitUsage, want: "--file"},
 	}
 	if os.Geteuid() == 0 {

@@ -42,6 +42,7 @@ const (
 	maxSeedUsers   = 10_000_000
 	maxSeedClients = 1_000_000
 	maxSeedCount   = 100_000
+	maxConcurrency = 1_000
 )
 
 func (f *specFlags) spec() (dataset.Spec, error) {
@@ -155,8 +156,8 @@ func cmdSeed(ctx context.Context, e *env, args []string) error {
 			return usageError{err}
 		}
 	}
-	if *conc < 0 {
-		return usagef("--concurrency must be >= 0")
+	if *conc < 0 || *conc > maxConcurrency {
+		return usagef("--concurrency: %d: must be between 0 and %d", *conc, maxConcurrency)
 	}
 	tg, mpath, cpu, db, err := datasetTarget(e, &t, &w, *manifest)
 	if err != nil {

@@ -68,9 +68,11 @@ type stackFlags struct {
 	dbUser       string
 	dbPasswordF  string
 	readyTimeout time.Duration
+	fs           *flag.FlagSet // to name the flags in errors
 }
 
 func (f *stackFlags) register(fs *flag.FlagSet) {
+	f.fs = fs
 	f.where.register(fs)
 	f.cacheSizes = mapFlag{}
 	fs.StringVar(&f.kc.Version, "kc-version", stack.DefaultKeycloakVersion, "Keycloak version (any 26.x served by Maven Central)")
@@ -113,6 +115,9 @@ func (f *stackFlags) config(e *env, detached bool) (stack.Config, error) {
 		cfg.DB = &stack.ExternalDB{URL: f.dbURL, User: f.dbUser, Password: pw}
 	}
 	if err := cfg.Validate(); err != nil {
+		if f.fs != nil {
+			err = flagNames(f.fs, err)
+		}
 		return cfg, usageError{err}
 	}
 	return cfg, nil

@@ -67,6 +67,13 @@ const DefaultReadyTimeout = 5 * time.Minute
 var cacheNames = []string{"realms", "users", "authorization", "keys", "crl", "sessions", "client-sessions", "offline-sessions", "offline-client-sessions"}
 
 // Validate checks the options without touching anything.
+// Bounds of the Keycloak options.
+const (
+	maxPool         = 10_000
+	maxCacheSize    = 1_000_000_000
+	maxReadyTimeout = 2 * time.Hour
+)
+
 func (o KeycloakOptions) Validate() error {
 	var errs []error
 	if _, err := ParseVersion(o.Version); err != nil {
@@ -75,19 +82,22 @@ func (o KeycloakOptions) Validate() error {
 	if o.Heap != "" && !validHeap(o.Heap) {
 		errs = append(errs, fmt.Errorf("heap %q: want a JVM size such as 512m or 2g", o.Heap))
 	}
-	if o.HTTPThreads < 0 {
-		errs = append(errs, errors.New("http threads must be >= 0"))
+	if o.HTTPThreads < 0 || o.HTTPThreads > maxPool {
+		errs = append(errs, fmt.Errorf("http threads: %d: must be between 0 and %d", o.HTTPThreads, maxPool))
 	}
-	if o.DBPoolSize < 0 {
-		errs = append(errs, errors.New("db pool size must be >= 0"))
+	if o.DBPoolSize < 0 || o.DBPoolSize > maxPool {
+		errs = append(errs, fmt.Errorf("db pool size: %d: must be between 0 and %d", o.DBPoolSize, maxPool))
 	}
 	for name, n := range o.CacheSizes {
 		if !contains(cacheNames, name) {
 			errs = append(errs, fmt.Errorf("cache %q: unknown (known: %s)", name, strings.Join(cacheNames, ", ")))
 		}
-		if n <= 0 {
-			errs = append(errs, fmt.Errorf("cache %q: size must be > 0", name))
+		if n <= 0 || n > maxCacheSize {
+			errs = append(errs, fmt.Errorf("cache %q: size %d: must be between 1 and %d", name, n, maxCacheSize))
 		}
+	}
+	if o.ReadyTimeout < 0 || o.ReadyTimeout > maxReadyTimeout {
+		errs = append(errs, fmt.Errorf("ready timeout: %v: must be between 0s (the default) and %v", o.ReadyTimeout, maxReadyTimeout))
 	}
 	for _, p := range []int{o.HTTPPort, o.ManagementPort} {
 		if p < 0 || p > 65535 {
