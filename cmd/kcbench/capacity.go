@@ -306,7 +306,7 @@ func runMatrix(ctx context.Context, e *env, f *capacityFlags, w *where, sf *spec
 		return err
 	}
 	mx, err := experiment.RunMatrix(ctx, experiment.MatrixOptions{Search: f.search(e), Versions: f.versionList(), Dirs: dirs,
-		Spec: spec, Heap: f.heap, PGVersion: f.pgVersion, Out: f.out})
+		Spec: spec, Heap: f.heap, PGVersion: f.pgVersion, Out: f.out, SLOText: f.slo})
 	if mx == nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -162,6 +163,7 @@ type MatrixOptions struct {
 	Heap      string       // JVM heap of each stack ("": Keycloak's own)
 	PGVersion string
 	Out       string // matrix.json, and a folder per version
+	SLOText   string // the SLOs as the user wrote them, for the table ("": canonical)
 }
 
 // RunMatrix searches each version on a fresh local stack seeded with the
@@ -170,7 +172,7 @@ type MatrixOptions struct {
 // returned is the context's, or one writing the results.
 func RunMatrix(ctx context.Context, o MatrixOptions) (*Matrix, error) {
 	f, spec := o.Search, o.Spec
-	mx := Matrix{Scenario: f.Scenario.Scenario, SLOs: results.FormatSLOs(f.Options.SLOs), Dataset: spec}
+	mx := Matrix{Scenario: f.Scenario.Scenario, SLOs: cmp.Or(o.SLOText, results.FormatSLOs(f.Options.SLOs)), Dataset: spec}
 	var found []*results.CapacityResult
 	byVersion := map[string]*results.CapacityResult{}
 	versions := o.Versions
