@@ -297,15 +297,19 @@ func (f *File) Validate() error {
 	if len(f.Workload) == 0 {
 		add("workloads: the experiment runs no workload (add at least one)")
 	}
+	// uniqueName checks the name of list[i] and that no earlier one has it.
+	uniqueName := func(list string, i int, name string, seen map[string]bool) {
+		if !nameRe.MatchString(name) {
+			add("%s[%d].name: %q: want letters, digits, '-', '_' or '.'", list, i, name)
+		}
+		if seen[name] {
+			add("%s[%d].name: %q is used twice", list, i, name)
+		}
+		seen[name] = true
+	}
 	names := map[string]bool{}
 	for i, w := range f.Workload {
-		if !nameRe.MatchString(w.Name) {
-			add("workloads[%d].name: %q: want letters, digits, '-', '_' or '.'", i, w.Name)
-		}
-		if names[w.Name] {
-			add("workloads[%d].name: %q is used twice", i, w.Name)
-		}
-		names[w.Name] = true
+		uniqueName("workloads", i, w.Name, names)
 		if w.Capacity != nil {
 			if _, err := w.Capacity.Options(1); err != nil {
 				for _, e := range unjoin(err) {
@@ -332,13 +336,7 @@ func (f *File) Validate() error {
 	}
 	vnames := map[string]bool{}
 	for i, v := range f.Variants {
-		if !nameRe.MatchString(v.Name) {
-			add("variants[%d].name: %q: want letters, digits, '-', '_' or '.'", i, v.Name)
-		}
-		if vnames[v.Name] {
-			add("variants[%d].name: %q is used twice", i, v.Name)
-		}
-		vnames[v.Name] = true
+		uniqueName("variants", i, v.Name, vnames)
 		if v.KeycloakVersion != "" {
 			if _, err := stack.ParseVersion(v.KeycloakVersion); err != nil {
 				add("variants[%d].keycloak_version: %v", i, err)

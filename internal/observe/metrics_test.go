@@ -22,15 +22,7 @@ import (
 // call, then curl with Accept: text/plain;version=0.0.4).
 func TestParseMetricsCapture(t *testing.T) {
 	t.Parallel()
-	f, err := os.Open("testdata/keycloak-metrics.txt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	m, err := ParseMetrics(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := parseCapture(t, "testdata/keycloak-metrics.txt")
 	want := Metrics{
 		HeapUsed:       8388608 + 6.178048e7 + 2.5165824e7, // survivor + old + eden
 		HeapCommitted:  8388608 + 8.5983232e7 + 9.8566144e7,
@@ -64,15 +56,7 @@ func TestParseMetricsCapture(t *testing.T) {
 // without trailing commas) must parse too.
 func TestParseMetricsOtherCapture(t *testing.T) {
 	t.Parallel()
-	f, err := os.Open("testdata/keycloak-26.7.3-metrics.txt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	m, err := ParseMetrics(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := parseCapture(t, "testdata/keycloak-26.7.3-metrics.txt")
 	if miss := m.Missing(); len(miss) != 0 {
 		t.Errorf("missing %v", miss)
 	}
@@ -217,4 +201,19 @@ jvm_memory_used_bytes{area="heap",id="eden"} 1000
 			t.Fatalf("unavailable: %q", gaps)
 		}
 	})
+}
+
+// parseCapture parses a /metrics capture.
+func parseCapture(t *testing.T, path string) Metrics {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	m, err := ParseMetrics(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
 }
