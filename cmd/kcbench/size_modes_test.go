@@ -24,6 +24,7 @@ import (
 
 	"github.com/kcbench/kcbench/internal/capacity/capacitytest"
 	"github.com/kcbench/kcbench/internal/experiment"
+	"github.com/kcbench/kcbench/internal/golden"
 	"github.com/kcbench/kcbench/internal/observe"
 	"github.com/kcbench/kcbench/internal/results"
 	"github.com/kcbench/kcbench/internal/sizing"
@@ -42,23 +43,7 @@ var quickstartResults = filepath.Join(sizingTestdata, "results", "quickstart")
 
 func goldenSize(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join(sizingTestdata, "cli", name)
-	if *updateSize {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./cmd/kcbench -run TestSize -update-size to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("%s differs (run go test ./cmd/kcbench -run TestSize -update-size to accept):\n--- got ---\n%s\n--- want ---\n%s", path, got, want)
-	}
+	golden.Check(t, filepath.Join(sizingTestdata, "cli", name), []byte(got), *updateSize, "go test ./cmd/kcbench -run TestSize -update-size")
 }
 
 // sizing classifies every operation kcbench records.

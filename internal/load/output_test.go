@@ -6,14 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
-	"io"
-	"os"
 	"path/filepath"
 	"reflect"
 	"testing"
 	"time"
 
-	"github.com/kcbench/kcbench/internal/fileutil"
+	"github.com/kcbench/kcbench/internal/golden"
 	"github.com/kcbench/kcbench/internal/results"
 )
 
@@ -66,21 +64,9 @@ func sampleStats(t *testing.T) results.Stats {
 	return s
 }
 
-func golden(t *testing.T, name string, got []byte) {
+func checkGolden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := fileutil.WriteFile(path, 0o644, func(w io.Writer) error { _, err := w.Write(got); return err }); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs (run with -update to accept):\n%s", path, got)
-	}
+	golden.Check(t, filepath.Join("testdata", name), got, *update, "go test -update")
 }
 
 func TestWriteSummary(t *testing.T) {
@@ -89,7 +75,7 @@ func TestWriteSummary(t *testing.T) {
 	if err := WriteSummary(&buf, sampleStats(t)); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "summary.golden", buf.Bytes())
+	checkGolden(t, "summary.golden", buf.Bytes())
 
 	closed := sampleStats(t)
 	closed.Model, closed.Executor, closed.Warmup, closed.Thresholds, closed.Aborted = results.ModelClosed, NameConstantVUs, 0, nil, true
@@ -97,7 +83,7 @@ func TestWriteSummary(t *testing.T) {
 	if err := WriteSummary(&buf, closed); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "summary_closed.golden", buf.Bytes())
+	checkGolden(t, "summary_closed.golden", buf.Bytes())
 }
 
 func TestWriteSummaryError(t *testing.T) {
@@ -119,7 +105,7 @@ func TestWriteJSON(t *testing.T) {
 	if err := results.WriteStatsJSON(&buf, s); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "summary.golden.json", buf.Bytes())
+	checkGolden(t, "summary.golden.json", buf.Bytes())
 
 	var back results.Stats
 	if err := json.Unmarshal(buf.Bytes(), &back); err != nil {
@@ -137,7 +123,7 @@ func TestWriteTimelineCSV(t *testing.T) {
 	if err := results.WriteTimelineCSV(&buf, sampleStats(t).Timeline); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "timeline.golden.csv", buf.Bytes())
+	checkGolden(t, "timeline.golden.csv", buf.Bytes())
 	recs, err := csv.NewReader(&buf).ReadAll()
 	if err != nil {
 		t.Fatal(err)

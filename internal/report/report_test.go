@@ -13,26 +13,14 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/kcbench/kcbench/internal/golden"
 	"github.com/kcbench/kcbench/internal/results"
 )
 
 // checkGolden compares got with testdata/name, or rewrites it with -update.
 func checkGolden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file (run go test -update and review the diff)\n--- got ---\n%s", name, got)
-	}
+	golden.Check(t, filepath.Join("testdata", name), got, *update, "go test -update")
 }
 
 // pngData replaces embedded PNGs, whose bytes depend on the plotting

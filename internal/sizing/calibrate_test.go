@@ -180,5 +180,5 @@ func TestCalibrationGolden(t *testing.T) {
 	if err := cs[0].WriteText(&b); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, filepath.Join("testdata", "calibration.txt"), b.Bytes())
+	checkGolden(t, filepath.Join("testdata", "calibration.txt"), b.Bytes())
 }

@@ -159,5 +159,5 @@ func TestLiveGolden(t *testing.T) {
 	if err := l.WriteText(&b); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, filepath.Join("testdata", "live.txt"), b.Bytes())
+	checkGolden(t, filepath.Join("testdata", "live.txt"), b.Bytes())
 }

@@ -4,10 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
-	"os"
 	"path/filepath"
 	"reflect"
 	"testing"
+
+	"github.com/kcbench/kcbench/internal/golden"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -136,27 +137,15 @@ func TestGolden(t *testing.T) {
 			if err := r.WriteK8s(&yaml); err != nil {
 				t.Fatal(err)
 			}
-			golden(t, filepath.Join("testdata", name+".txt"), txt.Bytes())
-			golden(t, filepath.Join("testdata", name+".yaml"), yaml.Bytes())
+			checkGolden(t, filepath.Join("testdata", name+".txt"), txt.Bytes())
+			checkGolden(t, filepath.Join("testdata", name+".yaml"), yaml.Bytes())
 		})
 	}
 }
 
-func golden(t *testing.T, path string, got []byte) {
+func checkGolden(t *testing.T, path string, got []byte) {
 	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs (run go test -update to accept):\n--- got ---\n%s\n--- want ---\n%s", path, got, want)
-	}
+	golden.Check(t, path, got, *update, "go test -update")
 }
 
 func TestResultJSONRoundTrip(t *testing.T) {
@@ -253,7 +242,7 @@ func TestCompareResults(t *testing.T) {
 	if err := c.WriteText(&buf); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, filepath.Join("testdata", "compare_results.txt"), buf.Bytes())
+	checkGolden(t, filepath.Join("testdata", "compare_results.txt"), buf.Bytes())
 }
 
 func near(a, b float64) bool {

@@ -214,5 +214,5 @@ func TestTenantsGolden(t *testing.T) {
 	if err := WriteTenantsText(&b, caps, slo); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, filepath.Join("testdata", "tenants.txt"), b.Bytes())
+	checkGolden(t, filepath.Join("testdata", "tenants.txt"), b.Bytes())
 }
