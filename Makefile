@@ -5,7 +5,7 @@ BIN     := bin/kcbench
 # per package, so run packages one at a time on small machines.
 ITEST_FLAGS ?= -tags integration -p 1 -count=1 -timeout 40m
 
-.PHONY: build run test unit-test integration-test vet bench bench-seed bench-loadgen fuzz clean
+.PHONY: build run test test-matrix unit-test integration-test vet bench bench-seed bench-loadgen fuzz clean
 
 build:
 	$(GO) build -o $(BIN) ./cmd/kcbench
@@ -25,6 +25,16 @@ integration-test:
 	$(GO) test $(ITEST_FLAGS) ./...
 
 test: vet unit-test integration-test
+
+# The clone strategy checked against the fast one on every supported
+# Keycloak line, each with Keycloak's tables in the default schema and in a
+# schema of their own (--db-schema): a stack per line and schema. `make
+# test` takes only the oldest and newest line. About 170 MiB and a build per
+# version on first use.
+KCBENCH_TEST_KC_VERSIONS ?= 26.0.0,26.2.5,26.5.6,26.7.3
+test-matrix:
+	KCBENCH_TEST_KC_VERSIONS=$(KCBENCH_TEST_KC_VERSIONS) KCBENCH_TEST_DB_SCHEMAS=default,kcbench \
+		$(GO) test -tags integration -p 1 -count=1 -timeout 90m -run 'TestCloneLikeFast' -v ./internal/dataset/
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...

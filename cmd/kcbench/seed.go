@@ -20,6 +20,7 @@ type specFlags struct {
 	users, clients, roles, groups int
 	clientRoles                   int
 	seed                          int64
+	uniqueSalts                   bool
 }
 
 func (f *specFlags) register(fs *flag.FlagSet) {
@@ -34,6 +35,7 @@ func (f *specFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.policy, "password-policy", "default", "password hashing: default (argon2), argon2, pbkdf2-sha512:27500, pbkdf2-sha256:1, …")
 	fs.StringVar(&f.prefix, "prefix", "kcb", "prefix of every realm the dataset creates")
 	fs.Int64Var(&f.seed, "seed", 1, "seed deriving passwords and client secrets")
+	fs.BoolVar(&f.uniqueSalts, "unique-salts", false, "give every user its own password salt and hash, computed by kcbench in parallel (default: one salt and hash shared by all users, computed once; a login costs the same either way, see README)")
 }
 
 // Bounds of the dataset flags (dataset.Content.Validate checks the
@@ -55,7 +57,7 @@ func (f *specFlags) spec() (dataset.Spec, error) {
 	if err != nil {
 		errs = append(errs, err)
 	}
-	s := dataset.Spec{Mode: mode, Tenants: 1, Content: dataset.DefaultContent, Policy: pol, Prefix: f.prefix, Seed: f.seed}
+	s := dataset.Spec{Mode: mode, Tenants: 1, Content: dataset.DefaultContent, Policy: pol, Prefix: f.prefix, Seed: f.seed, UniqueSalts: f.uniqueSalts}
 	if f.preset != "" {
 		p, err := dataset.LookupPreset(f.preset)
 		if err != nil {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/kcbench/kcbench/internal/dataset"
 	"github.com/kcbench/kcbench/internal/kc"
+	"github.com/kcbench/kcbench/internal/stack"
 	"github.com/kcbench/kcbench/internal/stack/stacktest"
 )
 
@@ -35,8 +36,10 @@ type env struct {
 	db  kc.Secret
 }
 
-func newEnv(t *testing.T) *env {
-	s := shared.Get(t)
+func newEnv(t *testing.T) *env { return envOf(t, shared.Get(t)) }
+
+// envOf is the env of stack s.
+func envOf(t *testing.T, s *stack.Stack) *env {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	t.Cleanup(cancel)
 	tg := s.Target()

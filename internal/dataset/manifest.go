@@ -1,6 +1,7 @@
 package dataset
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -27,6 +28,13 @@ type Manifest struct {
 	SecretRule   string `json:"secret_rule"`
 	// Password is every user's password.
 	Password string `json:"password"`
+	// Salts says whether users' password credentials share one salt and
+	// hash ("shared": kcbench hashed the password once and every user got
+	// that credential), each have their own ("per-user": --unique-salts,
+	// or Keycloak hashed plain passwords), or differ between seeding runs
+	// ("mixed"). Verifying a password costs the same either way; see the
+	// README for the measurement.
+	Salts string `json:"password_salts"`
 	// Realms lists the realm of every tenant, in tenant order (one entry,
 	// the shared realm, in orgs mode).
 	Realms []string `json:"realms"`
@@ -47,6 +55,24 @@ type SeedEvent struct {
 	Redone       int       `json:"redone"`
 	Seconds      float64   `json:"seconds"`
 	ServerCPUSec float64   `json:"server_cpu_s,omitempty"`
+	// Salts is what this run gave its users (see Manifest.Salts).
+	Salts string `json:"password_salts,omitempty"`
+}
+
+// saltsOf is what the seeds say of the users' salts.
+func saltsOf(seeds []SeedEvent, spec Spec) string {
+	out := ""
+	for _, ev := range seeds {
+		if ev.Added == 0 && ev.Redone == 0 {
+			continue
+		}
+		s := cmp.Or(ev.Salts, SaltsShared) // runs before salts were recorded shared them
+		if out != "" && out != s {
+			return SaltsMixed
+		}
+		out = s
+	}
+	return cmp.Or(out, spec.Salts())
 }
 
 const manifestSchema = 1
@@ -54,9 +80,9 @@ const manifestSchema = 1
 // NewManifest describes spec seeded into target.
 func NewManifest(spec Spec, target string) *Manifest {
 	m := &Manifest{Schema: manifestSchema, Target: target, Spec: spec, Fingerprint: spec.Fingerprint(),
-		PasswordRule: "every user has the dataset password (field password), derived from the seed",
+		PasswordRule: "every user has the dataset password (field password), derived from the seed; password_salts says whether their credentials share one salt and hash",
 		SecretRule:   "confidential client secrets are Spec.ClientSecret(tenant, clientId): sha256 of seed, realm and clientId",
-		Password:     spec.Password(), Updated: time.Now().UTC()}
+		Password:     spec.Password(), Salts: spec.Salts(), Updated: time.Now().UTC()}
 	m.setTenants(spec.Tenants)
 	return m
 }

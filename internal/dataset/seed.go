@@ -118,6 +118,9 @@ func Seed(ctx context.Context, adm *kc.Admin, spec Spec, o SeedOptions) (*SeedRe
 	if o.Strategy == Clone && o.DB == "" {
 		return nil, errors.New("the clone strategy writes into Keycloak's database: it needs the local stack's private PostgreSQL (use --strategy fast for another target)")
 	}
+	if o.Strategy == Clone && spec.UniqueSalts && !spec.Policy.CanPrehash() {
+		return nil, fmt.Errorf("unique salts with the clone strategy need a password policy kcbench can hash (default, argon2, pbkdf2-*), not %s: use --strategy fast", spec.Policy)
+	}
 	if o.Concurrency <= 0 {
 		o.Concurrency = DefaultConcurrency(o.Strategy)
 	}
@@ -187,8 +190,16 @@ func Seed(ctx context.Context, adm *kc.Admin, spec Spec, o SeedOptions) (*SeedRe
 		if old, err := ReadManifest(o.ManifestPath); err == nil {
 			m.Seeds = old.Seeds
 		}
+		salts := spec.Salts()
+		switch {
+		case o.Strategy == Rest: // plain passwords, salted by Keycloak
+			salts = SaltsPerUser
+		case o.Strategy == Clone && !spec.Policy.CanPrehash() && res.Added > 1:
+			salts = SaltsShared // copies of the template's users' hashes
+		}
 		m.Seeds = append(m.Seeds, SeedEvent{At: start.UTC(), Strategy: string(o.Strategy), From: res.Existing, To: n,
-			Added: res.Added, Redone: redo, Seconds: res.Duration.Seconds(), ServerCPUSec: res.ServerCPU.Seconds()})
+			Added: res.Added, Redone: redo, Seconds: res.Duration.Seconds(), ServerCPUSec: res.ServerCPU.Seconds(), Salts: salts})
+		m.Salts = saltsOf(m.Seeds, spec)
 		if n > 0 {
 			if err := m.Write(o.ManifestPath); err != nil {
 				return res, errors.Join(runErr, err)

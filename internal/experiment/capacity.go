@@ -126,6 +126,7 @@ func AddSpecParams(p map[string]string, s dataset.Spec) {
 	p["tenants"] = fmt.Sprint(s.Tenants)
 	p["users_per_tenant"] = fmt.Sprint(s.Content.Users)
 	p["password_policy"] = s.Policy.String()
+	p["password_salts"] = s.Salts()
 }
 
 // MatrixRow is one version of a version matrix.

@@ -295,6 +295,8 @@ func (r *Runner) runPoint(ctx context.Context, p Point) (*results.Summary, error
 	man.Options, _ = json.Marshal(p.Stack)
 	man.Dataset, _ = json.Marshal(p.Spec)
 	sum := &results.Summary{Schema: results.Schema, Point: p.ID, Params: p.Params(), Status: results.StatusDone}
+	// Whether users share a password salt is part of what was measured.
+	man.Params["password_salts"], sum.Params["password_salts"] = p.Spec.Salts(), p.Spec.Salts()
 
 	pctx := ctx
 	var cancel context.CancelCauseFunc
@@ -480,6 +482,7 @@ func (r *Runner) runCapacity(ctx context.Context, p Point, dir string, w Workloa
 	res.Params["point"], res.Params["workload"] = p.ID, w.Name
 	res.Params["keycloak_version"] = p.Stack.Version
 	res.Params["password_policy"] = p.Spec.Policy.String()
+	res.Params["password_salts"] = p.Spec.Salts()
 	res.Params["users_per_tenant"] = fmt.Sprint(p.Spec.Content.Users)
 	res.Params["machine_cores"] = fmt.Sprint(numCPU())
 	if r.st != nil {

@@ -1,0 +1,337 @@
+//go:build integration
+
+package dataset_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/kcbench/kcbench/internal/dataset"
+	"github.com/kcbench/kcbench/internal/kc"
+	"github.com/kcbench/kcbench/internal/stack"
+	"github.com/kcbench/kcbench/internal/stack/stacktest"
+)
+
+// The Keycloak lines the clone is checked on, and the database schemas.
+// `make test` takes the oldest and newest line, each on one stack whose
+// Keycloak keeps its tables in a schema of their own (--db-schema); the
+// default schema is the shared stack's. `make test-matrix` sets
+// KCBENCH_TEST_KC_VERSIONS to every supported line and
+// KCBENCH_TEST_DB_SCHEMAS to "default,kcbench" (a stack each).
+const (
+	defaultTestVersions = "26.0.0,26.7.3"
+	defaultTestSchemas  = "kcbench"
+)
+
+func envList(name, def string) []string {
+	v := os.Getenv(name)
+	if v == "" {
+		v = def
+	}
+	var out []string
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// TestCloneLikeFast seeds 3 tenants with the fast strategy and 3 with the
+// clone strategy, in both modes, and checks through the admin API, the
+// token endpoint and the database that a cloned tenant cannot be told from
+// a fast one: every tenant's signing keys (kid and public key) and client
+// secrets are its own; unique salts are distinct in the database and
+// shared ones are what the manifest says; a password grant, a
+// client-credentials grant and a login through the form work in every
+// cloned tenant; the dataset verifies. On the shared stack (default
+// schema, default version), then on a stack per Keycloak line and schema.
+func TestCloneLikeFast(t *testing.T) {
+	t.Run("shared-stack", func(t *testing.T) { cloneLikeFast(t, newEnv(t)) })
+	if testing.Short() {
+		return
+	}
+	for _, v := range envList("KCBENCH_TEST_KC_VERSIONS", defaultTestVersions) {
+		for _, schema := range envList("KCBENCH_TEST_DB_SCHEMAS", defaultTestSchemas) {
+			t.Run(v+"/"+schema, func(t *testing.T) {
+				e := versionEnv(t, v, schema)
+				cloneLikeFast(t, e)
+			})
+		}
+	}
+}
+
+// versionEnv starts a stack of Keycloak version v whose tables are in
+// schema ("default": Keycloak's default), stopped when the test ends.
+func versionEnv(t *testing.T, v, schema string) *env {
+	d, cleanup, err := stacktest.Dirs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cleanup)
+	cfg := stacktest.Config(d, "v"+strings.ReplaceAll(v, ".", ""))
+	cfg.Keycloak.Version = v
+	if schema != "default" {
+		cfg.Keycloak.ExtraOptions = []string{"--db-schema=" + schema}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+	s, err := stack.Start(ctx, cfg)
+	if s != nil {
+		t.Cleanup(func() {
+			if err := s.Down(context.Background()); err != nil {
+				t.Errorf("down: %v", err)
+			}
+		})
+	}
+	if err != nil {
+		t.Fatalf("stack %s: %v", v, err)
+	}
+	return envOf(t, s)
+}
+
+func cloneLikeFast(t *testing.T, e *env) {
+	pol := dataset.Policy{Algorithm: "pbkdf2-sha256", Iterations: 1}
+	for _, mode := range []dataset.Mode{dataset.ModeRealms, dataset.ModeOrgs} {
+		t.Run(string(mode), func(t *testing.T) {
+			e.t = t
+			dir := t.TempDir()
+			fs := dataset.Spec{Mode: mode, Tenants: 3, Content: dataset.DefaultContent, Policy: pol, Prefix: "lf" + string(mode[0]), Seed: 11}
+			cs := fs
+			cs.Prefix, cs.UniqueSalts = "lc"+string(mode[0]), true
+			e.seed(fs, dataset.Fast, filepath.Join(dir, "fast.json"))
+			e.seed(cs, dataset.Clone, filepath.Join(dir, "clone.json"))
+			e.verify(filepath.Join(dir, "fast.json"), 3)
+			e.verify(filepath.Join(dir, "clone.json"), 3)
+			fm, _ := dataset.ReadManifest(filepath.Join(dir, "fast.json"))
+			cm, _ := dataset.ReadManifest(filepath.Join(dir, "clone.json"))
+
+			// Keys and client secrets: every realm its own.
+			realms := map[string]bool{}
+			for _, m := range []*dataset.Manifest{fm, cm} {
+				for _, r := range m.Realms {
+					realms[r] = true
+				}
+			}
+			e.distinctKeys(realms)
+			e.distinctSecrets(realms)
+
+			// Salts, read from the database.
+			if fm.Salts != dataset.SaltsShared || cm.Salts != dataset.SaltsPerUser {
+				t.Errorf("manifests say salts %q (fast, shared) and %q (clone, unique)", fm.Salts, cm.Salts)
+			}
+			if n, users := e.salts(fs); n != 1 || users != 30 {
+				t.Errorf("fast, shared salts: %d distinct salts among %d users, want 1 among 30", n, users)
+			}
+			if n, users := e.salts(cs); n != 30 || users != 30 {
+				t.Errorf("clone, unique salts: %d distinct salts among %d users, want 30", n, users)
+			}
+
+			// Every cloned tenant: password grant, client credentials, the
+			// login form.
+			for i := 1; i <= 3; i++ {
+				tn := cm.Tenant(i)
+				if err := e.login(cm, i, 1+i%10); err != nil {
+					t.Errorf("cloned tenant %d: password grant: %v", i, err)
+				}
+				if _, err := e.c.ClientCredentials(e.ctx, tn.Realm, kc.OAuthClient{ID: tn.Backend, Secret: tn.BackendSecret}, ""); err != nil {
+					t.Errorf("cloned tenant %d: client credentials: %v", i, err)
+				}
+				ar := kc.NewAuthRequest(tn.WebClient, dataset.RedirectURI, "openid")
+				if _, err := e.c.NewBrowser().Login(e.ctx, tn.Realm, kc.OAuthClient{ID: tn.WebClient}, ar, cm.Username(i, 2), cm.Password); err != nil {
+					t.Errorf("cloned tenant %d: login form: %v", i, err)
+				}
+			}
+		})
+	}
+}
+
+// distinctKeys checks that no two realms share a key id or a public key
+// (the admin API's keys: RSA signing and encryption, HMAC, AES).
+func (e *env) distinctKeys(realms map[string]bool) {
+	e.t.Helper()
+	seen := map[string]string{}
+	for r := range realms {
+		var keys struct {
+			Keys []struct {
+				Kid, Type, ProviderID, PublicKey, Algorithm string
+			} `json:"keys"`
+		}
+		if err := e.adm.Do(e.ctx, "GET", kc.RealmPath(r, "keys"), nil, &keys); err != nil {
+			e.t.Fatal(err)
+		}
+		kinds := map[string]bool{}
+		for _, k := range keys.Keys {
+			kinds[k.Type] = true
+			for _, v := range []string{"kid " + k.Kid, "public key " + k.PublicKey} {
+				if v == "public key " {
+					continue
+				}
+				if other, dup := seen[v]; dup {
+					e.t.Errorf("realms %s and %s share %s key's %s", other, r, k.Algorithm, v)
+				}
+				seen[v] = r
+			}
+		}
+		if !kinds["RSA"] || !kinds["OCT"] {
+			e.t.Errorf("realm %s keys: %+v", r, keys.Keys)
+		}
+	}
+}
+
+// distinctSecrets checks that no two confidential clients of the realms
+// share a secret (kcbench's backends and Keycloak's own, read through
+// the admin API).
+func (e *env) distinctSecrets(realms map[string]bool) {
+	e.t.Helper()
+	seen := map[string]string{}
+	n := 0
+	for r := range realms {
+		var clients []struct {
+			ID, ClientID             string
+			PublicClient, BearerOnly bool
+			ClientAuthenticatorType  string
+		}
+		if err := e.adm.Do(e.ctx, "GET", kc.RealmPath(r, "clients")+"?first=0&max=1000", nil, &clients); err != nil {
+			e.t.Fatal(err)
+		}
+		for _, c := range clients {
+			if c.PublicClient || c.ClientAuthenticatorType != "client-secret" {
+				continue
+			}
+			var sec struct{ Value string }
+			if err := e.adm.Do(e.ctx, "GET", kc.RealmPath(r, "clients", c.ID, "client-secret"), nil, &sec); err != nil {
+				e.t.Fatal(err)
+			}
+			if sec.Value == "" {
+				continue
+			}
+			n++
+			who := r + "/" + c.ClientID
+			if other, dup := seen[sec.Value]; dup {
+				e.t.Errorf("clients %s and %s share a secret", other, who)
+			}
+			seen[sec.Value] = who
+		}
+	}
+	if n < len(realms) {
+		e.t.Errorf("%d client secrets in %d realms", n, len(realms))
+	}
+}
+
+// salts reads the password salts of the users of s's tenants from the
+// database: distinct salts and users.
+func (e *env) salts(s dataset.Spec) (distinct, users int) {
+	e.t.Helper()
+	conn, err := pgx.Connect(e.ctx, string(e.db))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer conn.Close(e.ctx)
+	var names []string
+	for i := 1; i <= s.Tenants; i++ {
+		for j := 1; j <= s.Content.Users; j++ {
+			names = append(names, strings.ToLower(s.Username(i, j)))
+		}
+	}
+	realms := map[string]bool{}
+	for i := 1; i <= s.Tenants; i++ {
+		realms[s.RealmOf(i)] = true
+	}
+	var realmList []string
+	for r := range realms {
+		realmList = append(realmList, r)
+	}
+	rows, err := conn.Query(e.ctx, `SELECT c.secret_data FROM credential c JOIN user_entity u ON u.id = c.user_id
+JOIN realm r ON r.id = u.realm_id WHERE c.type = 'password' AND r.name = ANY($1) AND u.username = ANY($2)`, realmList, names)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	data, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, d := range data {
+		var sd struct{ Salt string }
+		if err := json.Unmarshal([]byte(d), &sd); err != nil || sd.Salt == "" {
+			e.t.Fatalf("secret data %q: %v", d, err)
+		}
+		seen[sd.Salt] = true
+	}
+	return len(seen), len(data)
+}
+
+// TestCloneRefusesUnknownSchema copies Keycloak's schema with its data,
+// adds a column (then a table) the copy rules do not know, and seeds a
+// grown dataset by clone against the copy: the clone stops, naming the
+// column (the table), and writes nothing.
+func TestCloneRefusesUnknownSchema(t *testing.T) {
+	e := newEnv(t)
+	s := spec(dataset.ModeRealms, "us", 1)
+	mf := filepath.Join(t.TempDir(), "m.json")
+	e.seed(s, dataset.Fast, mf)
+	conn, err := pgx.Connect(e.ctx, string(e.db))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(e.ctx)
+	exec := func(sql string) {
+		t.Helper()
+		if _, err := conn.Exec(e.ctx, sql); err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+	}
+	exec(`DROP SCHEMA IF EXISTS kcbench_probe CASCADE`)
+	exec(`CREATE SCHEMA kcbench_probe`)
+	t.Cleanup(func() { conn.Exec(context.Background(), `DROP SCHEMA IF EXISTS kcbench_probe CASCADE`) })
+	rows, err := conn.Query(e.ctx, `SELECT tablename FROM pg_tables WHERE schemaname = current_schema()`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tables, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tb := range tables {
+		id := pgx.Identifier{tb}.Sanitize()
+		exec(`CREATE TABLE kcbench_probe.` + id + ` AS TABLE ` + id)
+	}
+	u, err := url.Parse(string(e.db))
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("search_path", "kcbench_probe")
+	u.RawQuery = q.Encode()
+	probe := kc.Secret(u.String())
+	grow := spec(dataset.ModeRealms, "us", 2)
+	for _, c := range []struct{ change, want string }{
+		{`ALTER TABLE kcbench_probe.client ADD COLUMN kcbench_extra text`, "column client.kcbench_extra"},
+		{`ALTER TABLE kcbench_probe.client DROP COLUMN kcbench_extra; CREATE TABLE kcbench_probe.kcbench_new (id text)`, "table kcbench_new"},
+	} {
+		exec(c.change)
+		_, err := dataset.Seed(e.ctx, e.adm, grow, dataset.SeedOptions{Strategy: dataset.Clone, DB: probe, ManifestPath: filepath.Join(t.TempDir(), "p.json")})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Fatalf("after %q: err = %v, want one naming %s", c.change, err, c.want)
+		}
+		t.Logf("%s: %v", c.want, err)
+	}
+	if realms, err := e.adm.Realms(e.ctx); err != nil {
+		t.Fatal(err)
+	} else {
+		for _, r := range realms {
+			if r.Realm == grow.RealmOf(2) {
+				t.Fatalf("realm %s was made", r.Realm)
+			}
+		}
+	}
+}
