@@ -276,3 +276,31 @@ func TestNamesAndSalts(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkUserCredential is the cost of one user's own password hash
+// (--unique-salts), per policy.
+func BenchmarkUserCredential(b *testing.B) {
+	for _, pol := range []string{"default", "pbkdf2-sha512:210000", "pbkdf2-sha512:27500", "pbkdf2-sha256:1"} {
+		b.Run(pol, func(b *testing.B) {
+			p, _ := ParsePolicy(pol)
+			bl := newBuilder(Spec{Mode: ModeRealms, Tenants: 1, Content: DefaultContent, Policy: p, Prefix: "kcb", Seed: 1, UniqueSalts: true})
+			for i := 0; b.Loop(); i++ {
+				bl.ownCredential(1, i)
+			}
+		})
+	}
+}
+
+// Rows are found through id and reference columns of any type: a uuid or
+// jsonb column is compared as text.
+func TestMatchSQL(t *testing.T) {
+	tb := &dbTable{name: "user_entity", cols: []string{"id", "realm_id", "username", "service_account_client_link"}, text: []bool{false, true, true, true}}
+	if err := applyRules("public", []*dbTable{tb}); err != nil {
+		t.Fatal(err)
+	}
+	got := matchSQL(tb, func(i int) bool { return tb.rules[i] == ruleID || tb.rules[i] == ruleRef })
+	want := `"id"::text = ANY($1) OR "realm_id" = ANY($1) OR "service_account_client_link" = ANY($1)`
+	if got != want {
+		t.Errorf("matchSQL = %s, want %s", got, want)
+	}
+}

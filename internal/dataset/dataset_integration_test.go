@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -43,7 +44,10 @@ func envOf(t *testing.T, s *stack.Stack) *env {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	t.Cleanup(cancel)
 	tg := s.Target()
-	c := kc.New(tg.BaseURL, nil)
+	// Seeding requests are long on a busy machine (a realm with tenants
+	// inline on a Keycloak just booted): the CLI's seed client waits 30
+	// minutes.
+	c := kc.New(tg.BaseURL, &http.Client{Timeout: 5 * time.Minute})
 	db, err := s.DSN()
 	if err != nil {
 		t.Fatal(err)
