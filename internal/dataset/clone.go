@@ -230,7 +230,7 @@ func findTemplate(ctx context.Context, q querier, tables []*dbTable, tenant stri
 			case tableSkip:
 				continue
 			}
-			where := matchSQL(t, func(i int) bool { return t.rules[i] == ruleID || t.rules[i] == ruleRef })
+			where := matchSQL(t, func(i int) bool { return t.rules[i] == ruleID || t.rules[i] == ruleRef || t.rules[i] == ruleOwn })
 			if where == "" {
 				continue
 			}
@@ -263,7 +263,7 @@ func findTemplate(ctx context.Context, q querier, tables []*dbTable, tenant stri
 				row := vals[1:]
 				tp.rows[t] = append(tp.rows[t], row)
 				for i, v := range row {
-					if t.rules[i] == ruleID && v != nil && !tp.ids[*v] {
+					if (t.rules[i] == ruleID || t.rules[i] == ruleOwn) && v != nil && !tp.ids[*v] {
 						tp.ids[*v] = true
 						next = append(next, *v)
 					}
@@ -419,7 +419,7 @@ func (c copyOf) column(tp *template, t *dbTable, i int, v string, ids map[string
 			return n, nil
 		}
 		return newUUID(), nil
-	case ruleRef:
+	case ruleRef, ruleOwn:
 		if n, ok := ids[v]; ok {
 			return n, nil
 		}

@@ -52,6 +52,11 @@ const (
 	// ruleConfig is a component's config value: a key provider's secrets
 	// are renewed (see keyRules), other values are treated as values.
 	ruleConfig
+	// ruleOwn holds the id of a row that belongs to this one (an
+	// organization's internal group, which before 26.2 names its
+	// organization nowhere but in its name): remapped like a reference,
+	// and the row it names is the tenant's.
+	ruleOwn
 )
 
 // tableKind says whether a table's rows are copied.
@@ -155,13 +160,13 @@ var copyRuleText = map[string]string{
 	"user_required_action":  "ref:user_id keep:required_action",
 	"user_role_mapping":     "ref:role_id,user_id",
 	"credential":            "id:id ref:user_id keep:salt,type,user_label,credential_data,priority,version time:created_date hash:secret_data",
-	"org":                   "id:id ref:realm_id,group_id value:name,alias,description,redirect_url keep:enabled",
+	"org":                   "id:id own:group_id ref:realm_id value:name,alias,description,redirect_url keep:enabled",
 	"org_domain":            "fresh:id ref:org_id value:name keep:verified",
 }
 
 var ruleNames = map[string]colRule{
 	"keep": ruleKeep, "id": ruleID, "ref": ruleRef, "value": ruleValue, "secret": ruleSecret,
-	"fresh": ruleFresh, "time": ruleTime, "hash": ruleHash, "config": ruleConfig,
+	"fresh": ruleFresh, "time": ruleTime, "hash": ruleHash, "config": ruleConfig, "own": ruleOwn,
 }
 
 // copyRules parses copyRuleText (once).

@@ -64,6 +64,9 @@ func TestCloneLikeFast(t *testing.T) {
 			t.Run(v+"/"+schema, func(t *testing.T) {
 				e := versionEnv(t, v, schema)
 				cloneLikeFast(t, e)
+				if !t.Failed() {
+					t.Logf("Keycloak %s, schema %s: cloned tenants are like fast ones", v, schema)
+				}
 			})
 		}
 	}
