@@ -82,10 +82,11 @@ func versionEnv(t *testing.T, v, schema string) *env {
 	t.Cleanup(cleanup)
 	cfg := stacktest.Config(d, "v"+strings.ReplaceAll(v, ".", ""))
 	cfg.Keycloak.Version = v
+	cfg.Keycloak.ReadyTimeout = 12 * time.Minute // a first boot on a busy 2-core machine took over 5
 	if schema != "default" {
 		cfg.Keycloak.ExtraOptions = []string{"--db-schema=" + schema}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
 	s, err := stack.Start(ctx, cfg)
 	if s != nil {
