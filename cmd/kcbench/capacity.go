@@ -58,6 +58,7 @@ type capacityFlags struct {
 	versions     string
 	heap         string
 	pgVersion    string
+	top          stack.Topology
 	grace        time.Duration
 	specFlagsSet []string
 }
@@ -96,6 +97,7 @@ func (f *capacityFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.versions, "kc-version", "", "version matrix: `LIST` of Keycloak 26.x versions, each on a fresh local stack")
 	fs.StringVar(&f.heap, "heap", "", "version matrix: JVM heap of each stack (e.g. 1g; default Keycloak's own)")
 	fs.StringVar(&f.pgVersion, "pg-version", stack.DefaultPGVersion, "version matrix: PostgreSQL of each stack")
+	registerTopology(fs, &f.top)
 }
 
 // search options from the flags; checked by validate.
@@ -219,6 +221,19 @@ func cmdCapacity(ctx context.Context, e *env, args []string) error {
 	if f.versions != "" && tf.set() {
 		return usagef("--kc-version starts local stacks: --target does not apply")
 	}
+	topSet := false
+	fs.Visit(func(fl *flag.Flag) {
+		switch fl.Name {
+		case "nodes", "lb", "lb-sticky", "haproxy", "node-cpus":
+			topSet = true
+		}
+	})
+	if topSet && f.versions == "" {
+		return usagef("--nodes, --lb, --lb-sticky, --haproxy and --node-cpus shape the stacks of a version matrix (--kc-version); for one search start the stack with kcbench up --nodes …")
+	}
+	if err := checkTopologyFlags(f.top); err != nil {
+		return err
+	}
 	if f.out == "" {
 		f.out = filepath.Join("results", fmt.Sprintf("capacity-%s-%s", f.scen.Scenario, time.Now().Format("20060102-150405")))
 	}
@@ -244,6 +259,7 @@ func cmdCapacity(ctx context.Context, e *env, args []string) error {
 		}
 		experiment.AddSpecParams(params, m.Spec)
 	}
+	var local *stack.Stack
 	if tf.set() {
 		params["target"] = "external"
 	} else if s, err := w.attach(e); err == nil {
@@ -252,11 +268,16 @@ func cmdCapacity(ctx context.Context, e *env, args []string) error {
 		if h, err := s.Heap(); err == nil {
 			params["heap"] = h.String()
 		}
+		for k, v := range s.State().Topology.Params() {
+			params[k] = v
+		}
+		local = s
 	}
 	if _, err := scenario.ByName(f.scen.Scenario, scenario.ProbeEnv(tg, m, f.scen)); err != nil {
 		return usageError{err}
 	}
 	search := f.search(e)
+	search.Local = local
 	var found []*results.CapacityResult
 	var searchErr error
 	for i := 1; i <= f.repeats; i++ {
@@ -306,7 +327,7 @@ func runMatrix(ctx context.Context, e *env, f *capacityFlags, w *where, sf *spec
 		return err
 	}
 	mx, err := experiment.RunMatrix(ctx, experiment.MatrixOptions{Search: f.search(e), Versions: f.versionList(), Dirs: dirs,
-		Spec: spec, Heap: f.heap, PGVersion: f.pgVersion, Out: f.out, SLOText: f.slo})
+		Spec: spec, Heap: f.heap, Topology: f.top, PGVersion: f.pgVersion, Out: f.out, SLOText: f.slo})
 	if mx == nil {
 		return err
 	}

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -49,6 +51,13 @@ func TestUsageErrors(t *testing.T) {
 		{"db url without password", []string{"up", "--db-url", "jdbc:postgresql://h/db", "--db-user", "u"}, exitUsage, "--db-password-file"},
 		{"bad db url", []string{"up", "--db-url", "mysql://h/db", "--db-user", "u", "--db-password-file", pw}, exitUsage, "db url"},
 		{"repeat zero", []string{"boot", "--repeat", "0"}, exitUsage, "--repeat"},
+		{"no nodes", []string{"up", "--nodes", "0"}, exitUsage, "--nodes 0: want 1 to 4"},
+		{"too many nodes", []string{"up", "--nodes", "9"}, exitUsage, "--nodes 9: want 1 to 4"},
+		{"unknown balancer", []string{"up", "--nodes", "2", "--lb", "nginx"}, exitUsage, `lb "nginx"`},
+		{"sticky without balancer", []string{"up", "--nodes", "2", "--lb", "none", "--lb-sticky"}, exitUsage, "sticky needs a balancer"},
+		{"haproxy missing", []string{"up", "--nodes", "2", "--haproxy", "/nonexistent/haproxy"}, exitError, "haproxy not found"},
+		{"negative node cpus", []string{"up", "--node-cpus", "-1"}, exitUsage, "node cpus -1"},
+		{"restart bad node", []string{"restart", "--node", "-1"}, exitUsage, "--node -1"},
 		{"target without credentials", []string{"status", "--target", "http://127.0.0.1:1"}, exitUsage, "--admin-password-file"},
 		{"target bad url", []string{"status", "--target", "ftp://x", "--admin-password-file", pw}, exitUsage, "scheme"},
 		{"down with nothing up", []string{"down"}, exitError, "no stack is up"},
@@ -66,6 +75,21 @@ func TestUsageErrors(t *testing.T) {
 				t.Errorf("output lacks %q\nstdout: %s\nstderr: %s", c.want, out, errs)
 			}
 		})
+	}
+}
+
+func TestClusterPortInUse(t *testing.T) {
+	// Node 2 of a cluster binds 127.0.0.3; a port taken there fails the
+	// start before anything runs.
+	l, err := net.Listen("tcp", "127.0.0.3:0")
+	if err != nil {
+		t.Skip("127.0.0.3 not bindable here:", err)
+	}
+	defer l.Close()
+	port := fmt.Sprint(l.Addr().(*net.TCPAddr).Port)
+	code, out, errs := runCLI(t, "up", "--nodes", "2", "--lb", "none", "--http-port", port)
+	if code == exitOK || !strings.Contains(errs, "127.0.0.3:"+port) || !strings.Contains(errs, "port in use") {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, out, errs)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/kcbench/kcbench/internal/report"
 	"github.com/kcbench/kcbench/internal/results"
 	"github.com/kcbench/kcbench/internal/sizing"
+	"github.com/kcbench/kcbench/internal/stack"
 )
 
 // cmdQuickstart is the main job (make run): the shipped quickstart
@@ -22,7 +23,12 @@ func cmdQuickstart(ctx context.Context, e *env, args []string) error {
 	resultsDir := fs.String("results", "results", "results folder (the run goes to <results>/quickstart, replacing an earlier one)")
 	scale := fs.Float64("scale", 1, "multiply every phase duration")
 	quiet := fs.Bool("quiet", false, "no progress lines on stderr (the log of phases stays)")
+	var top stack.Topology
+	registerTopology(fs, &top)
 	if err := parse(fs, args, 0); err != nil {
+		return err
+	}
+	if err := checkTopologyFlags(top); err != nil {
 		return err
 	}
 	if !(*scale > 0 && *scale <= maxScale) {
@@ -32,6 +38,7 @@ func cmdQuickstart(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	f.Stack.Nodes, f.Stack.LB, f.Stack.LBSticky, f.Stack.NodeCPUs, f.Stack.HAProxy = top.Nodes, top.LB, top.Sticky, top.NodeCPUs, top.HAProxy
 	d, err := w.dirs(e)
 	if err != nil {
 		return err

@@ -118,9 +118,8 @@ func datasetTarget(e *env, t *targetFlags, w *where, manifest string) (kc.Target
 		if manifest == "" {
 			manifest = filepath.Join(s.State().Dir, "dataset.json")
 		}
-		pid := tg.PID
-		if pid > 0 {
-			cpu = func() (time.Duration, error) { return stack.CPUTime(pid) }
+		if tg.Local() {
+			cpu = func() (time.Duration, error) { return stack.TargetCPU(tg) }
 		}
 	}
 	if manifest == "" {

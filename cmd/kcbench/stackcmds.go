@@ -83,6 +83,9 @@ func cmdStatus(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if !st.Keycloak.Alive {
+		if len(st.Nodes) > 1 {
+			return errors.New("a keycloak node is not running (see kcbench logs --node N; kcbench down cleans up)")
+		}
 		return errors.New("keycloak is not running (see kcbench logs; kcbench down cleans up)")
 	}
 	return nil
@@ -95,22 +98,38 @@ func writeJSON(w io.Writer, v any) error {
 }
 
 func cmdRestart(ctx context.Context, e *env, args []string) error {
-	fs := newFlags(e, "restart", "restart [flags]")
+	fs := newFlags(e, "restart", "restart [--node N] [flags]")
 	var w where
 	w.register(fs)
+	nodeN := fs.Int("node", 0, "restart only node N (1-based; default: every node)")
 	if err := parse(fs, args, 0); err != nil {
 		return err
+	}
+	if *nodeN < 0 {
+		return usagef("--node %d: want a node number from 1", *nodeN)
 	}
 	s, err := attachToRestart(e, &w, "kcbench restart")
 	if err != nil {
 		return err
 	}
-	e.logf("restarting Keycloak")
-	br, err := s.Restart(ctx)
+	if n := len(s.State().Nodes); *nodeN > n {
+		return usagef("--node %d: the stack has nodes 1 to %d", *nodeN, n)
+	}
+	var br stack.BootResult
+	if *nodeN > 0 {
+		e.logf("restarting Keycloak node %d", *nodeN)
+		br, err = s.RestartNode(ctx, *nodeN)
+	} else {
+		e.logf("restarting Keycloak")
+		br, err = s.Restart(ctx)
+	}
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(e.stdout, "ready in %.2f s, RSS %.0f MiB, boot CPU %.1f s\n", br.Duration.Seconds(), mib(br.RSS), br.CPU.Seconds())
+	for _, nb := range br.Nodes {
+		fmt.Fprintf(e.stdout, "  node %d: ready %.2f s, full cluster view %.2f s, RSS %.0f MiB\n", nb.Node, nb.Ready.Seconds(), nb.View.Seconds(), mib(nb.RSS))
+	}
 	return nil
 }
 
@@ -140,6 +159,8 @@ func cmdLogs(ctx context.Context, e *env, args []string) error {
 	var w where
 	w.register(fs)
 	pg := fs.Bool("pg", false, "PostgreSQL's log instead of Keycloak's")
+	nodeN := fs.Int("node", 1, "Keycloak node whose log to show (1-based)")
+	lb := fs.Bool("lb", false, "HAProxy's log instead of Keycloak's")
 	lines := fs.Int("n", 100, "print the last N lines (0: all)")
 	follow := fs.Bool("f", false, "follow the log until Ctrl-C")
 	if err := parse(fs, args, 0); err != nil {
@@ -149,10 +170,18 @@ func cmdLogs(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	path := s.LogPath()
+	path, err := s.NodeLogPath(*nodeN)
+	if err != nil {
+		return usageError{err}
+	}
 	if *pg {
 		if path = s.PGLogPath(); path == "" {
 			return errors.New("the stack uses an external database: no PostgreSQL log")
+		}
+	}
+	if *lb {
+		if path = s.BalancerLogPath(); path == "" {
+			return errors.New("the stack has no load balancer (--lb none)")
 		}
 	}
 	f, err := os.Open(path)

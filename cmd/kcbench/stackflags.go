@@ -60,6 +60,7 @@ func (w *where) attach(e *env) (*stack.Stack, error) {
 type stackFlags struct {
 	where
 	kc           stack.KeycloakOptions
+	top          stack.Topology
 	cacheSizes   mapFlag
 	buildOpts    listFlag
 	kcOpts       listFlag
@@ -85,6 +86,7 @@ func (f *stackFlags) register(fs *flag.FlagSet) {
 	fs.Var(&f.kcOpts, "kc-opt", "extra kc.sh start option, repeatable (e.g. --log-level=debug)")
 	fs.IntVar(&f.kc.HTTPPort, "http-port", 0, "Keycloak HTTP port on 127.0.0.1 (0: a free port)")
 	fs.IntVar(&f.kc.ManagementPort, "management-port", 0, "management port (health, metrics) on 127.0.0.1 (0: a free port)")
+	registerTopology(fs, &f.top)
 	fs.DurationVar(&f.readyTimeout, "ready-timeout", stack.DefaultReadyTimeout, "how long to wait for /health/ready")
 	fs.StringVar(&f.pg.Version, "pg-version", stack.DefaultPGVersion, "PostgreSQL binaries from Maven (io.zonky.test.postgres), or \"system\" for the installed server")
 	fs.StringVar(&f.pg.BinDir, "pg-bin", "", "folder with initdb and postgres (overrides --pg-version)")
@@ -99,11 +101,14 @@ func (f *stackFlags) config(e *env, detached bool) (stack.Config, error) {
 	if err != nil {
 		return stack.Config{}, err
 	}
+	if err := checkTopologyFlags(f.top); err != nil {
+		return stack.Config{}, err
+	}
 	f.kc.CacheSizes = f.cacheSizes
 	f.kc.BuildOptions = f.buildOpts
 	f.kc.ExtraOptions = f.kcOpts
 	f.kc.ReadyTimeout = f.readyTimeout
-	cfg := stack.Config{Name: f.name, Dirs: d, Keycloak: f.kc, PG: f.pg, Detached: detached, Logf: e.logf}
+	cfg := stack.Config{Name: f.name, Dirs: d, Keycloak: f.kc, Topology: f.top, PG: f.pg, Detached: detached, Logf: e.logf}
 	if f.dbURL != "" {
 		if f.dbPasswordF == "" {
 			return cfg, usagef("--db-url needs --db-user and --db-password-file")
@@ -121,6 +126,28 @@ func (f *stackFlags) config(e *env, detached bool) (stack.Config, error) {
 		return cfg, usageError{err}
 	}
 	return cfg, nil
+}
+
+// registerTopology adds the flags of a stack's topology: nodes, balancer,
+// per-node CPU.
+func registerTopology(fs *flag.FlagSet, t *stack.Topology) {
+	fs.IntVar(&t.Nodes, "nodes", 1, fmt.Sprintf("Keycloak nodes (1–%d); several form one Infinispan cluster (jdbc-ping through the database), each on its own 127.0.0.x", stack.MaxNodes))
+	fs.StringVar(&t.LB, "lb", "", "load balancer in front of the nodes: haproxy or none (default: haproxy for several nodes, none for one)")
+	fs.BoolVar(&t.Sticky, "lb-sticky", false, "the balancer keeps a client on the node of its AUTH_SESSION_ID")
+	fs.StringVar(&t.HAProxy, "haproxy", "", "haproxy binary (default: haproxy on PATH)")
+	fs.Float64Var(&t.NodeCPUs, "node-cpus", 0, "CPU quota of each Keycloak node in cores, e.g. 1 or 0.5 (cgroup v2 cpu.max, v1 cpu.cfs_quota_us, else taskset pinning; 0: no limit)")
+}
+
+// checkTopologyFlags rejects what the stack would take as "default" but a
+// user typed on purpose (--nodes 0).
+func checkTopologyFlags(t stack.Topology) error {
+	if t.Nodes < 1 || t.Nodes > stack.MaxNodes {
+		return usagef("--nodes %d: want 1 to %d", t.Nodes, stack.MaxNodes)
+	}
+	if err := t.Validate(); err != nil {
+		return usageError{err}
+	}
+	return nil
 }
 
 // targetFlags make an external Keycloak a Target.

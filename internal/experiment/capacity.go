@@ -40,12 +40,16 @@ type Search struct {
 	Progress func() (update func(load.Progress), done func())
 	Logf     func(format string, args ...any)
 	Stdout   io.Writer // the steps table and the finding
+	// Local, when set, is the local stack searched: each node's CPU,
+	// requests from the balancer and throttled time over the search go
+	// to nodes.json (for a cluster or a CPU quota).
+	Local *stack.Stack
 }
 
 // Stepper binds the search to a Keycloak.
 func (f *Search) Stepper(tg kc.Target, m *dataset.Manifest) *scenario.CapacityStepper {
 	return &scenario.CapacityStepper{Config: f.Scenario, Target: tg, Manifest: m, SLOs: f.Options.SLOs, MaxVUs: f.MaxVUs, Grace: f.Grace,
-		RSS: func() (int64, error) { return stack.RSS(tg.PID) }}
+		RSS: func() (int64, error) { return stack.TargetRSS(tg) }}
 }
 
 // Run runs one search against tg, prints its steps and conclusion, and
@@ -81,9 +85,18 @@ func (f *Search) Run(ctx context.Context, tg kc.Target, m *dataset.Manifest, par
 	f.Logf("capacity: %s against %s, SLOs %s; start %g/s, step %g/s, %s per step, resolution %g/s",
 		desc, tg.BaseURL, results.FormatSLOs(o.SLOs), o.Start, o.Step, o.StepDuration, o.Resolution)
 	start := time.Now()
+	var before stack.NodeSamples
+	if f.Local != nil {
+		before = f.Local.SampleNodes(ctx)
+	}
 	r, err := capacity.Search(ctx, sr.Step, o)
 	if r == nil {
 		return nil, err
+	}
+	if f.Local != nil {
+		if werr := WriteNodeSamples(f.Logf, dir, f.Local.SampleNodes(ctx).Since(before)); werr != nil {
+			return r, errors.Join(err, werr)
+		}
 	}
 	r.Scenario, r.Params = f.Scenario.Scenario, params
 	if boot != nil {
@@ -101,6 +114,40 @@ func (f *Search) Run(ctx context.Context, tg kc.Target, m *dataset.Manifest, par
 	}
 	fmt.Fprintf(f.Stdout, "results: %s\n", dir)
 	return r, err
+}
+
+// NodesFile holds what each node of a cluster (or a CPU-limited node) did
+// over a capacity search.
+const NodesFile = "nodes.json"
+
+// WriteNodeSamples logs what each node did over a search (CPU, requests
+// from the balancer, throttled time) and writes it to dir/nodes.json when
+// the stack has several nodes or a CPU limit.
+func WriteNodeSamples(logf func(string, ...any), dir string, d stack.NodeSamples) error {
+	interesting := len(d.Nodes) > 1
+	for _, n := range d.Nodes {
+		interesting = interesting || n.Throttling != nil
+	}
+	if !interesting {
+		return nil
+	}
+	for _, n := range d.Nodes {
+		line := fmt.Sprintf("capacity: node %d: CPU %.1f s", n.Node, n.CPU.Seconds())
+		if n.Requests != nil {
+			line += fmt.Sprintf(", %d requests from the balancer", *n.Requests)
+		}
+		if t := n.Throttling; t != nil {
+			line += fmt.Sprintf(", throttled %d of %d periods (%.1f s)", t.Throttled, t.Periods, t.Time.Seconds())
+		}
+		logf("%s, RSS %.0f MiB", line, float64(n.RSS)/(1<<20))
+	}
+	if d.BalancerCPU > 0 {
+		logf("capacity: HAProxy CPU %.1f s (not in the server's CPU-ms/op)", d.BalancerCPU.Seconds())
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	return fileutil.WriteJSON(filepath.Join(dir, NodesFile), d, 0o644)
 }
 
 func orDefaultMix(m map[string]int) map[string]int {
@@ -158,10 +205,11 @@ type Matrix struct {
 // MatrixOptions are a version matrix's settings.
 type MatrixOptions struct {
 	Search    *Search
-	Versions  []string     // Keycloak versions, each on a fresh local stack
-	Dirs      stack.Dirs   // where the stacks live
-	Spec      dataset.Spec // the dataset seeded into each
-	Heap      string       // JVM heap of each stack ("": Keycloak's own)
+	Versions  []string       // Keycloak versions, each on a fresh local stack
+	Dirs      stack.Dirs     // where the stacks live
+	Spec      dataset.Spec   // the dataset seeded into each
+	Heap      string         // JVM heap of each stack ("": Keycloak's own)
+	Topology  stack.Topology // nodes, balancer and CPU limits of each stack
 	PGVersion string
 	Out       string // matrix.json, and a folder per version
 	SLOText   string // the SLOs as the user wrote them, for the table ("": canonical)
@@ -261,7 +309,7 @@ func matrixVersion(ctx context.Context, o MatrixOptions, v, dir string) (r *resu
 	}
 	start := time.Now()
 	st, err := stack.Start(ctx, stack.Config{Name: name, Dirs: dirs, Logf: f.Logf,
-		Keycloak: stack.KeycloakOptions{Version: v, Heap: o.Heap}, PG: stack.PGOptions{Version: o.PGVersion}})
+		Keycloak: stack.KeycloakOptions{Version: v, Heap: o.Heap}, Topology: o.Topology, PG: stack.PGOptions{Version: o.PGVersion}})
 	if err != nil {
 		return nil, err
 	}
@@ -275,14 +323,13 @@ func matrixVersion(ctx context.Context, o MatrixOptions, v, dir string) (r *resu
 	f.Logf("matrix: Keycloak %s up in %s", v, time.Since(start).Round(time.Second))
 	tg := st.Target()
 	manifestPath := filepath.Join(st.State().Dir, "dataset.json")
-	pid := tg.PID
 	db, err := st.DSN()
 	if err != nil {
 		return nil, err
 	}
 	sr, err := dataset.Seed(ctx, kc.NewAdmin(kc.New(tg.BaseURL, nil), tg.Admin), spec, dataset.SeedOptions{
 		Strategy: dataset.Clone, Logf: f.Logf, ManifestPath: manifestPath, Target: tg.BaseURL, DB: db,
-		ServerCPU: func() (time.Duration, error) { return stack.CPUTime(pid) },
+		ServerCPU: func() (time.Duration, error) { return stack.TargetCPU(tg) },
 	})
 	if err != nil {
 		return nil, fmt.Errorf("seed: %w", err)
@@ -306,7 +353,12 @@ func matrixVersion(ctx context.Context, o MatrixOptions, v, dir string) (r *resu
 		params["heap"] = h.String()
 	}
 	AddSpecParams(params, m.Spec)
-	return f.Run(ctx, tg, m, params, dir, &boot)
+	for k, v := range o.Topology.Params() {
+		params[k] = v
+	}
+	fs := *f
+	fs.Local = st
+	return fs.Run(ctx, tg, m, params, dir, &boot)
 }
 
 // WriteText writes the version table.

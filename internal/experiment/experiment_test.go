@@ -79,26 +79,69 @@ repeats: 2
 	}
 }
 
+func TestTopologyVariants(t *testing.T) {
+	f, err := Parse([]byte(tiny + `
+stack:
+  node_cpus: 2
+variants:
+  - name: one
+  - name: two
+    nodes: 2
+    node_cpus: 1
+  - name: sticky
+    nodes: 2
+    lb_sticky: true
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pts, _ := Plan(f)
+	byVariant := map[string]Point{}
+	for _, p := range pts {
+		byVariant[p.Variant.Name] = p
+	}
+	for name, want := range map[string]map[string]string{
+		"one":    {"nodes": "1", "node_cpus": "2", "lb": "none"},
+		"two":    {"nodes": "2", "node_cpus": "1", "lb": "haproxy"},
+		"sticky": {"nodes": "2", "node_cpus": "2", "lb": "haproxy+sticky"},
+	} {
+		got := byVariant[name].Params()
+		for k, v := range want {
+			if got[k] != v {
+				t.Errorf("variant %s: param %s = %q, want %q", name, k, got[k], v)
+			}
+		}
+	}
+	if byVariant["two"].Topology.Nodes != 2 || byVariant["one"].Topology.Nodes != 1 {
+		t.Errorf("topologies %+v %+v", byVariant["one"].Topology, byVariant["two"].Topology)
+	}
+}
+
 func TestBadFiles(t *testing.T) {
 	cases := map[string]string{
 		"":                         "empty experiment file",
 		"name: x\nbogus: 1\n":      "line 2: field bogus not found",
 		"name: x\nwarmup: soon\n":  "line 2",
 		"name: x\nworkloads: []\n": "runs no workload",
-		"name: x\ndataset:\n  tenants: []\n  modes: []\nworkloads:\n  - scenario: jwks\n": "",
-		"name: x\ndataset:\n  tenants: [0]\nworkloads:\n  - scenario: jwks\n":             "dataset.tenants[0]",
-		"name: x\ndataset:\n  modes: [silos]\nworkloads:\n  - scenario: jwks\n":           "dataset.modes[0]",
-		"name: x\nworkloads:\n  - scenario: nope\n":                                       `workloads[0] (nope): scenario: "nope": unknown`,
-		"name: x\nworkloads:\n  - scenario: jwks\n    duration: -1s\n":                    "duration",
-		"name: x\nworkloads:\n  - scenario: jwks\n  - scenario: jwks\n":                   "used twice",
-		"name: x\nwatchdog:\n  max_rss: lots\nworkloads:\n  - scenario: jwks\n":           "watchdog.max_rss",
-		"name: x\nphases: [hot]\nworkloads:\n  - scenario: jwks\n":                        "phases[0]",
-		"name: 'a b'\nworkloads:\n  - scenario: jwks\n":                                   "name:",
-		"name: x\nworkloads:\n  - scenario: jwks\n    vus: many\n":                        "line 4",
-		"name: x\nworkloads:\n  - scenario: jwks\n    capacity: {slo: 'p99<<1'}\n":        "workloads[0] (jwks).capacity: slo:",
-		"name: x\nworkloads:\n  - scenario: jwks\n    capacity: {step: -5}\n":             "workloads[0] (jwks).capacity: step: -5",
-		"name: x\nworkloads:\n  - scenario: jwks\n    capacity: {step_duration: 2}\n":     "line 4",
-		"name: x\nworkloads:\n  - scenario: jwks\n    capacity: {rate: 5}\n":              "field rate not found",
+		"name: x\ndataset:\n  tenants: []\n  modes: []\nworkloads:\n  - scenario: jwks\n":                                   "",
+		"name: x\ndataset:\n  tenants: [0]\nworkloads:\n  - scenario: jwks\n":                                               "dataset.tenants[0]",
+		"name: x\ndataset:\n  modes: [silos]\nworkloads:\n  - scenario: jwks\n":                                             "dataset.modes[0]",
+		"name: x\nworkloads:\n  - scenario: nope\n":                                                                         `workloads[0] (nope): scenario: "nope": unknown`,
+		"name: x\nworkloads:\n  - scenario: jwks\n    duration: -1s\n":                                                      "duration",
+		"name: x\nworkloads:\n  - scenario: jwks\n  - scenario: jwks\n":                                                     "used twice",
+		"name: x\nwatchdog:\n  max_rss: lots\nworkloads:\n  - scenario: jwks\n":                                             "watchdog.max_rss",
+		"name: x\nphases: [hot]\nworkloads:\n  - scenario: jwks\n":                                                          "phases[0]",
+		"name: 'a b'\nworkloads:\n  - scenario: jwks\n":                                                                     "name:",
+		"name: x\nworkloads:\n  - scenario: jwks\n    vus: many\n":                                                          "line 4",
+		"name: x\nworkloads:\n  - scenario: jwks\n    capacity: {slo: 'p99<<1'}\n":                                          "workloads[0] (jwks).capacity: slo:",
+		"name: x\nworkloads:\n  - scenario: jwks\n    capacity: {step: -5}\n":                                               "workloads[0] (jwks).capacity: step: -5",
+		"name: x\nworkloads:\n  - scenario: jwks\n    capacity: {step_duration: 2}\n":                                       "line 4",
+		"name: x\nworkloads:\n  - scenario: jwks\n    capacity: {rate: 5}\n":                                                "field rate not found",
+		"name: x\nstack: {nodes: 9}\nworkloads:\n  - scenario: jwks\n":                                                      "stack.nodes: 9",
+		"name: x\nstack: {lb: nginx}\nworkloads:\n  - scenario: jwks\n":                                                     `stack: lb "nginx"`,
+		"name: x\nstack: {node_cpus: -1}\nworkloads:\n  - scenario: jwks\n":                                                 "stack: node cpus -1",
+		"name: x\nvariants:\n  - {name: a, nodes: 5}\nworkloads:\n  - scenario: jwks\n":                                     "variants[0].nodes: 5",
+		"name: x\nstack: {nodes: 2, lb: none}\nvariants:\n  - {name: a, lb_sticky: true}\nworkloads:\n  - scenario: jwks\n": "variants[0]: lb_sticky needs a balancer",
 	}
 	for in, want := range cases {
 		_, err := Parse([]byte(in))

@@ -63,6 +63,15 @@ type StackSpec struct {
 	BuildOptions    []string       `yaml:"build_options"`
 	Options         []string       `yaml:"options"`
 	PGVersion       string         `yaml:"pg_version"`
+	// Topology: Keycloak nodes (1–4), the balancer in front of several
+	// (haproxy or none), its AUTH_SESSION_ID stickiness, and each node's
+	// CPU quota in cores (0: no limit).
+	Nodes    int     `yaml:"nodes"`
+	LB       string  `yaml:"lb"`
+	LBSticky bool    `yaml:"lb_sticky"`
+	NodeCPUs float64 `yaml:"node_cpus"`
+	// HAProxy is the haproxy binary (default: haproxy on PATH).
+	HAProxy string `yaml:"haproxy"`
 }
 
 // DatasetSpec says what each point holds.
@@ -138,6 +147,10 @@ type Variant struct {
 	CacheSizes      map[string]int `yaml:"cache_sizes"`
 	Options         []string       `yaml:"options"`
 	PasswordPolicy  string         `yaml:"password_policy"`
+	// Topology overrides (0 / nil: the stack's).
+	Nodes    int     `yaml:"nodes"`
+	NodeCPUs float64 `yaml:"node_cpus"`
+	LBSticky *bool   `yaml:"lb_sticky"`
 }
 
 // Watchdog limits a point; crossing one aborts it, and larger tenant
@@ -262,6 +275,14 @@ func (f *File) Validate() error {
 	if _, err := stack.ParseVersion(f.Stack.KeycloakVersion); err != nil {
 		add("stack.keycloak_version: %v", err)
 	}
+	if f.Stack.Nodes < 0 || f.Stack.Nodes > stack.MaxNodes {
+		add("stack.nodes: %d: must be between 1 and %d", f.Stack.Nodes, stack.MaxNodes)
+	}
+	if err := (stack.Topology{LB: f.Stack.LB, NodeCPUs: f.Stack.NodeCPUs}).Validate(); err != nil {
+		for _, e := range unjoin(err) {
+			add("stack: %v", e)
+		}
+	}
 	for i, m := range f.Dataset.Modes {
 		if _, err := dataset.ParseMode(m); err != nil {
 			add("dataset.modes[%d]: %v", i, err)
@@ -347,6 +368,15 @@ func (f *File) Validate() error {
 				add("variants[%d].password_policy: %v", i, err)
 			}
 		}
+		if v.Nodes < 0 || v.Nodes > stack.MaxNodes {
+			add("variants[%d].nodes: %d: must be between 1 and %d", i, v.Nodes, stack.MaxNodes)
+		}
+		if v.NodeCPUs < 0 {
+			add("variants[%d].node_cpus: %g: must be > 0 (cores; 0: no limit)", i, v.NodeCPUs)
+		}
+		if top := topologyOf(f.Stack, v); top.Sticky && top.LB == stack.LBNone {
+			add("variants[%d]: lb_sticky needs a balancer (stack.lb: haproxy)", i)
+		}
 	}
 	if f.Watchdog.MaxRSS != "" {
 		if _, err := ParseBytes(f.Watchdog.MaxRSS); err != nil {
@@ -406,4 +436,29 @@ func ParsePercent(s string) (float64, error) {
 		return 0, fmt.Errorf("%q: want a percentage such as 50%%", s)
 	}
 	return f / 100, nil
+}
+
+// topologyOf is a variant's topology: the stack's, with the variant's
+// overrides.
+func topologyOf(sp StackSpec, v Variant) stack.Topology {
+	t := stack.Topology{Nodes: sp.Nodes, LB: sp.LB, Sticky: sp.LBSticky, NodeCPUs: sp.NodeCPUs, HAProxy: sp.HAProxy}
+	if v.Nodes != 0 {
+		t.Nodes = v.Nodes
+	}
+	if v.NodeCPUs != 0 {
+		t.NodeCPUs = v.NodeCPUs
+	}
+	if v.LBSticky != nil {
+		t.Sticky = *v.LBSticky
+	}
+	if t.Nodes == 0 {
+		t.Nodes = 1
+	}
+	if t.LB == "" {
+		t.LB = stack.LBNone
+		if t.Nodes > 1 {
+			t.LB = stack.LBHAProxy
+		}
+	}
+	return t
 }

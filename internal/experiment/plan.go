@@ -26,13 +26,21 @@ type Point struct {
 	// Stack is the stack config of the point's variant (Dirs, Name, Logf
 	// are the runner's business).
 	Stack stack.KeycloakOptions
-	PG    string
-	Spec  dataset.Spec
+	// Topology is the variant's nodes, balancer and CPU limits.
+	Topology stack.Topology
+	PG       string
+	Spec     dataset.Spec
 }
 
-// Params are the point's coordinates, as results record them.
+// Params are the point's coordinates, as results record them, with the
+// topology (nodes, node_cpus, lb) so that compare, gate and size treat it
+// as a factor.
 func (p Point) Params() map[string]string {
-	return map[string]string{"mode": string(p.Mode), "tenants": fmt.Sprint(p.Tenants), "variant": p.Variant.Name, "repeat": fmt.Sprint(p.Repeat)}
+	m := map[string]string{"mode": string(p.Mode), "tenants": fmt.Sprint(p.Tenants), "variant": p.Variant.Name, "repeat": fmt.Sprint(p.Repeat)}
+	for k, v := range p.Topology.Params() {
+		m[k] = v
+	}
+	return m
 }
 
 // Plan lists the points in the order the runner takes them: by variant,
@@ -95,7 +103,7 @@ func Plan(f *File) ([]Point, error) {
 				for r := 1; r <= f.Repeats; r++ {
 					spec := dataset.Spec{Mode: mode, Tenants: n, Content: content, Policy: pol, Prefix: "kcb", Seed: int64(f.Seed)}
 					id := fmt.Sprintf("%s-%s-n%05d-r%d", v.Name, mode, n, r)
-					pts = append(pts, Point{ID: id, Variant: v, Mode: mode, Tenants: n, Repeat: r, Stack: ko, PG: f.Stack.PGVersion, Spec: spec})
+					pts = append(pts, Point{ID: id, Variant: v, Mode: mode, Tenants: n, Repeat: r, Stack: ko, Topology: topologyOf(f.Stack, v), PG: f.Stack.PGVersion, Spec: spec})
 				}
 			}
 		}
@@ -279,9 +287,20 @@ func WritePlan(w io.Writer, f *File, pts []Point, scale float64, costs *Costs) e
 		costs = &DefaultCosts
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "point\tvariant\tmode\ttenants\trepeat\tkeycloak\tpassword policy\n")
+	fmt.Fprintf(tw, "point\tvariant\tmode\ttenants\trepeat\tkeycloak\tpassword policy\ttopology\n")
 	for _, p := range pts {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%s\n", p.ID, p.Variant.Name, p.Mode, p.Tenants, p.Repeat, p.Stack.Version, p.Spec.Policy)
+		tp := p.Topology.Params()
+		top := tp["nodes"] + " node"
+		if tp["nodes"] != "1" {
+			top += "s"
+		}
+		if tp["node_cpus"] != "0" {
+			top += " × " + tp["node_cpus"] + " CPU"
+		}
+		if tp["lb"] != stack.LBNone {
+			top += ", " + tp["lb"]
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\n", p.ID, p.Variant.Name, p.Mode, p.Tenants, p.Repeat, p.Stack.Version, p.Spec.Policy, top)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

@@ -141,7 +141,7 @@ func key(v any) string {
 
 // ensureStack starts (or keeps) a stack with the point's options.
 func (r *Runner) ensureStack(ctx context.Context, p Point) error {
-	k := key([]any{p.Stack, p.PG})
+	k := key([]any{p.Stack, p.PG, p.Topology})
 	if r.st != nil && r.stKey == k && r.st.Running() {
 		return nil
 	}
@@ -156,7 +156,7 @@ func (r *Runner) ensureStack(ctx context.Context, p Point) error {
 		}
 	}
 	ko := p.Stack
-	cfg := stack.Config{Name: name, Dirs: r.Dirs, Keycloak: ko, PG: stack.PGOptions{Version: p.PG}, Logf: r.Logf}
+	cfg := stack.Config{Name: name, Dirs: r.Dirs, Keycloak: ko, Topology: p.Topology, PG: stack.PGOptions{Version: p.PG}, Logf: r.Logf}
 	s, err := stack.Start(ctx, cfg)
 	if err != nil {
 		return err
@@ -256,10 +256,9 @@ func (r *Runner) reach(ctx context.Context, p Point) (*results.Seed, error) {
 		tg := r.st.Target()
 		adm := kc.NewAdmin(kc.New(tg.BaseURL, nil), tg.Admin)
 		strat, _ := dataset.ParseStrategy(r.File.Dataset.Strategy)
-		pid := tg.PID
 		res, err := dataset.Seed(ctx, adm, p.Spec, dataset.SeedOptions{
 			Strategy: strat, Logf: r.Logf, ManifestPath: r.manifestPath(), Target: tg.BaseURL, DB: r.pgDSN(),
-			ServerCPU: func() (time.Duration, error) { return stack.CPUTime(pid) },
+			ServerCPU: func() (time.Duration, error) { return stack.TargetCPU(tg) },
 		})
 		if err != nil {
 			return nil, err
@@ -461,7 +460,7 @@ func (r *Runner) runCapacity(ctx context.Context, p Point, dir string, w Workloa
 	cfg := w.Config
 	cfg.Seed = r.File.Seed
 	st := &scenario.CapacityStepper{Config: cfg, Target: tg, Manifest: m, SLOs: o.SLOs, MaxVUs: w.Capacity.MaxVUs,
-		RSS: func() (int64, error) { return stack.RSS(tg.PID) },
+		RSS: func() (int64, error) { return stack.TargetRSS(tg) },
 		Progress: func(pr load.Progress) {
 			if r.Progress != nil {
 				r.Progress(p.ID, "capacity "+w.Name, pr)
@@ -473,9 +472,21 @@ func (r *Runner) runCapacity(ctx context.Context, p Point, dir string, w Workloa
 		r.Logf("  capacity %s: step %d %g/s: achieved %.1f/s, p99 %.1f ms, errors %.2f%%: %s", w.Name, s.Index, s.Rate, s.Achieved, s.P99, s.ErrorPct, s.Verdict())
 	}
 	r.Logf("  capacity %s: %s, SLOs %s, start %g/s, step %g/s, %s per step", w.Name, cfg.Scenario, results.FormatSLOs(o.SLOs), o.Start, o.Step, o.StepDuration)
+	var before stack.NodeSamples
+	if r.st != nil {
+		before = r.st.SampleNodes(ctx)
+	}
 	res, err := capacity.Search(ctx, st.Step, o)
 	if res == nil {
 		return results.Capacity{}, err
+	}
+	if r.st != nil {
+		// Per node of a cluster or a CPU-limited node: CPU, requests
+		// from the balancer, throttled time.
+		logf := func(format string, args ...any) { r.Logf("  "+w.Name+" "+format, args...) }
+		if werr := WriteNodeSamples(logf, filepath.Join(dir, capacityDir(w.Name)), r.st.SampleNodes(ctx).Since(before)); werr != nil {
+			r.Logf("  capacity %s: %s: %v", w.Name, NodesFile, werr)
+		}
 	}
 	res.Scenario = cfg.Scenario
 	res.Params = p.Params()
@@ -519,11 +530,11 @@ func (r *Runner) watchRSS(ctx context.Context, cancel context.CancelCauseFunc, m
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				pid := r.st.Target().PID
-				if pid == 0 {
+				tg := r.st.Target()
+				if !tg.Local() {
 					continue
 				}
-				if rss, err := stack.RSS(pid); err == nil && rss > max {
+				if rss, err := stack.TargetRSS(tg); err == nil && rss > max {
 					cancel(errAbort{fmt.Sprintf("Keycloak RSS %d MiB above the limit %s", rss>>20, r.File.Watchdog.MaxRSS)})
 					return
 				}

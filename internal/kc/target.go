@@ -52,10 +52,26 @@ type Target struct {
 	// PID is the Keycloak JVM's pid when kcbench started it on this
 	// machine, 0 otherwise. Observers read /proc/PID for CPU and RSS.
 	PID int `json:"pid,omitempty"`
+	// PIDs are the JVM pids of every node of a local cluster, PID first;
+	// empty for a single node (then PID is the only one). Server cost is
+	// the sum over them.
+	PIDs []int `json:"pids,omitempty"`
 }
 
 // Local reports whether the server runs on this machine under kcbench.
 func (t Target) Local() bool { return t.PID > 0 }
+
+// ServerPIDs lists the local Keycloak JVMs: every node of a cluster, or
+// the one PID; nil for a remote target.
+func (t Target) ServerPIDs() []int {
+	if len(t.PIDs) > 0 {
+		return t.PIDs
+	}
+	if t.PID > 0 {
+		return []int{t.PID}
+	}
+	return nil
+}
 
 // Validate checks the URLs and that some admin credentials are present.
 func (t Target) Validate() error {

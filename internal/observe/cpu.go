@@ -31,28 +31,44 @@ var (
 // Linux kcbench supports.
 const clockTicks = 100
 
-// ProcCPU reads utime + stime from /proc/PID/stat. Its resolution is one
+// ProcCPU reads utime + stime from /proc/PID/stat, summed with the
+// processes in Also (the other nodes of a cluster). Its resolution is one
 // clock tick (10 ms).
 type ProcCPU struct {
 	Proc fs.FS // rooted at /proc, e.g. os.DirFS("/proc")
 	PID  int
+	Also []int
+}
+
+// NewProcCPU samples the sum over pids (at least one).
+func NewProcCPU(proc fs.FS, pids []int) ProcCPU {
+	return ProcCPU{Proc: proc, PID: pids[0], Also: pids[1:]}
 }
 
 // CPUTime implements CPUSampler.
 func (p ProcCPU) CPUTime(context.Context) (time.Duration, error) {
-	b, err := fs.ReadFile(p.Proc, strconv.Itoa(p.PID)+"/stat")
-	if err != nil {
-		return 0, fmt.Errorf("cpu of pid %d: %w", p.PID, err)
-	}
-	ticks, err := parseStatCPU(b)
-	if err != nil {
-		return 0, fmt.Errorf("cpu of pid %d: %w", p.PID, err)
+	var ticks uint64
+	for _, pid := range append([]int{p.PID}, p.Also...) {
+		b, err := fs.ReadFile(p.Proc, strconv.Itoa(pid)+"/stat")
+		if err != nil {
+			return 0, fmt.Errorf("cpu of pid %d: %w", pid, err)
+		}
+		t, err := parseStatCPU(b)
+		if err != nil {
+			return 0, fmt.Errorf("cpu of pid %d: %w", pid, err)
+		}
+		ticks += t
 	}
 	return time.Duration(ticks) * time.Second / clockTicks, nil
 }
 
 // Source implements CPUSampler.
-func (p ProcCPU) Source() string { return fmt.Sprintf("/proc/%d/stat utime+stime", p.PID) }
+func (p ProcCPU) Source() string {
+	if len(p.Also) > 0 {
+		return fmt.Sprintf("/proc/{%d,%s}/stat utime+stime, summed", p.PID, strings.Trim(strings.Join(strings.Fields(fmt.Sprint(p.Also)), ","), "[]"))
+	}
+	return fmt.Sprintf("/proc/%d/stat utime+stime", p.PID)
+}
 
 // parseStatCPU returns utime + stime (fields 14 and 15) of a stat line.
 // The command name (field 2) may hold spaces and parentheses, so fields

@@ -186,7 +186,7 @@ type Process int
 
 // The processes a ProcSource can observe.
 const (
-	Keycloak   Process = iota // the JVM (kc.Target.PID) and its children
+	Keycloak   Process = iota // the JVMs (kc.Target.ServerPIDs) and their children
 	PostgreSQL                // the postmaster and its backends
 )
 
@@ -206,27 +206,42 @@ func (p Process) String() string {
 type ProcSource struct {
 	Which Process
 	Proc  fs.FS // rooted at /proc
-	PID   int   // the tree's root
+	// PIDs are the trees' roots: one, or every node of a cluster, whose
+	// CPU and RSS are summed.
+	PIDs []int
 
 	cpu counter
 }
 
 var _ Source = (*ProcSource)(nil)
 
-// NewProcSource observes the tree rooted at pid, reading proc (an fs.FS
-// rooted at /proc).
-func NewProcSource(which Process, proc fs.FS, pid int) *ProcSource {
-	return &ProcSource{Which: which, Proc: proc, PID: pid}
+// NewProcSource observes the trees rooted at pids, reading proc (an
+// fs.FS rooted at /proc).
+func NewProcSource(which Process, proc fs.FS, pids ...int) *ProcSource {
+	return &ProcSource{Which: which, Proc: proc, PIDs: pids}
 }
 
 // Name implements Source.
 func (p *ProcSource) Name() string {
-	return fmt.Sprintf("%s process tree (/proc/%d)", p.Which, p.PID)
+	if len(p.PIDs) == 1 {
+		return fmt.Sprintf("%s process tree (/proc/%d)", p.Which, p.PIDs[0])
+	}
+	return fmt.Sprintf("%s process trees (/proc/%v)", p.Which, p.PIDs)
 }
 
 // Sample implements Source. The first sample has RSS but no CPU %.
 func (p *ProcSource) Sample(context.Context) (Sample, error) {
-	u, err := ReadTree(p.Proc, p.PID)
+	var u TreeUsage
+	var err error
+	for _, pid := range p.PIDs {
+		t, terr := ReadTree(p.Proc, pid)
+		if terr != nil {
+			err = terr
+			break
+		}
+		u.RSS += t.RSS
+		u.CPU += t.CPU
+	}
 	now := time.Now()
 	s := Blank(now)
 	if err != nil {

@@ -67,8 +67,8 @@ func New(cfg Config) *Recorder {
 	var srcs []Source
 	var gaps []string
 	t := cfg.Target
-	if t.PID > 0 {
-		srcs = append(srcs, NewProcSource(Keycloak, proc, t.PID))
+	if pids := t.ServerPIDs(); len(pids) > 0 {
+		srcs = append(srcs, NewProcSource(Keycloak, proc, pids...))
 	} else if t.ManagementURL != "" {
 		gaps = append(gaps, "keycloak RSS: the target is not a local process (no pid); CPU comes from its metrics, for the JVM only")
 	} else {

@@ -280,7 +280,7 @@ func newCPUWindow(ctx context.Context, tg kc.Target) *cpuWindow {
 	w := &cpuWindow{ctx: ctx, sampled: make(chan struct{})}
 	switch {
 	case tg.PID > 0:
-		w.sampler = observe.ProcCPU{Proc: os.DirFS("/proc"), PID: tg.PID}
+		w.sampler = observe.NewProcCPU(os.DirFS("/proc"), tg.ServerPIDs())
 		w.res = "10 ms (clock ticks)"
 	case tg.ManagementURL != "":
 		m := observe.MetricsCPU{URL: tg.ManagementURL}

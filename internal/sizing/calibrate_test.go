@@ -182,3 +182,20 @@ func TestCalibrationGolden(t *testing.T) {
 	}
 	checkGolden(t, filepath.Join("testdata", "calibration.txt"), b.Bytes())
 }
+
+func TestTopologyName(t *testing.T) {
+	for _, tc := range []struct {
+		p    map[string]string
+		want string
+	}{
+		{map[string]string{}, ""},
+		{map[string]string{"nodes": "1", "node_cpus": "0", "lb": "none"}, ""},
+		{map[string]string{"nodes": "2", "node_cpus": "1"}, "2x1cpu"},
+		{map[string]string{"nodes": "3", "node_cpus": "0"}, "3x"},
+		{map[string]string{"nodes": "1", "node_cpus": "0.5"}, "1x0.5cpu"},
+	} {
+		if got := TopologyName(tc.p); got != tc.want {
+			t.Errorf("%v: %q, want %q", tc.p, got, tc.want)
+		}
+	}
+}

@@ -85,6 +85,11 @@ func CapacityMeasurements(dir string, pts []*results.Point) (ms []Measurement, n
 		if variant == "" && r.Params["keycloak_version"] != "" {
 			variant = "keycloak-" + r.Params["keycloak_version"]
 		}
+		if t := TopologyName(r.Params); t != "" && r.Params["variant"] == "" {
+			// A search on a cluster or under a CPU quota: its own
+			// calibration, named by its topology.
+			variant = strings.TrimPrefix(variant+"-"+t, "-")
+		}
 		workload := cmp.Or(r.Params["workload"], r.Scenario)
 		ms = append(ms, Measurement{
 			Point: cmp.Or(r.Params["point"], d), Variant: variant, Policy: r.Params["password_policy"],
@@ -124,4 +129,18 @@ func TenantPoints(pts []*results.Point) []TenantPoint {
 		out = append(out, tp)
 	}
 	return out
+}
+
+// TopologyName names a non-default topology from result params (nodes,
+// node_cpus): "2x1cpu", "1x0.5cpu", "3x"; "" for one node without a CPU
+// limit.
+func TopologyName(p map[string]string) string {
+	nodes, cpus := cmp.Or(p["nodes"], "1"), cmp.Or(p["node_cpus"], "0")
+	if nodes == "1" && cpus == "0" {
+		return ""
+	}
+	if cpus == "0" {
+		return nodes + "x"
+	}
+	return nodes + "x" + cpus + "cpu"
 }

@@ -81,6 +81,11 @@ func (rep BootReport) WriteText(w io.Writer) error {
 			name = fmt.Sprintf("restart %d", n)
 		}
 		fmt.Fprintf(tw, "%s\t%.2f\t%.0f\t%.0f\t%.1f\t\n", name, b.Duration.Seconds(), mib(b.RSS), mib(b.TreeRSS), b.CPU.Seconds())
+		for _, nb := range b.Nodes {
+			// A cluster: each node's own time to ready and to the full
+			// cluster view; the row above is the whole cluster's.
+			fmt.Fprintf(tw, "  node %d (view at %.2f s)\t%.2f\t%.0f\t\t%.1f\t\n", nb.Node, nb.View.Seconds(), nb.Ready.Seconds(), mib(nb.RSS), nb.CPU.Seconds())
+		}
 	}
 	tw.Flush()
 	r := rep.Restarts

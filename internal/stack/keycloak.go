@@ -237,20 +237,29 @@ func keycloakEnv(java JDK, extra map[string]string) []string {
 	return env
 }
 
-// startArgs are the non-secret `kc.sh start` arguments.
-func (o KeycloakOptions) startArgs(db dbConn, httpPort, mgmtPort int) []string {
+// startArgs are the non-secret `kc.sh start` arguments of node n. A node
+// with a JGroups port joins a cluster (--cache=ispn, Keycloak's default
+// jdbc-ping discovery through the database, bound to the node's own
+// address); one without keeps --cache=local.
+func (o KeycloakOptions) startArgs(db dbConn, n NodeState) []string {
 	args := []string{
 		"start", "--optimized",
 		"--db-url=" + db.URL,
 		"--db-username=" + db.User,
 		"--http-enabled=true",
-		"--http-host=127.0.0.1",
-		"--http-port=" + strconv.Itoa(httpPort),
-		"--http-management-port=" + strconv.Itoa(mgmtPort),
+		"--http-host=" + n.Host,
+		"--http-port=" + strconv.Itoa(n.HTTPPort),
+		"--http-management-port=" + strconv.Itoa(n.MgmtPort),
 		"--hostname-strict=false",
-		"--cache=local",
-		"--log-level=info,org.keycloak.events:error",
 	}
+	if n.JGroupsPort > 0 {
+		args = append(args, "--cache=ispn",
+			"--cache-embedded-network-bind-address="+n.Host,
+			"--cache-embedded-network-bind-port="+strconv.Itoa(n.JGroupsPort))
+	} else {
+		args = append(args, "--cache=local")
+	}
+	args = append(args, "--log-level=info,org.keycloak.events:error")
 	if o.HTTPThreads > 0 {
 		args = append(args, "--http-pool-max-threads="+strconv.Itoa(o.HTTPThreads))
 	}
@@ -274,6 +283,8 @@ type node struct {
 	JVM       Proc      `json:"jvm"`
 	StartedAt time.Time `json:"started_at"`
 	ReadyAt   time.Time `json:"ready_at,omitzero"`
+	// ViewAt is when the node's log first showed the full cluster view.
+	ViewAt time.Time `json:"view_at,omitzero"`
 
 	cmd    *exec.Cmd
 	exited chan struct{} // closed when cmd has been waited for
@@ -283,7 +294,7 @@ type node struct {
 // launchKeycloak starts kc.sh in its own process group, its output appended
 // to logPath. Foreground nodes die with kcbench (parent-death SIGTERM,
 // which kc.sh forwards to the JVM); detached ones get their own session.
-func launchKeycloak(home string, java JDK, args []string, env map[string]string, logPath string, detached bool) (*node, int64, error) {
+func launchKeycloak(home string, java JDK, args []string, env map[string]string, logPath string, detached bool, limit *CPULimit) (*node, int64, error) {
 	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, 0, err
@@ -291,7 +302,8 @@ func launchKeycloak(home string, java JDK, args []string, env map[string]string,
 	defer logFile.Close()
 	fmt.Fprintf(logFile, "==== kcbench: kc.sh %s (%s)\n", strings.Join(args, " "), time.Now().Format(time.RFC3339))
 	off, _ := logFile.Seek(0, io.SeekEnd)
-	cmd := exec.Command(filepath.Join(home, "bin", "kc.sh"), args...)
+	name, wargs := limit.wrap(filepath.Join(home, "bin", "kc.sh"), args)
+	cmd := exec.Command(name, wargs...)
 	cmd.Dir = home
 	cmd.Env = keycloakEnv(java, env)
 	cmd.Stdout, cmd.Stderr = logFile, logFile

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/kcbench/kcbench/internal/kc"
 )
 
 // Proc identifies a process across kcbench invocations. A pid alone is not
@@ -285,4 +287,39 @@ func exitDescription(err error) string {
 		return fmt.Sprintf("exit code %d", ee.ExitCode())
 	}
 	return err.Error()
+}
+
+// TargetCPU is the CPU time of a local target's JVMs, summed over its
+// nodes.
+func TargetCPU(t kc.Target) (time.Duration, error) {
+	pids := t.ServerPIDs()
+	if len(pids) == 0 {
+		return 0, errors.New("the target is not a local process")
+	}
+	var sum time.Duration
+	for _, pid := range pids {
+		c, err := CPUTime(pid)
+		if err != nil {
+			return 0, err
+		}
+		sum += c
+	}
+	return sum, nil
+}
+
+// TargetRSS is the RSS of a local target's JVMs, summed over its nodes.
+func TargetRSS(t kc.Target) (int64, error) {
+	pids := t.ServerPIDs()
+	if len(pids) == 0 {
+		return 0, errors.New("the target is not a local process")
+	}
+	var sum int64
+	for _, pid := range pids {
+		r, err := RSS(pid)
+		if err != nil {
+			return 0, err
+		}
+		sum += r
+	}
+	return sum, nil
 }

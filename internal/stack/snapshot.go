@@ -547,7 +547,7 @@ func (s *Stack) startServers(ctx context.Context, t *SnapshotTimings) error {
 	t.StartPG = time.Since(phase)
 	s.logf("PostgreSQL up in %s", t.StartPG.Round(time.Millisecond))
 	phase = time.Now()
-	br, err := s.startKeycloak(ctx, false)
+	br, err := s.startNodes(ctx, false, nil)
 	if err != nil {
 		return s.recordStopped(err)
 	}
@@ -574,7 +574,9 @@ func (s *Stack) recordStopped(err error) error {
 	if serr := s.stopKeycloak(); serr != nil {
 		errs = append(errs, serr)
 	}
-	s.st.Node = nil
+	for i := range s.st.Nodes {
+		s.st.Nodes[i].Proc = nil
+	}
 	if s.st.PG != nil {
 		if serr := s.st.PG.stop(); serr != nil {
 			errs = append(errs, fmt.Errorf("stop postgres: %w", serr))

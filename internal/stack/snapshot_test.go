@@ -368,8 +368,8 @@ func TestSaveSnapshotFailedCopyLeavesNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if back.st.Node != nil || back.st.PG.Proc.PID != 0 || back.Running() {
-		t.Errorf("stack not recorded as stopped: %+v %+v", back.st.Node, back.st.PG.Proc)
+	if nodeRecorded(back.st) || back.st.PG.Proc.PID != 0 || back.Running() {
+		t.Errorf("stack not recorded as stopped: %+v %+v", back.st.Nodes, back.st.PG.Proc)
 	}
 }
 
@@ -440,7 +440,7 @@ func TestSnapshotSaveListRestoreRevertDelete(t *testing.T) {
 	if ents, _ := filepath.Glob(filepath.Join(b.st.Dir, "postgres", ".restore-*")); len(ents) > 0 {
 		t.Errorf("work folders left: %v", ents)
 	}
-	if b.Running() || b.st.Node != nil {
+	if b.Running() || nodeRecorded(b.st) {
 		t.Error("b not recorded as stopped")
 	}
 
@@ -505,4 +505,14 @@ func TestSnapshotExternalDB(t *testing.T) {
 	if _, err := s.SaveSnapshot(context.Background(), "../x"); err == nil || errors.Is(err, ErrExternalDB) {
 		t.Errorf("bad name: %v", err)
 	}
+}
+
+// nodeRecorded reports whether a node process is recorded in st.
+func nodeRecorded(st State) bool {
+	for _, n := range st.Nodes {
+		if n.Proc != nil {
+			return true
+		}
+	}
+	return false
 }

@@ -10,8 +10,8 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/kcbench/kcbench/internal/fileutil"
@@ -31,6 +31,8 @@ type Config struct {
 	Name     string
 	Dirs     Dirs
 	Keycloak KeycloakOptions
+	// Topology is the number of nodes, the balancer and CPU limits.
+	Topology Topology
 	PG       PGOptions
 	// DB, when set, replaces the private PostgreSQL.
 	DB *ExternalDB
@@ -62,22 +64,36 @@ type State struct {
 	Options   KeycloakOptions `json:"options"`
 	Java      JDK             `json:"java"`
 	BuildHome string          `json:"build_home"`
-	Home      string          `json:"home"`
 	BuildOpts []string        `json:"build_options"`
-	HTTPPort  int             `json:"http_port"`
-	MgmtPort  int             `json:"management_port"`
-	DB        dbConn          `json:"db"`
-	PG        *pgServer       `json:"postgres,omitempty"`
-	Node      *node           `json:"keycloak,omitempty"`
-	LastBoot  *BootResult     `json:"last_boot,omitempty"`
+	Topology  Topology        `json:"topology"`
+	// Nodes are the Keycloak nodes, node 1 first.
+	Nodes []NodeState `json:"nodes"`
+	// LB is the HAProxy in front of the nodes (nil with --lb none).
+	LB *balancer `json:"balancer,omitempty"`
+	DB dbConn    `json:"db"`
+	PG *pgServer `json:"postgres,omitempty"`
+	// LastBoot is the last start of all nodes (a cluster's: until every
+	// node is ready and sees every other).
+	LastBoot *BootResult `json:"last_boot,omitempty"`
 }
 
-const stateSchema = 1
+// stateSchema 2 has Nodes; 1 had one node's fields at the top (read by
+// Attach for stacks started by an older kcbench).
+const stateSchema = 2
+
+// stateV1 holds the single-node fields of schema 1.
+type stateV1 struct {
+	Home     string `json:"home"`
+	HTTPPort int    `json:"http_port"`
+	MgmtPort int    `json:"management_port"`
+	Node     *node  `json:"keycloak,omitempty"`
+}
 
 // Stack is a running (or starting) local stack.
 type Stack struct {
 	st   State
 	logf func(string, ...any)
+	mu   sync.Mutex // serializes save() of nodes starting in parallel
 }
 
 // BootResult is one Keycloak start measured from process start to ready.
@@ -92,6 +108,22 @@ type BootResult struct {
 	CPU     time.Duration `json:"cpu_ns"`
 	FirstDB bool          `json:"first_boot"` // schema created in this boot
 	At      time.Time     `json:"at"`
+	// Nodes has each node's own boot when several started together; the
+	// fields above are then the whole cluster's: Duration from the first
+	// start until every node was ready and saw all the others, RSS and
+	// CPU summed over the nodes.
+	Nodes []NodeBoot `json:"nodes,omitempty"`
+}
+
+// NodeBoot is one node's part of a cluster boot.
+type NodeBoot struct {
+	Node int `json:"node"`
+	// Ready is from the node's start to its first /health/ready 200;
+	// View from its start until its log showed the full cluster view.
+	Ready time.Duration `json:"ready_ns"`
+	View  time.Duration `json:"view_ns,omitempty"`
+	RSS   int64         `json:"rss_bytes"`
+	CPU   time.Duration `json:"cpu_ns"`
 }
 
 func stackDir(d Dirs, name string) string { return filepath.Join(d.State, "stacks", name) }
@@ -109,6 +141,11 @@ func (c *Config) defaults() {
 	if c.PG.Version == "" {
 		c.PG.Version = DefaultPGVersion
 	}
+	c.Topology.defaults()
+	if c.PG.MaxConnections == 0 && c.Topology.Nodes > 1 {
+		// Keycloak's pool grows to 100 per node by default.
+		c.PG.MaxConnections = 100*c.Topology.Nodes + 100
+	}
 	if c.Logf == nil {
 		c.Logf = func(string, ...any) {}
 	}
@@ -121,6 +158,9 @@ func (c Config) Validate() error {
 		errs = append(errs, fmt.Errorf("stack name %q: letters, digits, - and _ only", c.Name))
 	}
 	if err := c.Keycloak.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := c.Topology.Validate(); err != nil {
 		errs = append(errs, err)
 	}
 	if c.DB != nil {
@@ -163,14 +203,24 @@ func Start(ctx context.Context, cfg Config) (s *Stack, err error) {
 	}
 
 	// Checks that need no side effects come first.
-	if cfg.Keycloak.HTTPPort != 0 {
-		if err := checkPortFree(cfg.Keycloak.HTTPPort); err != nil {
-			return nil, fmt.Errorf("--http-port: %w", err)
+	nodes := cfg.Topology.Nodes
+	for i := 1; i <= nodes; i++ {
+		host := nodeHost(i, nodes)
+		if cfg.Keycloak.HTTPPort != 0 {
+			if err := checkPortFreeOn(host, cfg.Keycloak.HTTPPort); err != nil {
+				return nil, fmt.Errorf("--http-port: %w", err)
+			}
+		}
+		if cfg.Keycloak.ManagementPort != 0 {
+			if err := checkPortFreeOn(host, cfg.Keycloak.ManagementPort); err != nil {
+				return nil, fmt.Errorf("--management-port: %w", err)
+			}
 		}
 	}
-	if cfg.Keycloak.ManagementPort != 0 {
-		if err := checkPortFree(cfg.Keycloak.ManagementPort); err != nil {
-			return nil, fmt.Errorf("--management-port: %w", err)
+	var haproxy string
+	if cfg.Topology.LB == LBHAProxy {
+		if haproxy, err = findHAProxy(cfg.Topology.HAProxy); err != nil {
+			return nil, err
 		}
 	}
 	java, err := FindJDK(cfg.Keycloak.Version, cfg.Keycloak.JavaHome, os.Getenv("JAVA_HOME"))
@@ -208,8 +258,7 @@ func Start(ctx context.Context, cfg Config) (s *Stack, err error) {
 	s = &Stack{logf: cfg.Logf, st: State{
 		Schema: stateSchema, Name: cfg.Name, Dir: dir, CreatedAt: time.Now().UTC(),
 		Detached: cfg.Detached, Options: cfg.Keycloak, Java: java,
-		BuildHome: build.Home, BuildOpts: build.Options,
-		Home: filepath.Join(dir, "keycloak"),
+		BuildHome: build.Home, BuildOpts: build.Options, Topology: cfg.Topology,
 	}}
 	defer func() {
 		if err != nil {
@@ -258,27 +307,88 @@ func Start(ctx context.Context, cfg Config) (s *Stack, err error) {
 		}
 		s.st.DB = dbConn{URL: fmt.Sprintf("jdbc:postgresql://127.0.0.1:%d/keycloak", port), User: "keycloak"}
 	}
-	if err := copyTree(build.Home, s.st.Home, true); err != nil {
-		return s, fmt.Errorf("keycloak home: %w", err)
-	}
-	s.st.HTTPPort, s.st.MgmtPort = cfg.Keycloak.HTTPPort, cfg.Keycloak.ManagementPort
-	if s.st.HTTPPort == 0 {
-		if s.st.HTTPPort, err = FreePort(); err != nil {
+	for i := 1; i <= nodes; i++ {
+		n, err := newNode(dir, i, nodes, cfg.Keycloak)
+		if err != nil {
 			return s, err
 		}
-	}
-	for s.st.MgmtPort == 0 || s.st.MgmtPort == s.st.HTTPPort {
-		if s.st.MgmtPort, err = FreePort(); err != nil {
-			return s, err
+		if err := copyTree(build.Home, n.Home, true); err != nil {
+			return s, fmt.Errorf("keycloak home: %w", err)
 		}
+		s.st.Nodes = append(s.st.Nodes, n)
 	}
-	cfg.Logf("starting Keycloak %s (Java %s) on http://127.0.0.1:%d", cfg.Keycloak.Version, java.Version, s.st.HTTPPort)
-	br, err := s.startKeycloak(ctx, true)
+	if err := s.save(); err != nil {
+		return s, err
+	}
+	if cpus := cfg.Topology.NodeCPUs; cpus > 0 {
+		method := cpuLimitMethod()
+		for i := 0; i < len(s.st.Nodes); i++ {
+			l, err := newCPULimit(method, stackGroupName(dir, cfg.Name), i+1, cpus)
+			if err != nil && method != CPULimitAffinity {
+				// A cgroup that looked writable but refused the quota
+				// (a container's read-only controller, say): pin instead.
+				cfg.Logf("CPU limit through %s failed (%v); pinning cores with taskset instead", method, err)
+				for j := 0; j < i; j++ {
+					s.st.Nodes[j].CPU.release()
+					s.st.Nodes[j].CPU = nil
+				}
+				method, i = CPULimitAffinity, -1
+				continue
+			}
+			if err != nil {
+				return s, err
+			}
+			s.st.Nodes[i].CPU = &l
+			if err := s.save(); err != nil {
+				return s, err
+			}
+		}
+		cfg.Logf("CPU limit: %g cores per node through %s", cpus, method)
+	}
+	if nodes == 1 {
+		cfg.Logf("starting Keycloak %s (Java %s) on %s", cfg.Keycloak.Version, java.Version, s.st.Nodes[0].URL())
+	} else {
+		cfg.Logf("starting a cluster of %d Keycloak %s nodes (Java %s) on %s … %s", nodes, cfg.Keycloak.Version, java.Version, s.st.Nodes[0].URL(), s.st.Nodes[nodes-1].URL())
+	}
+	br, err := s.startNodes(ctx, true, nil)
 	if err != nil {
 		return s, err
 	}
-	cfg.Logf("Keycloak ready in %s, RSS %d MiB", br.Duration.Round(10*time.Millisecond), br.RSS>>20)
+	if nodes == 1 {
+		cfg.Logf("Keycloak ready in %s, RSS %d MiB", br.Duration.Round(10*time.Millisecond), br.RSS>>20)
+	} else {
+		cfg.Logf("cluster of %d nodes formed in %s, RSS %d MiB in all", nodes, br.Duration.Round(10*time.Millisecond), br.RSS>>20)
+	}
+	if haproxy != "" {
+		if err := s.startBalancer(ctx, haproxy); err != nil {
+			return s, fmt.Errorf("load balancer: %w", err)
+		}
+		cfg.Logf("HAProxy on %s, round-robin over %d nodes", s.st.LB.URL(), nodes)
+	}
 	return s, nil
+}
+
+// newNode lays out node i of n: address, ports, folder and log.
+func newNode(dir string, i, n int, o KeycloakOptions) (NodeState, error) {
+	ns := NodeState{Index: i, Host: nodeHost(i, n), HTTPPort: o.HTTPPort, MgmtPort: o.ManagementPort}
+	ns.Home, ns.Log = nodeFiles(dir, i)
+	var err error
+	if ns.HTTPPort == 0 {
+		if ns.HTTPPort, err = freePortOn(ns.Host); err != nil {
+			return ns, err
+		}
+	}
+	for ns.MgmtPort == 0 || ns.MgmtPort == ns.HTTPPort {
+		if ns.MgmtPort, err = freePortOn(ns.Host); err != nil {
+			return ns, err
+		}
+	}
+	if n > 1 {
+		if ns.JGroupsPort, err = jgroupsPort(ns.Host); err != nil {
+			return ns, err
+		}
+	}
+	return ns, nil
 }
 
 // newSecret returns 24 random bytes, base64url: admin and db passwords.
@@ -323,93 +433,9 @@ func (s *Stack) DSN() (kc.Secret, error) {
 }
 
 func (s *Stack) save() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	return fileutil.WriteJSON(filepath.Join(s.st.Dir, "stack.json"), s.st, 0o644)
-}
-
-// startKeycloak launches Keycloak and waits until ready.
-func (s *Stack) startKeycloak(ctx context.Context, first bool) (BootResult, error) {
-	env := map[string]string{}
-	dbPw, err := s.secret("db-password")
-	if err != nil {
-		return BootResult{}, err
-	}
-	env["KC_DB_PASSWORD"] = dbPw
-	if first {
-		pw, err := s.secret("admin-password")
-		if err != nil {
-			return BootResult{}, err
-		}
-		cs, err := s.secret("admin-client-secret")
-		if err != nil {
-			return BootResult{}, err
-		}
-		env["KC_BOOTSTRAP_ADMIN_USERNAME"] = AdminUser
-		env["KC_BOOTSTRAP_ADMIN_PASSWORD"] = pw
-		env["KC_BOOTSTRAP_ADMIN_CLIENT_ID"] = AdminClientID
-		env["KC_BOOTSTRAP_ADMIN_CLIENT_SECRET"] = cs
-	}
-	if h := s.st.Options.Heap; h != "" {
-		env["JAVA_OPTS_KC_HEAP"] = "-Xms" + h + " -Xmx" + h
-	}
-	args := s.st.Options.startArgs(s.st.DB, s.st.HTTPPort, s.st.MgmtPort)
-	logPath := s.LogPath()
-	n, off, err := launchKeycloak(s.st.Home, s.st.Java, args, env, logPath, s.st.Detached)
-	if err != nil {
-		return BootResult{}, err
-	}
-	s.st.Node = n
-	if err := s.save(); err != nil {
-		n.stop(10 * time.Second)
-		return BootResult{}, err
-	}
-	fail := func(reason error) (BootResult, error) {
-		if errors.Is(reason, errExited) {
-			<-n.exited
-			out := readFrom(logPath, off)
-			return BootResult{}, &KeycloakError{Op: "kc.sh start", Reason: exitDescription(n.err), Message: keycloakMessage(out), LogTail: lastLines(out, 20), LogPath: logPath}
-		}
-		n.stop(10 * time.Second)
-		if ctx.Err() != nil {
-			return BootResult{}, ctx.Err()
-		}
-		out := readFrom(logPath, off)
-		return BootResult{}, &KeycloakError{Op: "kc.sh start", Reason: reason.Error(), Message: keycloakMessage(out), LogTail: lastLines(out, 20), LogPath: logPath}
-	}
-	if err := n.findJVM(ctx); err != nil {
-		return fail(err)
-	}
-	if err := s.save(); err != nil {
-		return fail(err)
-	}
-	if err := n.waitReady(ctx, s.managementURL(), s.st.Options.ReadyTimeout); err != nil {
-		return fail(err)
-	}
-	br := BootResult{Duration: n.ReadyAt.Sub(n.StartedAt), FirstDB: first, At: n.ReadyAt.UTC()}
-	br.RSS, _ = RSS(n.JVM.PID)
-	br.TreeRSS = TreeRSS(n.Script.PID)
-	br.CPU, _ = CPUTime(n.JVM.PID)
-	s.st.LastBoot = &br
-	return br, s.save()
-}
-
-// Restart stops Keycloak (PostgreSQL stays up), starts it again and
-// measures the boot.
-func (s *Stack) Restart(ctx context.Context) (BootResult, error) {
-	if err := s.stopKeycloak(); err != nil {
-		return BootResult{}, err
-	}
-	return s.startKeycloak(ctx, false)
-}
-
-func (s *Stack) stopKeycloak() error {
-	if s.st.Node == nil {
-		return nil
-	}
-	if err := s.st.Node.stop(30 * time.Second); err != nil {
-		return fmt.Errorf("stop keycloak: %w", err)
-	}
-	s.st.Node = nil
-	return s.save()
 }
 
 // Attach reads the state of stack name. It returns ErrNotUp when there is
@@ -429,7 +455,18 @@ func Attach(d Dirs, name string) (*Stack, error) {
 	if err := json.Unmarshal(b, &st); err != nil {
 		return nil, fmt.Errorf("stack %q: corrupt state file: %w", name, err)
 	}
-	if st.Schema != stateSchema {
+	switch st.Schema {
+	case stateSchema:
+	case 1:
+		var v1 stateV1
+		if err := json.Unmarshal(b, &v1); err != nil {
+			return nil, fmt.Errorf("stack %q: corrupt state file: %w", name, err)
+		}
+		st.Topology = Topology{Nodes: 1, LB: LBNone}
+		st.Nodes = []NodeState{{Index: 1, Host: "127.0.0.1", HTTPPort: v1.HTTPPort, MgmtPort: v1.MgmtPort,
+			Home: v1.Home, Log: filepath.Join(st.Dir, "keycloak.log"), Proc: v1.Node, LastBoot: st.LastBoot}}
+		st.Schema = stateSchema
+	default:
 		return nil, fmt.Errorf("stack %q: state file schema %d, this kcbench reads %d", name, st.Schema, stateSchema)
 	}
 	return &Stack{st: st, logf: func(string, ...any) {}}, nil
@@ -449,10 +486,15 @@ func (s *Stack) Running() bool { return len(s.Pids()) > 0 }
 // (kc.sh, the JVM, the postmaster), alive or not.
 func (s *Stack) Procs() []Proc {
 	var ps []Proc
-	if n := s.st.Node; n != nil {
-		ps = append(ps, n.Script)
-		if n.JVM.PID > 0 && n.JVM.PID != n.Script.PID {
-			ps = append(ps, n.JVM)
+	if s.st.LB != nil && s.st.LB.Proc.PID > 0 {
+		ps = append(ps, s.st.LB.Proc)
+	}
+	for _, ns := range s.st.Nodes {
+		if n := ns.Proc; n != nil {
+			ps = append(ps, n.Script)
+			if n.JVM.PID > 0 && n.JVM.PID != n.Script.PID {
+				ps = append(ps, n.JVM)
+			}
 		}
 	}
 	if s.st.PG != nil && s.st.PG.Proc.PID > 0 {
@@ -465,10 +507,15 @@ func (s *Stack) Procs() []Proc {
 // process groups).
 func (s *Stack) Pids() []int {
 	var pids []int
-	if n := s.st.Node; n != nil {
-		pids = append(pids, n.Script.Members()...)
-		if n.JVM.Alive() && !containsInt(pids, n.JVM.PID) {
-			pids = append(pids, n.JVM.PID)
+	if s.st.LB != nil {
+		pids = append(pids, s.st.LB.Proc.Members()...)
+	}
+	for _, ns := range s.st.Nodes {
+		if n := ns.Proc; n != nil {
+			pids = append(pids, n.Script.Members()...)
+			if n.JVM.Alive() && !containsInt(pids, n.JVM.PID) {
+				pids = append(pids, n.JVM.PID)
+			}
 		}
 	}
 	if s.st.PG != nil {
@@ -491,8 +538,19 @@ func containsInt(xs []int, x int) bool {
 // matches.
 func (s *Stack) Down(ctx context.Context) error {
 	var errs []error
+	if s.st.LB != nil {
+		if err := s.st.LB.stop(); err != nil {
+			errs = append(errs, fmt.Errorf("stop haproxy: %w", err))
+		}
+	}
 	if err := s.stopKeycloak(); err != nil {
 		errs = append(errs, err)
+	} else {
+		for _, ns := range s.st.Nodes {
+			if err := ns.CPU.release(); err != nil {
+				errs = append(errs, err)
+			}
+		}
 	}
 	if s.st.PG != nil {
 		if err := s.st.PG.stop(); err != nil {
@@ -511,10 +569,12 @@ func (s *Stack) Down(ctx context.Context) error {
 // Close is Down for foreground stacks.
 func (s *Stack) Close(ctx context.Context) error { return s.Down(ctx) }
 
-// Target is the Keycloak of the stack as later stages see it.
+// Target is the Keycloak of the stack as later stages see it: node 1
+// (its management URL in every case; the balancer's URL when there is
+// one), with the JVM pids of every node.
 func (s *Stack) Target() kc.Target {
 	t := kc.Target{
-		BaseURL:       "http://127.0.0.1:" + strconv.Itoa(s.st.HTTPPort),
+		BaseURL:       s.baseURL(),
 		ManagementURL: s.managementURL(),
 		Admin:         kc.Credentials{Username: AdminUser, ClientID: AdminClientID},
 	}
@@ -524,21 +584,51 @@ func (s *Stack) Target() kc.Target {
 	if cs, err := s.secret("admin-client-secret"); err == nil {
 		t.Admin.ClientSecret = kc.Secret(cs)
 	}
-	if s.st.Node != nil && s.st.Node.JVM.Alive() {
-		t.PID = s.st.Node.JVM.PID
+	var pids []int
+	for _, ns := range s.st.Nodes {
+		if ns.Proc != nil && ns.Proc.JVM.Alive() {
+			pids = append(pids, ns.Proc.JVM.PID)
+		}
+	}
+	if len(pids) > 0 {
+		t.PID = pids[0]
+	}
+	if len(s.st.Nodes) > 1 {
+		t.PIDs = pids
 	}
 	return t
 }
 
+func (s *Stack) baseURL() string {
+	if s.st.LB != nil {
+		return s.st.LB.URL()
+	}
+	if len(s.st.Nodes) == 0 {
+		return ""
+	}
+	return s.st.Nodes[0].URL()
+}
+
 func (s *Stack) managementURL() string {
-	return "http://127.0.0.1:" + strconv.Itoa(s.st.MgmtPort)
+	if len(s.st.Nodes) == 0 {
+		return ""
+	}
+	return s.st.Nodes[0].MgmtURL()
 }
 
 // State returns a copy of the stack's recorded state.
 func (s *Stack) State() State { return s.st }
 
-// LogPath is Keycloak's log file.
+// LogPath is Keycloak's log file (node 1's).
 func (s *Stack) LogPath() string { return filepath.Join(s.st.Dir, "keycloak.log") }
+
+// NodeLogPath is node i's log file (1-based).
+func (s *Stack) NodeLogPath(i int) (string, error) {
+	if i < 1 || i > len(s.st.Nodes) {
+		return "", fmt.Errorf("node %d: the stack has nodes 1 to %d", i, len(s.st.Nodes))
+	}
+	return s.st.Nodes[i-1].Log, nil
+}
 
 // PGLogPath is PostgreSQL's log file ("" with an external database).
 func (s *Stack) PGLogPath() string {

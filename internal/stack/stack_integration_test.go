@@ -62,7 +62,7 @@ func TestEverythingListensOnLoopbackOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := s.State()
-	want := map[int]bool{st.HTTPPort: false, st.MgmtPort: false, st.PG.Port: false}
+	want := map[int]bool{st.Nodes[0].HTTPPort: false, st.Nodes[0].MgmtPort: false, st.PG.Port: false}
 	for _, l := range ls {
 		if !l.IsLoopback() {
 			t.Errorf("pid %d listens on %s, not loopback", l.PID, l.Addr)
@@ -254,7 +254,7 @@ func TestRejectedBuildOption(t *testing.T) {
 func TestPortInUse(t *testing.T) {
 	s := shared.Get(t)
 	cfg := stacktest.Config(shared.Dirs, "busyport")
-	cfg.Keycloak.HTTPPort = s.State().HTTPPort
+	cfg.Keycloak.HTTPPort = s.State().Nodes[0].HTTPPort
 	_, err := stack.Start(ctxT(t, time.Minute), cfg)
 	if !errors.Is(err, stack.ErrPortInUse) {
 		t.Fatalf("err = %v, want ErrPortInUse", err)

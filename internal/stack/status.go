@@ -2,6 +2,7 @@ package stack
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -10,21 +11,50 @@ import (
 
 // Status is what `kcbench status` shows of a local stack.
 type Status struct {
-	Name      string      `json:"name"`
-	Dir       string      `json:"dir"`
-	Detached  bool        `json:"detached"`
-	Keycloak  ProcStatus  `json:"keycloak"`
-	Postgres  *ProcStatus `json:"postgres,omitempty"`
-	Version   string      `json:"keycloak_version"`
-	Java      JDK         `json:"java"`
-	URL       string      `json:"url"`
-	MgmtURL   string      `json:"management_url"`
-	DBURL     string      `json:"db_url"`
-	Ready     bool        `json:"ready"`
-	Listeners []Listener  `json:"listeners"`
-	LastBoot  *BootResult `json:"last_boot,omitempty"`
-	// Heap is the running JVM's maximum heap.
+	Name     string `json:"name"`
+	Dir      string `json:"dir"`
+	Detached bool   `json:"detached"`
+	// Keycloak sums the nodes: pid of node 1, RSS and CPU of all, alive
+	// when every node is.
+	Keycloak  ProcStatus      `json:"keycloak"`
+	Nodes     []NodeStatus    `json:"nodes"`
+	Topology  Topology        `json:"topology"`
+	Balancer  *BalancerStatus `json:"balancer,omitempty"`
+	Postgres  *ProcStatus     `json:"postgres,omitempty"`
+	Version   string          `json:"keycloak_version"`
+	Java      JDK             `json:"java"`
+	URL       string          `json:"url"`
+	MgmtURL   string          `json:"management_url"`
+	DBURL     string          `json:"db_url"`
+	Ready     bool            `json:"ready"`
+	Listeners []Listener      `json:"listeners"`
+	LastBoot  *BootResult     `json:"last_boot,omitempty"`
+	// Heap is the running JVM's maximum heap (node 1's).
 	Heap *Heap `json:"heap,omitempty"`
+}
+
+// NodeStatus is one Keycloak node.
+type NodeStatus struct {
+	Index   int        `json:"index"`
+	URL     string     `json:"url"`
+	MgmtURL string     `json:"management_url"`
+	Process ProcStatus `json:"process"`
+	Ready   bool       `json:"ready"`
+	// View is the member count of the node's cluster view (from its
+	// log); 0 for a single node.
+	View int `json:"cluster_view,omitempty"`
+	// CPULimit is the node's quota and how it is applied; Throttling its
+	// cgroup's cpu.stat.
+	CPULimit   *CPULimit   `json:"cpu_limit,omitempty"`
+	Throttling *Throttling `json:"throttling,omitempty"`
+}
+
+// BalancerStatus is the HAProxy in front of a cluster.
+type BalancerStatus struct {
+	URL      string         `json:"url"`
+	Process  ProcStatus     `json:"process"`
+	Backends []BackendStats `json:"backends,omitempty"`
+	Error    string         `json:"error,omitempty"`
 }
 
 // ProcStatus describes one server process.
@@ -37,24 +67,67 @@ type ProcStatus struct {
 	Uptime  time.Duration `json:"uptime_ns,omitempty"`
 }
 
-// Status reads the stack's processes and asks Keycloak whether it is ready.
+// Status reads the stack's processes and asks each node whether it is
+// ready (and, in a cluster, reads its view).
 func (s *Stack) Status(ctx context.Context) Status {
 	st := Status{
 		Name: s.st.Name, Dir: s.st.Dir, Detached: s.st.Detached,
-		Version: s.st.Options.Version, Java: s.st.Java,
+		Version: s.st.Options.Version, Java: s.st.Java, Topology: s.st.Topology,
 		URL: s.Target().BaseURL, MgmtURL: s.managementURL(), DBURL: s.st.DB.URL,
 		LastBoot: s.st.LastBoot,
 	}
-	if n := s.st.Node; n != nil {
-		st.Keycloak = ProcStatus{Version: s.st.Options.Version, PID: n.JVM.PID, Alive: n.JVM.Alive()}
-		if st.Keycloak.Alive {
-			st.Keycloak.RSS, _ = RSS(n.JVM.PID)
-			st.Keycloak.CPU, _ = CPUTime(n.JVM.PID)
-			st.Keycloak.Uptime = n.JVM.Uptime()
-			if h, err := HeapInForce(n.JVM.PID); err == nil {
-				st.Heap = &h
+	hc := &http.Client{Timeout: 3 * time.Second}
+	st.Ready = len(s.st.Nodes) > 0
+	st.Keycloak = ProcStatus{Version: s.st.Options.Version, Alive: len(s.st.Nodes) > 0}
+	for _, ns := range s.st.Nodes {
+		nst := NodeStatus{Index: ns.Index, URL: ns.URL(), MgmtURL: ns.MgmtURL(), CPULimit: ns.CPU}
+		if ns.CPU != nil && ns.CPU.Group != "" {
+			if th, err := ns.CPU.Throttling(); err == nil {
+				nst.Throttling = &th
 			}
 		}
+		if n := ns.Proc; n != nil {
+			nst.Process = ProcStatus{Version: s.st.Options.Version, PID: n.JVM.PID, Alive: n.JVM.Alive()}
+			if nst.Process.Alive {
+				nst.Process.RSS, _ = RSS(n.JVM.PID)
+				nst.Process.CPU, _ = CPUTime(n.JVM.PID)
+				if st.Heap == nil {
+					if h, err := HeapInForce(n.JVM.PID); err == nil {
+						st.Heap = &h
+					}
+				}
+				nst.Process.Uptime = n.JVM.Uptime()
+				nst.Ready, _ = kc.Ready(ctx, hc, nst.MgmtURL)
+			}
+		}
+		if s.st.Topology.Clustered() {
+			nst.View = ns.ClusterView()
+			if nst.View != len(s.st.Nodes) {
+				st.Ready = false
+			}
+		}
+		if st.Keycloak.PID == 0 {
+			st.Keycloak.PID, st.Keycloak.Uptime = nst.Process.PID, nst.Process.Uptime
+		}
+		st.Keycloak.Alive = st.Keycloak.Alive && nst.Process.Alive
+		st.Keycloak.RSS += nst.Process.RSS
+		st.Keycloak.CPU += nst.Process.CPU
+		st.Ready = st.Ready && nst.Ready
+		st.Nodes = append(st.Nodes, nst)
+	}
+	if b := s.st.LB; b != nil {
+		bs := &BalancerStatus{URL: b.URL(), Process: ProcStatus{PID: b.Proc.PID, Alive: b.Proc.Alive()}}
+		if bs.Process.Alive {
+			bs.Process.RSS, _ = RSS(b.Proc.PID)
+			bs.Process.CPU, _ = CPUTime(b.Proc.PID)
+			bs.Process.Uptime = b.Proc.Uptime()
+			var err error
+			if bs.Backends, err = b.serverStats(ctx, hc); err != nil {
+				bs.Error = err.Error()
+			}
+		}
+		st.Ready = st.Ready && bs.Process.Alive
+		st.Balancer = bs
 	}
 	if pg := s.st.PG; pg != nil {
 		ps := ProcStatus{Version: pg.Version, PID: pg.Proc.PID, Alive: pg.Proc.Alive()}
@@ -69,10 +142,80 @@ func (s *Stack) Status(ctx context.Context) Status {
 		}
 		st.Postgres = &ps
 	}
-	if st.Keycloak.Alive {
-		hc := &http.Client{Timeout: 3 * time.Second}
-		st.Ready, _ = kc.Ready(ctx, hc, st.MgmtURL)
-	}
 	st.Listeners, _ = Listeners(s.Pids())
 	return st
+}
+
+// NodeSample is one node's counters at a moment (or, from Since, their
+// change over an interval).
+type NodeSample struct {
+	Node int           `json:"node"`
+	CPU  time.Duration `json:"cpu_ns"`
+	RSS  int64         `json:"rss_bytes"`
+	// Throttling is the node's cgroup cpu.stat (nil without a cgroup).
+	Throttling *Throttling `json:"throttling,omitempty"`
+	// Requests is what the balancer sent the node (nil without one).
+	Requests *int64 `json:"lb_requests,omitempty"`
+}
+
+// NodeSamples are every node's counters and the balancer's CPU.
+type NodeSamples struct {
+	At          time.Time     `json:"at"`
+	Nodes       []NodeSample  `json:"nodes"`
+	BalancerCPU time.Duration `json:"balancer_cpu_ns,omitempty"`
+}
+
+// SampleNodes reads each node's JVM CPU and RSS, cgroup throttling and
+// balancer request count.
+func (s *Stack) SampleNodes(ctx context.Context) NodeSamples {
+	out := NodeSamples{At: time.Now()}
+	var lb map[string]int64
+	if st, err := s.BalancerStats(ctx); err == nil && st != nil {
+		lb = map[string]int64{}
+		for _, b := range st {
+			lb[b.Node] = b.Requests
+		}
+		out.BalancerCPU, _ = CPUTime(s.st.LB.Proc.PID)
+	}
+	for _, ns := range s.st.Nodes {
+		smp := NodeSample{Node: ns.Index}
+		if ns.Proc != nil {
+			smp.CPU, _ = CPUTime(ns.Proc.JVM.PID)
+			smp.RSS, _ = RSS(ns.Proc.JVM.PID)
+		}
+		if ns.CPU != nil && ns.CPU.Group != "" {
+			if th, err := ns.CPU.Throttling(); err == nil {
+				smp.Throttling = &th
+			}
+		}
+		if r, ok := lb[fmt.Sprintf("node%d", ns.Index)]; ok {
+			smp.Requests = &r
+		}
+		out.Nodes = append(out.Nodes, smp)
+	}
+	return out
+}
+
+// Since is the change from before to a: CPU, throttling and requests as
+// differences, RSS as in a.
+func (a NodeSamples) Since(before NodeSamples) NodeSamples {
+	d := NodeSamples{At: a.At, BalancerCPU: a.BalancerCPU - before.BalancerCPU}
+	for i, n := range a.Nodes {
+		if i >= len(before.Nodes) {
+			d.Nodes = append(d.Nodes, n)
+			continue
+		}
+		b := before.Nodes[i]
+		n.CPU -= b.CPU
+		if n.Throttling != nil && b.Throttling != nil {
+			t := Throttling{Periods: n.Throttling.Periods - b.Throttling.Periods, Throttled: n.Throttling.Throttled - b.Throttling.Throttled, Time: n.Throttling.Time - b.Throttling.Time}
+			n.Throttling = &t
+		}
+		if n.Requests != nil && b.Requests != nil {
+			r := *n.Requests - *b.Requests
+			n.Requests = &r
+		}
+		d.Nodes = append(d.Nodes, n)
+	}
+	return d
 }

@@ -20,6 +20,11 @@ func (s *Stack) WriteSummary(w io.Writer, showSecrets bool) {
 	fmt.Fprintf(tw, "keycloak\t%s on Java %s\n", st.Options.Version, st.Java.Version)
 	fmt.Fprintf(tw, "url\t%s\n", t.BaseURL)
 	fmt.Fprintf(tw, "management\t%s\n", t.ManagementURL)
+	if len(st.Nodes) > 1 {
+		for _, n := range st.Nodes {
+			fmt.Fprintf(tw, "node %d\t%s (management %s)\n", n.Index, n.URL(), n.MgmtURL())
+		}
+	}
 	fmt.Fprintf(tw, "admin\tuser %s, password in %s\n", t.Admin.Username, s.SecretPath("admin-password"))
 	fmt.Fprintf(tw, "admin client\t%s, secret in %s\n", t.Admin.ClientID, s.SecretPath("admin-client-secret"))
 	if showSecrets {
@@ -27,7 +32,11 @@ func (s *Stack) WriteSummary(w io.Writer, showSecrets bool) {
 		fmt.Fprintf(tw, "admin client secret\t%s\n", t.Admin.ClientSecret.Reveal())
 	}
 	if b := st.LastBoot; b != nil {
-		fmt.Fprintf(tw, "boot\t%.2f s to ready, RSS %.0f MiB\n", b.Duration.Seconds(), mib(b.RSS))
+		if len(b.Nodes) > 1 {
+			fmt.Fprintf(tw, "boot\t%.2f s until all %d nodes were ready and saw each other, RSS %.0f MiB in all\n", b.Duration.Seconds(), len(b.Nodes), mib(b.RSS))
+		} else {
+			fmt.Fprintf(tw, "boot\t%.2f s to ready, RSS %.0f MiB\n", b.Duration.Seconds(), mib(b.RSS))
+		}
 	}
 	tw.Flush()
 }
@@ -44,7 +53,30 @@ func (st Status) WriteText(w io.Writer) error {
 	fmt.Fprintf(tw, "url\t%s\n", st.URL)
 	fmt.Fprintf(tw, "management\t%s\n", st.MgmtURL)
 	fmt.Fprintf(tw, "ready\t%v\n", st.Ready)
-	fmt.Fprintf(tw, "keycloak pid\t%s\n", procLine(st.Keycloak))
+	if len(st.Nodes) > 1 {
+		fmt.Fprintf(tw, "topology\t%s\n", topologyLine(st.Topology))
+		for _, n := range st.Nodes {
+			fmt.Fprintf(tw, "node %d\t%s, ready %v, cluster view %d; pid %s\n", n.Index, n.URL, n.Ready, n.View, procLine(n.Process))
+			if l := n.CPULimit; l != nil {
+				fmt.Fprintf(tw, "  cpu limit\t%s\n", cpuLimitLine(*l, n.Throttling))
+			}
+		}
+		fmt.Fprintf(tw, "keycloak total\tRSS %.0f MiB, CPU %.1f s\n", mib(st.Keycloak.RSS), st.Keycloak.CPU.Seconds())
+	} else {
+		fmt.Fprintf(tw, "keycloak pid\t%s\n", procLine(st.Keycloak))
+		if len(st.Nodes) == 1 && st.Nodes[0].CPULimit != nil {
+			fmt.Fprintf(tw, "cpu limit\t%s\n", cpuLimitLine(*st.Nodes[0].CPULimit, st.Nodes[0].Throttling))
+		}
+	}
+	if b := st.Balancer; b != nil {
+		fmt.Fprintf(tw, "haproxy\t%s; pid %s\n", b.URL, procLine(b.Process))
+		for _, bk := range b.Backends {
+			fmt.Fprintf(tw, "  %s\t%s, %d requests, %d 5xx\n", bk.Node, bk.Status, bk.Requests, bk.Errors5xx)
+		}
+		if b.Error != "" {
+			fmt.Fprintf(tw, "  stats\t%s\n", b.Error)
+		}
+	}
 	if st.Heap != nil {
 		fmt.Fprintf(tw, "heap\t%s\n", st.Heap)
 	}
@@ -62,6 +94,9 @@ func (st Status) WriteText(w io.Writer) error {
 	fmt.Fprintf(tw, "listening\t%s\n", strings.Join(slices.Compact(addrs), " "))
 	if b := st.LastBoot; b != nil {
 		fmt.Fprintf(tw, "last boot\t%.2f s to ready, RSS %.0f MiB\n", b.Duration.Seconds(), mib(b.RSS))
+		for _, nb := range b.Nodes {
+			fmt.Fprintf(tw, "  node %d\tready %.2f s, full view %.2f s, RSS %.0f MiB, boot CPU %.1f s\n", nb.Node, nb.Ready.Seconds(), nb.View.Seconds(), mib(nb.RSS), nb.CPU.Seconds())
+		}
 	}
 	return tw.Flush()
 }
@@ -71,4 +106,36 @@ func procLine(p ProcStatus) string {
 		return fmt.Sprintf("%d (not running)", p.PID)
 	}
 	return fmt.Sprintf("%d, RSS %.0f MiB, CPU %.1f s, up %s", p.PID, mib(p.RSS), p.CPU.Seconds(), p.Uptime.Round(time.Second))
+}
+
+// cpuLimitLine describes a node's CPU limit and its throttling.
+func cpuLimitLine(l CPULimit, th *Throttling) string {
+	s := fmt.Sprintf("%g cores via %s", l.CPUs, l.Method)
+	if l.CPUList != "" {
+		s = fmt.Sprintf("cores %s via %s (sched_setaffinity: whole cores only)", l.CPUList, l.Method)
+	}
+	if th != nil {
+		s += fmt.Sprintf("; throttled %d of %d periods, %.1f s", th.Throttled, th.Periods, th.Time.Seconds())
+	}
+	return s
+}
+
+// topologyLine says how a stack's Keycloak side is laid out.
+func topologyLine(t Topology) string {
+	s := fmt.Sprintf("%d nodes", t.Nodes)
+	if t.Nodes == 1 {
+		s = "1 node"
+	}
+	if t.NodeCPUs > 0 {
+		s += fmt.Sprintf(" × %g CPU", t.NodeCPUs)
+	}
+	switch {
+	case t.LB == LBHAProxy && t.Sticky:
+		s += ", HAProxy round-robin, sticky on AUTH_SESSION_ID"
+	case t.LB == LBHAProxy:
+		s += ", HAProxy round-robin"
+	default:
+		s += ", no balancer"
+	}
+	return s
 }

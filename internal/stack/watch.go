@@ -13,23 +13,36 @@ import (
 
 // Watch watches the stack's Keycloak from now on, for a run that needs to
 // know when the server goes away (scenario.RunInput.Alive takes its
-// Check).
+// Check). In a cluster every node is watched; one gone is enough.
 func (s *Stack) Watch() *Watcher {
-	w := &Watcher{log: s.LogPath(), ready: s.managementURL() + "/health/ready",
-		hc: &http.Client{Timeout: watchReadyTimeout}}
-	if n := s.st.Node; n != nil {
-		w.jvm = n.JVM
+	var ws []*Watcher
+	for _, ns := range s.st.Nodes {
+		w := &Watcher{log: ns.Log, ready: ns.MgmtURL() + "/health/ready",
+			hc: &http.Client{Timeout: watchReadyTimeout}}
+		if len(s.st.Nodes) > 1 {
+			w.who = fmt.Sprintf("Keycloak node %d", ns.Index)
+		}
+		if n := ns.Proc; n != nil {
+			w.jvm = n.JVM
+		}
+		if fi, err := os.Stat(w.log); err == nil {
+			w.off = fi.Size()
+		}
+		ws = append(ws, w)
 	}
-	if fi, err := os.Stat(w.log); err == nil {
-		w.off = fi.Size()
+	if len(ws) == 0 {
+		return &Watcher{log: s.LogPath(), hc: &http.Client{Timeout: watchReadyTimeout}}
 	}
-	return w
+	ws[0].more = ws[1:]
+	return ws[0]
 }
 
 // Watcher tells whether Keycloak is still there: its JVM runs, its log
 // shows no OutOfMemoryError since the watch began, and its readiness
 // endpoint does not answer that it is down.
 type Watcher struct {
+	who   string     // "Keycloak node 2" in a cluster; "" means "Keycloak"
+	more  []*Watcher // the cluster's other nodes
 	jvm   Proc
 	log   string
 	off   int64
@@ -56,14 +69,33 @@ var oomRe = regexp.MustCompile(`(?:java\.lang\.)?OutOfMemoryError(?::\s*([^\r\n]
 // Check returns nil while Keycloak is there, else an error saying what
 // happened, e.g. "Keycloak exited: OutOfMemoryError: Java heap space".
 func (w *Watcher) Check(ctx context.Context) error {
+	if err := w.check(ctx); err != nil {
+		return err
+	}
+	for _, o := range w.more {
+		if err := o.check(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (w *Watcher) check(ctx context.Context) error {
+	who := w.who
+	if who == "" {
+		who = "Keycloak"
+	}
 	if w.jvm.PID > 0 && !w.jvm.Alive() {
 		if oom := w.oom(); oom != "" {
-			return fmt.Errorf("Keycloak exited: %s (log: %s)", oom, w.log)
+			return fmt.Errorf("%s exited: %s (log: %s)", who, oom, w.log)
 		}
-		return fmt.Errorf("Keycloak exited (log: %s)", w.log)
+		return fmt.Errorf("%s exited (log: %s)", who, w.log)
 	}
 	if oom := w.oom(); oom != "" {
-		return fmt.Errorf("Keycloak logged %s (log: %s)", oom, w.log)
+		return fmt.Errorf("%s logged %s (log: %s)", who, oom, w.log)
+	}
+	if w.ready == "" {
+		return nil
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, w.ready, nil)
 	if err != nil {
@@ -82,7 +114,7 @@ func (w *Watcher) Check(ctx context.Context) error {
 		w.notReady = 0
 	}
 	if w.notReady >= watchNotReady {
-		return fmt.Errorf("Keycloak lost readiness: %s answered HTTP 503 %d times in a row", w.ready, w.notReady)
+		return fmt.Errorf("%s lost readiness: %s answered HTTP 503 %d times in a row", who, w.ready, w.notReady)
 	}
 	return nil
 }

@@ -1,0 +1,195 @@
+//go:build integration
+
+package stack_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kcbench/kcbench/internal/stack"
+	"github.com/kcbench/kcbench/internal/stack/stacktest"
+)
+
+// TestCluster forms one 2-node cluster behind HAProxy and checks what a
+// cluster must do; it is the package's only cluster, so every cluster
+// check is a subtest of it.
+func TestCluster(t *testing.T) {
+	shared.Get(t)
+	ctx := ctxT(t, 15*time.Minute)
+	cfg := stacktest.Config(shared.Dirs, "cluster")
+	cfg.Topology = stack.Topology{Nodes: 2}
+	start := time.Now()
+	s, err := stack.Start(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("2-node cluster up in %s", time.Since(start).Round(time.Second))
+	downed := false
+	t.Cleanup(func() {
+		if !downed {
+			s.Down(context.Background())
+		}
+	})
+	tg := s.Target()
+	st := s.State()
+
+	t.Run("nodes see each other", func(t *testing.T) {
+		status := s.Status(ctx)
+		if !status.Ready || len(status.Nodes) != 2 {
+			t.Fatalf("status: ready %v, %d nodes", status.Ready, len(status.Nodes))
+		}
+		for _, n := range status.Nodes {
+			if n.View != 2 || !n.Ready || !n.Process.Alive {
+				t.Errorf("node %d: view %d, ready %v, alive %v", n.Index, n.View, n.Ready, n.Process.Alive)
+			}
+		}
+		if len(tg.ServerPIDs()) != 2 || tg.ServerPIDs()[0] == tg.ServerPIDs()[1] {
+			t.Errorf("target pids %v, want both nodes' JVMs", tg.ServerPIDs())
+		}
+		if st.Nodes[0].Host == st.Nodes[1].Host {
+			t.Errorf("both nodes on %s", st.Nodes[0].Host)
+		}
+		b := st.LastBoot
+		if b == nil || len(b.Nodes) != 2 || b.Nodes[0].View <= 0 || b.Nodes[1].View <= 0 {
+			t.Errorf("boot %+v: want each node's time to the full view", b)
+		}
+	})
+
+	pw, err := readSecret(s, "admin-password")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lb, _ := url.Parse(tg.BaseURL)
+	if !strings.HasPrefix(lb.Host, "127.0.0.1:") || lb.Port() == fmt.Sprint(st.Nodes[0].HTTPPort) {
+		t.Fatalf("target %s is not the balancer", tg.BaseURL)
+	}
+
+	t.Run("password grants through the balancer reach both nodes", func(t *testing.T) {
+		before, err := s.BalancerStats(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < 6; i++ {
+			if _, err := token(ctx, tg.BaseURL, "", url.Values{"grant_type": {"password"}, "client_id": {"admin-cli"}, "username": {stack.AdminUser}, "password": {pw}}); err != nil {
+				t.Fatalf("grant %d: %v", i, err)
+			}
+		}
+		after, err := s.BalancerStats(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(after) != 2 {
+			t.Fatalf("balancer stats %+v, want 2 nodes", after)
+		}
+		for i, a := range after {
+			if !strings.HasPrefix(a.Status, "UP") {
+				t.Errorf("%s: %s", a.Node, a.Status)
+			}
+			if d := a.Requests - before[i].Requests; d < 2 {
+				t.Errorf("%s served %d of 6 grants; round-robin should give each about half", a.Node, d)
+			}
+		}
+	})
+
+	t.Run("login on one node, refresh on the other", func(t *testing.T) {
+		// The balancer's Host on both, as it would pass them: the issuer
+		// follows the request's host.
+		tok, err := token(ctx, st.Nodes[0].URL(), lb.Host, url.Values{"grant_type": {"password"}, "client_id": {"admin-cli"}, "username": {stack.AdminUser}, "password": {pw}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := token(ctx, st.Nodes[1].URL(), lb.Host, url.Values{"grant_type": {"refresh_token"}, "client_id": {"admin-cli"}, "refresh_token": {tok.RefreshToken}}); err != nil {
+			t.Fatalf("refresh on node 2 of a session from node 1: %v", err)
+		}
+	})
+
+	t.Run("restart one node", func(t *testing.T) {
+		old := st.Nodes[1].Proc
+		br, err := s.RestartNode(ctx, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(br.Nodes) != 1 || br.Nodes[0].Node != 2 {
+			t.Errorf("boot %+v, want node 2's", br)
+		}
+		status := s.Status(ctx)
+		if !status.Ready || status.Nodes[1].Process.PID == old.JVM.PID {
+			t.Errorf("after restart: ready %v, node 2 pid %d (was %d)", status.Ready, status.Nodes[1].Process.PID, old.JVM.PID)
+		}
+		for _, n := range status.Nodes {
+			if n.View != 2 {
+				t.Errorf("node %d: view %d after node 2's restart", n.Index, n.View)
+			}
+		}
+	})
+
+	t.Run("down leaves nothing", func(t *testing.T) {
+		procs := s.Procs()
+		if len(procs) < 5 { // haproxy, 2 × (kc.sh + JVM), postmaster
+			t.Fatalf("procs %+v: want haproxy, both nodes and postgres", procs)
+		}
+		downed = true
+		if err := s.Down(ctx); err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range procs {
+			if p.Alive() {
+				t.Errorf("pid %d still alive after down", p.PID)
+			}
+		}
+		assertNothingLeft(t, shared.Dirs, "cluster")
+	})
+}
+
+var keepAlive = &http.Client{Timeout: time.Minute, Transport: &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 1}}
+
+type tokens struct {
+	AccessToken  string `json:"access_token"`
+	RefreshToken string `json:"refresh_token"`
+}
+
+// token posts a grant to base's master realm, with Host set when given.
+func token(ctx context.Context, base, host string, form url.Values) (tokens, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/realms/master/protocol/openid-connect/token", strings.NewReader(form.Encode()))
+	if err != nil {
+		return tokens{}, err
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	if host != "" {
+		req.Host = host
+	}
+	// One kept-alive connection, as a load generator has: HAProxy
+	// balances each request, not each connection.
+	resp, err := keepAlive.Do(req)
+	if err != nil {
+		return tokens{}, err
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		return tokens{}, fmt.Errorf("HTTP %d: %s", resp.StatusCode, b)
+	}
+	var tk tokens
+	if err := json.Unmarshal(b, &tk); err != nil {
+		return tk, err
+	}
+	if tk.AccessToken == "" {
+		return tk, fmt.Errorf("no access token in %s", b)
+	}
+	return tk, nil
+}
+
+func readSecret(s *stack.Stack, name string) (string, error) {
+	tg := s.Target()
+	if name == "admin-password" {
+		return tg.Admin.Password.Reveal(), nil
+	}
+	return tg.Admin.ClientSecret.Reveal(), nil
+}

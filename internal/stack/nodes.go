@@ -1,0 +1,236 @@
+package stack
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// startNodes launches the given nodes (1-based; nil: all) and waits until
+// each is ready and, in a cluster, every node of the stack reports a view
+// of all of them. On the first boot of a cluster node 1 starts alone
+// (it creates the schema and the bootstrap admin); the others follow in
+// parallel once it is ready. On failure the nodes it launched are
+// stopped.
+func (s *Stack) startNodes(ctx context.Context, first bool, which []int) (BootResult, error) {
+	if which == nil {
+		for i := range s.st.Nodes {
+			which = append(which, i+1)
+		}
+	}
+	start := time.Now()
+	var launched []int
+	fail := func(err error) (BootResult, error) {
+		s.stopNodesList(launched)
+		return BootResult{}, err
+	}
+	batches := [][]int{which}
+	if first && len(which) > 1 {
+		batches = [][]int{which[:1], which[1:]}
+	}
+	for _, batch := range batches {
+		for _, i := range batch {
+			if err := s.launchNode(i, first); err != nil {
+				return fail(err)
+			}
+			launched = append(launched, i)
+		}
+		errs := make([]error, len(batch))
+		var wg sync.WaitGroup
+		for k, i := range batch {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				errs[k] = s.waitNode(ctx, i)
+			}()
+		}
+		wg.Wait()
+		if err := errors.Join(errs...); err != nil {
+			return fail(err)
+		}
+	}
+	if s.st.Topology.Clustered() {
+		if err := s.waitClusterView(ctx, s.st.Options.ReadyTimeout); err != nil {
+			return fail(err)
+		}
+	}
+	if s.st.LB != nil && s.st.LB.Proc.Alive() {
+		if err := s.waitBalancer(ctx, 30*time.Second); err != nil {
+			return fail(err)
+		}
+	}
+	br := BootResult{FirstDB: first, At: time.Now().UTC()}
+	for _, i := range which {
+		ns := &s.st.Nodes[i-1]
+		n := ns.Proc
+		nb := NodeBoot{Node: i, Ready: n.ReadyAt.Sub(n.StartedAt)}
+		if !n.ViewAt.IsZero() {
+			nb.View = n.ViewAt.Sub(n.StartedAt)
+		}
+		nb.RSS, _ = RSS(n.JVM.PID)
+		nb.CPU, _ = CPUTime(n.JVM.PID)
+		end := n.ReadyAt
+		if n.ViewAt.After(end) {
+			end = n.ViewAt
+		}
+		if d := end.Sub(start); d > br.Duration {
+			br.Duration = d
+		}
+		br.RSS += nb.RSS
+		br.TreeRSS += TreeRSS(n.Script.PID)
+		br.CPU += nb.CPU
+		nbr := BootResult{Duration: nb.Ready, RSS: nb.RSS, TreeRSS: TreeRSS(n.Script.PID), CPU: nb.CPU, FirstDB: first, At: n.ReadyAt.UTC()}
+		ns.LastBoot = &nbr
+		br.Nodes = append(br.Nodes, nb)
+	}
+	if len(s.st.Nodes) == 1 {
+		// One node: its own figures, from kc.sh's start.
+		br = *s.st.Nodes[0].LastBoot
+	}
+	s.st.LastBoot = &br
+	return br, s.save()
+}
+
+// launchNode starts node i's kc.sh and records it.
+func (s *Stack) launchNode(i int, first bool) error {
+	ns := &s.st.Nodes[i-1]
+	env := map[string]string{}
+	dbPw, err := s.secret("db-password")
+	if err != nil {
+		return err
+	}
+	env["KC_DB_PASSWORD"] = dbPw
+	if first && i == 1 {
+		pw, err := s.secret("admin-password")
+		if err != nil {
+			return err
+		}
+		cs, err := s.secret("admin-client-secret")
+		if err != nil {
+			return err
+		}
+		env["KC_BOOTSTRAP_ADMIN_USERNAME"] = AdminUser
+		env["KC_BOOTSTRAP_ADMIN_PASSWORD"] = pw
+		env["KC_BOOTSTRAP_ADMIN_CLIENT_ID"] = AdminClientID
+		env["KC_BOOTSTRAP_ADMIN_CLIENT_SECRET"] = cs
+	}
+	if h := s.st.Options.Heap; h != "" {
+		env["JAVA_OPTS_KC_HEAP"] = "-Xms" + h + " -Xmx" + h
+	}
+	args := s.st.Options.startArgs(s.st.DB, *ns)
+	n, off, err := launchKeycloak(ns.Home, s.st.Java, args, env, ns.Log, s.st.Detached, ns.CPU)
+	if err != nil {
+		return err
+	}
+	ns.Proc, ns.LogOffset = n, off
+	if err := s.save(); err != nil {
+		n.stop(10 * time.Second)
+		ns.Proc = nil
+		return err
+	}
+	return nil
+}
+
+// waitNode finds node i's JVM and waits until it is ready. It is safe to
+// run for several nodes at once: each touches only its own node.
+func (s *Stack) waitNode(ctx context.Context, i int) error {
+	ns := &s.st.Nodes[i-1]
+	n := ns.Proc
+	fail := func(reason error) error {
+		if errors.Is(reason, errExited) {
+			<-n.exited
+			out := readFrom(ns.Log, ns.LogOffset)
+			return &KeycloakError{Op: s.nodeOp(i, "kc.sh start"), Reason: exitDescription(n.err), Message: keycloakMessage(out), LogTail: lastLines(out, 20), LogPath: ns.Log}
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		out := readFrom(ns.Log, ns.LogOffset)
+		return &KeycloakError{Op: s.nodeOp(i, "kc.sh start"), Reason: reason.Error(), Message: keycloakMessage(out), LogTail: lastLines(out, 20), LogPath: ns.Log}
+	}
+	if err := n.findJVM(ctx); err != nil {
+		return fail(err)
+	}
+	if err := s.save(); err != nil {
+		return fail(err)
+	}
+	if err := n.waitReady(ctx, ns.MgmtURL(), s.st.Options.ReadyTimeout); err != nil {
+		return fail(err)
+	}
+	return nil
+}
+
+// nodeOp names an operation on node i ("kc.sh start" alone, "node 2:
+// kc.sh start" in a cluster).
+func (s *Stack) nodeOp(i int, op string) string {
+	if len(s.st.Nodes) == 1 {
+		return op
+	}
+	return fmt.Sprintf("node %d: %s", i, op)
+}
+
+// Restart stops every Keycloak node (PostgreSQL stays up), starts them
+// again in parallel and measures the boot.
+func (s *Stack) Restart(ctx context.Context) (BootResult, error) {
+	if err := s.stopKeycloak(); err != nil {
+		return BootResult{}, err
+	}
+	return s.startNodes(ctx, false, nil)
+}
+
+// RestartNode stops node i (1-based), starts it again and waits until it
+// is ready and, in a cluster, back in every node's view. The result is
+// that node's boot.
+func (s *Stack) RestartNode(ctx context.Context, i int) (BootResult, error) {
+	if i < 1 || i > len(s.st.Nodes) {
+		return BootResult{}, fmt.Errorf("node %d: the stack has nodes 1 to %d", i, len(s.st.Nodes))
+	}
+	if err := s.stopNodesList([]int{i}); err != nil {
+		return BootResult{}, err
+	}
+	last := s.st.LastBoot
+	br, err := s.startNodes(ctx, false, []int{i})
+	s.st.LastBoot = last
+	if err != nil {
+		return br, err
+	}
+	return br, s.save()
+}
+
+// stopKeycloak stops every node.
+func (s *Stack) stopKeycloak() error {
+	var all []int
+	for i := range s.st.Nodes {
+		all = append(all, i+1)
+	}
+	return s.stopNodesList(all)
+}
+
+// stopNodesList stops the given nodes (1-based) in parallel.
+func (s *Stack) stopNodesList(which []int) error {
+	errs := make([]error, len(which))
+	var wg sync.WaitGroup
+	for k, i := range which {
+		n := s.st.Nodes[i-1].Proc
+		if n == nil {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := n.stop(30 * time.Second); err != nil {
+				errs[k] = fmt.Errorf("stop %s: %w", s.nodeOp(i, "keycloak"), err)
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	for _, i := range which {
+		s.st.Nodes[i-1].Proc = nil
+	}
+	return s.save()
+}
