@@ -2,6 +2,7 @@ package stack
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -165,5 +166,63 @@ func TestCPULimitWrap(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(procs); strings.TrimSpace(string(b)) == "" {
 		t.Error("the wrapper did not write its pid")
+	}
+}
+
+func TestParseHAProxyCSV(t *testing.T) {
+	// Captured from HAProxy 2.6 (Debian 12): two servers down.
+	f, err := os.Open("testdata/haproxy-stats.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	st, err := parseHAProxyCSV(f, "nodes")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st) != 2 || st[0].Node != "node1" || st[1].Node != "node2" || st[0].Status != "DOWN" {
+		t.Fatalf("%+v", st)
+	}
+	csv := "# pxname,svname,stot,status,hrsp_5xx,req_tot\nnodes,node1,3,UP,1,40\nnodes,node2,2,UP,0,\nnodes,BACKEND,5,UP,1,40\nstats,FRONTEND,1,OPEN,0,1\n"
+	st, err = parseHAProxyCSV(strings.NewReader(csv), "nodes")
+	if err != nil || len(st) != 2 || st[0].Requests != 40 || st[0].Errors5xx != 1 || st[1].Requests != 2 {
+		t.Fatalf("%+v %v", st, err)
+	}
+	if _, err := parseHAProxyCSV(strings.NewReader("# a,b\n"), "nodes"); err == nil {
+		t.Error("want an error for a CSV without the columns")
+	}
+}
+
+func TestHAProxyConfig(t *testing.T) {
+	dir := t.TempDir()
+	nodes := []NodeState{{Index: 1, Host: "127.0.0.2", HTTPPort: 8080, MgmtPort: 9000}, {Index: 2, Host: "127.0.0.3", HTTPPort: 8080, MgmtPort: 9000}}
+	b := &balancer{Config: filepath.Join(dir, "haproxy.cfg"), Port: 18080, StatsPort: 18081}
+	for _, sticky := range []bool{false, true} {
+		if err := b.writeConfig(nodes, sticky); err != nil {
+			t.Fatal(err)
+		}
+		cfg, _ := os.ReadFile(b.Config)
+		for _, want := range []string{"bind 127.0.0.1:18080", "balance roundrobin", "option httpchk GET /health/ready",
+			"server node1 127.0.0.2:8080 check port 9000", "server node2 127.0.0.3:8080 check port 9000", "bind 127.0.0.1:18081"} {
+			if !strings.Contains(string(cfg), want) {
+				t.Errorf("sticky=%v: config lacks %q:\n%s", sticky, want, cfg)
+			}
+		}
+		if got := strings.Contains(string(cfg), "stick on req.cook(AUTH_SESSION_ID)"); got != sticky {
+			t.Errorf("sticky=%v: stick rule present %v", sticky, got)
+		}
+		// HAProxy itself accepts it, when installed.
+		if bin, err := findHAProxy(""); err == nil {
+			if out, err := exec.Command(bin, "-c", "-f", b.Config).CombinedOutput(); err != nil {
+				t.Errorf("sticky=%v: haproxy -c: %v\n%s", sticky, err, out)
+			}
+		}
+	}
+}
+
+func TestFindHAProxyMissing(t *testing.T) {
+	_, err := findHAProxy("/nonexistent/haproxy")
+	if !errors.Is(err, ErrNoHAProxy) {
+		t.Fatalf("err %v", err)
 	}
 }
