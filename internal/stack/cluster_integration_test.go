@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -24,7 +25,8 @@ func TestCluster(t *testing.T) {
 	shared.Get(t)
 	ctx := ctxT(t, 15*time.Minute)
 	cfg := stacktest.Config(shared.Dirs, "cluster")
-	cfg.Topology = stack.Topology{Nodes: 2}
+	// Each node gets a quota of one core, as in "2 nodes × 1 core".
+	cfg.Topology = stack.Topology{Nodes: 2, NodeCPUs: 1}
 	start := time.Now()
 	s, err := stack.Start(ctx, cfg)
 	if err != nil {
@@ -70,6 +72,40 @@ func TestCluster(t *testing.T) {
 	if !strings.HasPrefix(lb.Host, "127.0.0.1:") || lb.Port() == fmt.Sprint(st.Nodes[0].HTTPPort) {
 		t.Fatalf("target %s is not the balancer", tg.BaseURL)
 	}
+
+	t.Run("each node under its CPU limit", func(t *testing.T) {
+		status := s.Status(ctx)
+		for _, n := range status.Nodes {
+			l := n.CPULimit
+			if l == nil || l.CPUs != 1 {
+				t.Fatalf("node %d: cpu limit %+v", n.Index, l)
+			}
+			switch l.Method {
+			case stack.CPULimitV1, stack.CPULimitV2:
+				// The JVM (kc.sh's child) is inside the node's group.
+				b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", n.Process.PID))
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := strings.TrimPrefix(l.Group, "/sys/fs/cgroup")
+				want = strings.TrimPrefix(strings.TrimPrefix(want, "/cpu"), "/unified")
+				if !strings.Contains(string(b), want) {
+					t.Errorf("node %d: JVM's cgroups %q lack %s", n.Index, b, want)
+				}
+				if n.Throttling == nil || n.Throttling.Periods == 0 {
+					t.Errorf("node %d: no cpu.stat periods: %+v", n.Index, n.Throttling)
+				}
+			case stack.CPULimitAffinity:
+				b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", n.Process.PID))
+				if !strings.Contains(string(b), "Cpus_allowed_list:\t"+l.CPUList) {
+					t.Errorf("node %d: JVM not pinned to %s:\n%s", n.Index, l.CPUList, b)
+				}
+			default:
+				t.Errorf("node %d: method %q", n.Index, l.Method)
+			}
+			t.Logf("node %d: %s, throttling %+v", n.Index, l.Method, n.Throttling)
+		}
+	})
 
 	t.Run("password grants through the balancer reach both nodes", func(t *testing.T) {
 		before, err := s.BalancerStats(ctx)
@@ -145,6 +181,13 @@ func TestCluster(t *testing.T) {
 			}
 		}
 		assertNothingLeft(t, shared.Dirs, "cluster")
+		for _, n := range st.Nodes {
+			if n.CPU != nil && n.CPU.Group != "" {
+				if _, err := os.Stat(n.CPU.Group); !os.IsNotExist(err) {
+					t.Errorf("node %d's cgroup %s left behind (%v)", n.Index, n.CPU.Group, err)
+				}
+			}
+		}
 	})
 }
 
