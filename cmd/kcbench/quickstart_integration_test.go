@@ -1,0 +1,44 @@
+//go:build integration
+
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kcbench/kcbench/internal/results"
+)
+
+// make run's quickstart, end to end and scaled down (phases a tenth as
+// long): both modes done, the report written, the summary table and the
+// sizing of the guide's example load with the measured CPU printed.
+func TestQuickstartScaledDown(t *testing.T) {
+	c := newCLI(t)
+	dir := t.TempDir()
+	out := c.mustRun("quickstart", "--scale", "0.1", "--results", dir, "--quiet")
+	exp := filepath.Join(dir, "quickstart")
+	pts, err := results.ReadExperiment(exp)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	modes := map[string]bool{}
+	for _, p := range pts {
+		modes[p.Summary.Params["mode"]] = true
+		if p.Summary.Status != results.StatusDone || len(p.Summary.Workloads) != 10 { // 5 workloads, cold and warm
+			t.Errorf("point %s: %s %q, %d workloads", p.Manifest.Point, p.Summary.Status, p.Summary.Reason, len(p.Summary.Workloads))
+		}
+	}
+	if !modes["realms"] || !modes["orgs"] {
+		t.Errorf("modes %v, want realms and orgs", modes)
+	}
+	if st, err := os.Stat(filepath.Join(exp, "report.html")); err != nil || st.Size() == 0 {
+		t.Errorf("report.html: %v", err)
+	}
+	for _, want := range []string{"server CPU-ms/op", "Sizing for the guide's example load", "report: "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
