@@ -20,7 +20,7 @@ func cmdLoadgenBench(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "loadgen-bench", "loadgen-bench [--connections N] [--duration D] [flags]\n\n"+
 		"Drives the realm's JWKS endpoint of the local stack (or --target) with kcbench's engine, then with wrk\n"+
 		"and k6 when installed, each with the same connections for the same time, and prints each tool's own\n"+
-		"CPU time per request and kcbench's ratios to them (bars: ≤ 1.5× wrk, ≤ ¼ of k6; exit 3 when missed).\n"+
+		"CPU time per request and kcbench's ratios to them (bars: ≤ 1.2× wrk, ≤ ¼ of k6; exit 3 when missed).\n"+
 		"--clients h1,fasthttp,net-http measures kcbench with each HTTP client in turn (the first is held to the\n"+
 		"bars); --scenario password-grant (users from the local stack's dataset) compares them on another workload.")
 	conns := fs.Int("connections", 50, "`N` connections (kcbench VUs, wrk -c, k6 VUs)")

@@ -31,10 +31,10 @@ import (
 	"github.com/kcbench/kcbench/internal/scenario"
 )
 
-// Bars the engine must meet: CPU per request at most 1.5× wrk's and at
+// Bars the engine must meet: CPU per request at most 1.2× wrk's and at
 // most a quarter of k6's.
 const (
-	BarWrk = 1.5
+	BarWrk = 1.2
 	BarK6  = 0.25
 )
 
@@ -352,7 +352,7 @@ func Write(w io.Writer, scen string, rs []Result, conns int, d time.Duration) er
 			continue
 		}
 		ratio := kcb / r.PerRequest()
-		bar, cmp := BarWrk, "≤ 1.5×"
+		bar, cmp := BarWrk, "≤ 1.2×"
 		if r.Tool == "k6" {
 			bar, cmp = BarK6, "≤ 0.25×"
 		}

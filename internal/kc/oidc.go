@@ -341,6 +341,9 @@ func (c *Client) callRaw(ctx context.Context, k *oidcReq, dst []byte) ([]byte, e
 		}
 		n := len(dst)
 		code, out, err := ex.Exchange(req, dst, maxBody)
+		if err != nil && len(out)-n > maxBody {
+			return out[:n], fmt.Errorf("%s: answer body larger than %d MiB", k.op(), maxBody>>20)
+		}
 		if err != nil {
 			return out, fmt.Errorf("%s: %w", k.op(), err)
 		}

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -459,5 +460,19 @@ func TestRawCallsThroughExchange(t *testing.T) {
 	}
 	if buf, err = c.DiscoveryRaw(ctx, "r1", nil); err != nil || !strings.Contains(string(buf), `"issuer"`) {
 		t.Fatalf("discovery raw: %q %v", buf, err)
+	}
+}
+
+// An answer over maxBody is named the same on the Exchange path.
+func TestRawCallTooLarge(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", strconv.Itoa(maxBody+1))
+		w.Write(make([]byte, maxBody+1))
+	}))
+	defer srv.Close()
+	c := New(srv.URL, h1.NewClient(1, 10*time.Second))
+	buf, err := c.JWKSRaw(context.Background(), "r1", []byte("p"))
+	if err == nil || !strings.Contains(err.Error(), "answer body larger than 4 MiB") || string(buf) != "p" {
+		t.Fatalf("%d bytes, %v", len(buf), err)
 	}
 }
