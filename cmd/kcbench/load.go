@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -214,6 +215,7 @@ func cmdLoad(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 		in.Manifest = m
+		params["password_policy"], params["password_salts"] = m.Spec.Policy.String(), cmp.Or(m.Salts, "unknown")
 		desc = fmt.Sprintf("dataset %s: %d tenants (%s mode), %s", manifestPath, m.Tenants(), m.Spec.Mode, skewDesc(cfg.TenantSkew))
 	}
 	// Check the scenario against the users and clients before starting.
