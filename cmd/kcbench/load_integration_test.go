@@ -167,13 +167,9 @@ func killMidLoad(t *testing.T, c *cli, s *stack.Stack) {
 	if !regexp.MustCompile(`ended: +\d+ s into the run: Keycloak exited`).MatchString(stdout.String()) {
 		t.Errorf("the summary does not say Keycloak exited")
 	}
-	b, err := os.ReadFile(filepath.Join(out, "summary.json"))
+	st, err := results.ReadStats(out)
 	if err != nil {
 		t.Fatalf("no results of what ran: %v", err)
-	}
-	var st results.Stats
-	if err := json.Unmarshal(b, &st); err != nil {
-		t.Fatal(err)
 	}
 	if !st.Aborted || !strings.Contains(st.EndReason, "Keycloak exited") {
 		t.Errorf("summary.json: aborted %v, end reason %q", st.Aborted, st.EndReason)

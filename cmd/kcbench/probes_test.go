@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -291,12 +290,8 @@ func TestLoadInterrupted(t *testing.T) {
 	if !strings.Contains(stdout, "(aborted)") {
 		t.Errorf("no summary:\n%s", stdout)
 	}
-	b, err := os.ReadFile(filepath.Join(out, "summary.json"))
+	st, err := results.ReadStats(out)
 	if err != nil {
-		t.Fatal(err)
-	}
-	var st results.Stats
-	if err := json.Unmarshal(b, &st); err != nil {
 		t.Fatal(err)
 	}
 	if it, _ := st.Op(results.IterationOp); !st.Aborted || it.OK < 100 {

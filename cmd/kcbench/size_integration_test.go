@@ -7,7 +7,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -77,12 +76,8 @@ func TestSizeFromMetricsLive(t *testing.T) {
 		counts[e.Event] = e.Count
 	}
 	sent := func(dir, op string) float64 {
-		b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+		st, err := results.ReadStats(dir)
 		if err != nil {
-			t.Fatal(err)
-		}
-		var st results.Stats
-		if err := json.Unmarshal(b, &st); err != nil {
 			t.Fatal(err)
 		}
 		o, _ := st.Op(op)
