@@ -50,6 +50,40 @@ type Stats struct {
 	// exited 42 s into the run: OutOfMemoryError: Java heap space"; the
 	// engine leaves it to its caller.
 	EndReason string
+	// Events are the things done to the system under test during the run
+	// (a node killed, latency changed), in the order they happened.
+	Events []Event
+}
+
+// Event is one action on the system under test during a run, stamped on
+// the run's timeline.
+type Event struct {
+	At     time.Duration // offset from the start of the run (Stats.Start), warm-up included
+	Action string        // e.g. "kill", "start", "latency"
+	Args   string        // e.g. "node=2", "node-db=50ms"
+	Err    string        // why the action failed, if it did
+}
+
+type eventJSON struct {
+	At     float64 `json:"at_s"`
+	Action string  `json:"action"`
+	Args   string  `json:"args,omitempty"`
+	Err    string  `json:"error,omitempty"`
+}
+
+// MarshalJSON writes e with its offset in seconds.
+func (e Event) MarshalJSON() ([]byte, error) {
+	return json.Marshal(eventJSON{At: e.At.Seconds(), Action: e.Action, Args: e.Args, Err: e.Err})
+}
+
+// UnmarshalJSON reads what MarshalJSON wrote.
+func (e *Event) UnmarshalJSON(b []byte) error {
+	var j eventJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	*e = Event{At: fromSeconds(j.At), Action: j.Action, Args: j.Args, Err: j.Err}
+	return nil
 }
 
 // Op returns the stats of operation name, and whether there are any.
@@ -178,6 +212,7 @@ type statsJSON struct {
 
 	ErrorExamples map[string]string `json:"error_examples,omitempty"`
 	EndReason     string            `json:"end_reason,omitempty"`
+	Events        []Event           `json:"events,omitempty"`
 }
 
 // MarshalJSON writes s without its timeline, run lengths in seconds.
@@ -187,7 +222,7 @@ func (s Stats) MarshalJSON() ([]byte, error) {
 		Duration: s.Duration.Seconds(), Warmup: s.Warmup.Seconds(), Elapsed: s.Elapsed.Seconds(),
 		Aborted: s.Aborted, VUs: s.VUs, Iterations: s.Iterations, Dropped: s.Dropped,
 		Interrupted: s.Interrupted, Ops: s.Ops, Thresholds: s.Thresholds,
-		ErrorExamples: s.ErrorExamples, EndReason: s.EndReason,
+		ErrorExamples: s.ErrorExamples, EndReason: s.EndReason, Events: s.Events,
 	})
 }
 
@@ -202,7 +237,7 @@ func (s *Stats) UnmarshalJSON(b []byte) error {
 		Duration: fromSeconds(j.Duration), Warmup: fromSeconds(j.Warmup), Elapsed: fromSeconds(j.Elapsed),
 		Aborted: j.Aborted, VUs: j.VUs, Iterations: j.Iterations, Dropped: j.Dropped,
 		Interrupted: j.Interrupted, Ops: j.Ops, Thresholds: j.Thresholds,
-		ErrorExamples: j.ErrorExamples, EndReason: j.EndReason,
+		ErrorExamples: j.ErrorExamples, EndReason: j.EndReason, Events: j.Events,
 	}
 	return nil
 }
