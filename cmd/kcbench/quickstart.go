@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -56,18 +57,25 @@ func cmdQuickstart(ctx context.Context, e *env, args []string) error {
 	if len(out.Failed) > 0 || len(out.Aborted) > 0 {
 		return fmt.Errorf("quickstart: %d points failed and %d aborted (see %s)", len(out.Failed), len(out.Aborted), dir)
 	}
-	reportPath, err := buildReport(ctx, dir)
-	if err != nil {
-		return fmt.Errorf("report: %w", err)
-	}
 	pts, err := results.ReadExperiment(dir)
 	if err != nil {
 		return err
 	}
-	report.WriteQuickSummary(e.stdout, pts)
-	if err := sizing.WriteQuickSizing(e.stdout, pts); err != nil {
+	var sz bytes.Buffer
+	if err := sizing.WriteQuickSizing(&sz, pts); err != nil {
 		e.logf("sizing: %v", err)
 	}
+	m, err := report.Build(ctx, dir)
+	if err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	m.Sizing = sz.String()
+	if err := m.Write(dir); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	reportPath := filepath.Join(dir, report.HTMLFile)
+	report.WriteQuickSummary(e.stdout, pts)
+	e.stdout.Write(sz.Bytes())
 	fmt.Fprintf(e.stdout, "\nreport: %s\n", reportPath)
 	return nil
 }

@@ -62,6 +62,7 @@ func buildCapacity(ctx context.Context, dir string) (*Model, error) {
 		LoadModel:  "open (constant-arrival-rate steps; latency from each arrival's intended start)",
 	}
 	b := &builder{ctx: ctx, m: m}
+	b.capacityVerdict(runs)
 	b.capacityOverview(runs)
 	for _, r := range runs {
 		if ctx.Err() != nil {
@@ -95,6 +96,7 @@ func (b *builder) pointCapacity() error {
 	if len(runs) == 0 {
 		return nil
 	}
+	b.capacityVerdict(runs)
 	b.capacityOverview(runs)
 	for _, r := range runs {
 		if err := b.ctx.Err(); err != nil {

@@ -38,9 +38,15 @@ type Model struct {
 	Machine    string // where the points ran
 	Versions   string // Keycloak, Java, PostgreSQL, kcbench
 	LoadModel  string // open, closed, or both
-	Notes      []string
-	Sections   []Section // chart sections
-	Tables     []Table
+	// Verdict is the first screen: what the data says, in sentences with
+	// figures generated from it.
+	Verdict []Sentence
+	// Sizing is a sizing estimate from the measured costs, as preformatted
+	// text; the caller (which may import sizing) fills it before Write.
+	Sizing   string
+	Notes    []string
+	Sections []Section // chart sections
+	Tables   []Table
 }
 
 // Section is a group of charts.
@@ -116,6 +122,7 @@ func Build(ctx context.Context, dir string) (*Model, error) {
 		b.m.Kind = KindSweep
 	}
 	b.statusNotes()
+	b.experimentVerdict()
 	switch {
 	case !e.hasWorkloads():
 		// Capacity searches only: their sections below say it all.

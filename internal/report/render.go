@@ -55,6 +55,16 @@ func (m *Model) WriteMarkdown(w io.Writer) error {
 	ew := &errWriter{w: w}
 	p := ew.printf
 	p("# kcbench report: %s\n\n", m.Experiment)
+	if len(m.Verdict) > 0 {
+		p("## Verdict\n\n")
+		for _, v := range m.Verdict {
+			p("- %s\n", mdEscape(v.Text))
+		}
+		p("\n")
+	}
+	if m.Sizing != "" {
+		p("## Sizing estimate\n\n```\n%s\n```\n\n", strings.TrimRight(m.Sizing, "\n"))
+	}
 	p("- Kind: %s: %d points, %d configurations\n", m.Kind, m.Points, m.Configs)
 	p("- Machine: %s\n", mdEscape(m.Machine))
 	p("- Versions: %s\n", mdEscape(m.Versions))
