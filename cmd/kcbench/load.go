@@ -158,6 +158,7 @@ func cmdLoad(ctx context.Context, e *env, args []string) error {
 	var file string
 	var w where
 	var tf targetFlags
+	var af agentFlags
 	var quiet, keepGoing bool
 	newFS := func(f *loadFile) *flag.FlagSet {
 		fs := newFlags(e, "load", loadSynopsis)
@@ -167,6 +168,7 @@ func cmdLoad(ctx context.Context, e *env, args []string) error {
 		fs.BoolVar(&keepGoing, "keep-going", keepGoing, "when the target dies or refuses every connection, run on to the end and exit 0 (or 3), e.g. for a deliberate restart; without it the run stops and exits 5")
 		w.register(fs)
 		tf.register(fs)
+		af.register(fs)
 		return fs
 	}
 	fs := newFS(&cfg)
@@ -187,6 +189,13 @@ func cmdLoad(ctx context.Context, e *env, args []string) error {
 	if err := cfg.validate(); err != nil {
 		return usageError{flagNames(fs, err)}
 	}
+	seg, startAt, err := af.resolve(e.getenv, time.Now())
+	if err != nil {
+		return usageError{err}
+	}
+	if _, err := cfg.Config.Split(seg); err != nil {
+		return usageError{err}
+	}
 	if cfg.Out != "" {
 		if err := fileutil.CheckWritableDir(cfg.Out); err != nil {
 			return usagef("--out: %v", err)
@@ -196,10 +205,11 @@ func cmdLoad(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	in := scenario.RunInput{Target: tg, Config: cfg.Config, KeepGoing: keepGoing, RequireSuccess: true}
+	in := scenario.RunInput{Target: tg, Config: cfg.Config, KeepGoing: keepGoing, RequireSuccess: true, Segment: seg, StartAt: startAt}
 	// params describe the run's setting in summary.json, as other
 	// results' params do.
 	params := map[string]string{"target": "external", "machine_cores": fmt.Sprint(runtime.NumCPU())}
+	agentParams(params, seg, startAt)
 	if st != nil {
 		in.Alive = st.Watch().Check
 		params["target"], params["keycloak_version"] = "local", st.State().Options.Version
@@ -228,6 +238,10 @@ func cmdLoad(ctx context.Context, e *env, args []string) error {
 	prog := progress.NewLoad(e.stderr, quiet)
 	in.Progress = prog.Update
 
+	if !seg.Whole() {
+		share, _ := cfg.Config.Split(seg)
+		desc += fmt.Sprintf("; agent %s: %s", seg, share.Describe())
+	}
 	e.logf("load: %s, against %s; %s", cfg.Describe(), tg.BaseURL, desc)
 	start := time.Now()
 	res, runErr := scenario.Run(ctx, in)

@@ -212,7 +212,7 @@ func runClosed(ctx context.Context, sc Scenario, rec *Recorder, name string, n i
 	if err != nil {
 		return results.Stats{}, err
 	}
-	start, err := rec.begin(runInfo{scenario: sc.Name(), executor: name, model: results.ModelClosed})
+	start, err := rec.begin(ctx, runInfo{scenario: sc.Name(), executor: name, model: results.ModelClosed})
 	if err != nil {
 		return results.Stats{}, err
 	}

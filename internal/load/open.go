@@ -166,7 +166,7 @@ func (o openRun) run(ctx context.Context, sc Scenario, rec *Recorder) (results.S
 	if err != nil {
 		return results.Stats{}, err
 	}
-	start, err := rec.begin(runInfo{scenario: sc.Name(), executor: o.name, model: results.ModelOpen})
+	start, err := rec.begin(ctx, runInfo{scenario: sc.Name(), executor: o.name, model: results.ModelOpen})
 	if err != nil {
 		return results.Stats{}, err
 	}

@@ -3,6 +3,7 @@ package load
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -34,6 +35,14 @@ type RecorderOption func(*Recorder)
 // .hlog intervals cover only what follows.
 func WithWarmup(d time.Duration) RecorderOption {
 	return func(r *Recorder) { r.warmup = max(d, 0) }
+}
+
+// WithStartAt makes the run's clock start at t rather than as soon as
+// its up-front VUs exist: agents of a split run (Segment) started apart
+// begin together. A t already past starts the run at once; Stats.Start
+// says when it did.
+func WithStartAt(t time.Time) RecorderOption {
+	return func(r *Recorder) { r.startAt = t }
 }
 
 // WithProgress has fn called after each timeline row is merged (about once
@@ -78,6 +87,7 @@ type Progress struct {
 type Recorder struct {
 	warmup   time.Duration
 	interval time.Duration
+	startAt  time.Time
 	progress func(Progress)
 
 	mu      sync.Mutex // guards the fields below up to the atomics
@@ -144,8 +154,14 @@ type runInfo struct {
 
 var errRecorderUsed = errors.New("load: a Recorder serves only one run")
 
-// begin marks the start of the run and starts the merging goroutine.
-func (r *Recorder) begin(info runInfo) (time.Time, error) {
+// begin marks the start of the run, at the start time when one is set,
+// and starts the merging goroutine.
+func (r *Recorder) begin(ctx context.Context, info runInfo) (time.Time, error) {
+	if !r.startAt.IsZero() {
+		if err := Sleep(ctx, time.Until(r.startAt)); err != nil {
+			return time.Time{}, fmt.Errorf("load: waiting for the start time: %w", err)
+		}
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.used {
@@ -474,6 +490,10 @@ func (a *opAgg) stats(d time.Duration) results.OpStats {
 	}
 	return s
 }
+
+// Dist summarises h (values in microseconds) as the engine does its own
+// histograms, so that merged results read like a single run's.
+func Dist(h *hdr.Histogram) results.Dist { return dist(h) }
 
 func dist(h *hdr.Histogram) results.Dist {
 	if h.TotalCount() == 0 {

@@ -23,6 +23,9 @@ type Pool struct {
 	username func(tenant, user int) string
 	skew     float64
 	zipf     *zipf // nil: tenants are picked uniformly
+	// userLo[i] is the 0-based index of tenants[i]'s first user in the
+	// pool, whose Users count from there (Slice); nil: from the first.
+	userLo []int
 }
 
 // Single is one realm, client and user given by hand, for a run without a
@@ -130,18 +133,21 @@ func (p *Pool) RedirectURI() string { return p.redirect }
 
 // pick draws a tenant and one of its users.
 func (p *Pool) pick(r *rand.Rand) (*dataset.Tenant, string) {
-	t := p.pickTenant(r)
-	return t, p.username(t.Index, 1+r.IntN(t.Users))
+	i := p.pickIndex(r)
+	t := &p.tenants[i]
+	return t, p.username(t.Index, 1+p.firstUser(i)+r.IntN(t.Users))
 }
 
-func (p *Pool) pickTenant(r *rand.Rand) *dataset.Tenant {
+func (p *Pool) pickTenant(r *rand.Rand) *dataset.Tenant { return &p.tenants[p.pickIndex(r)] }
+
+func (p *Pool) pickIndex(r *rand.Rand) int {
 	switch {
 	case len(p.tenants) == 1:
-		return &p.tenants[0]
+		return 0
 	case p.zipf != nil:
-		return &p.tenants[p.zipf.pick(r.Float64())]
+		return p.zipf.pick(r.Float64())
 	default:
-		return &p.tenants[r.IntN(len(p.tenants))]
+		return r.IntN(len(p.tenants))
 	}
 }
 

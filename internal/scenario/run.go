@@ -52,6 +52,13 @@ type RunInput struct {
 	// succeeded return a *DownError naming the errors (a capacity step
 	// that fails them all is a finding of its search instead).
 	RequireSuccess bool
+	// Segment, when set, runs this agent's share of a run split over
+	// several agents: Config.Split's share of the load, Pool.Slice's
+	// users.
+	Segment load.Segment
+	// StartAt, when set, is when the run's clock starts (after the VUs
+	// are set up), so that the agents of a split run start together.
+	StartAt time.Time
 }
 
 // RunResult is a workload's outcome.
@@ -85,6 +92,10 @@ func Run(ctx context.Context, in RunInput) (*RunResult, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	cfg, err := cfg.Split(in.Segment)
+	if err != nil {
+		return nil, err
+	}
 	var ths []results.Threshold
 	for _, t := range cfg.Thresholds {
 		th, err := results.ParseThreshold(t)
@@ -103,7 +114,6 @@ func Run(ctx context.Context, in RunInput) (*RunResult, error) {
 	if a := in.Target.Admin; a.ClientID != "" || a.Username != "" {
 		env.Admin = kc.NewAdmin(kc.New(in.Target.BaseURL, hc), a)
 	}
-	var err error
 	switch {
 	case cfg.Realm != "":
 		env.Pool, err = NewSinglePool(Single{Realm: cfg.Realm, ClientID: cfg.ClientID, ClientSecret: cfg.ClientSecret,
@@ -114,6 +124,9 @@ func Run(ctx context.Context, in RunInput) (*RunResult, error) {
 		err = ErrNoUsers
 	}
 	if err != nil {
+		return nil, err
+	}
+	if env.Pool, err = env.Pool.Slice(in.Segment); err != nil {
 		return nil, err
 	}
 	sc, err := ByName(cfg.Scenario, env)
@@ -132,6 +145,9 @@ func Run(ctx context.Context, in RunInput) (*RunResult, error) {
 		watch.stop = nil
 	}
 	opts := []load.RecorderOption{load.WithWarmup(cfg.Warmup)}
+	if !in.StartAt.IsZero() {
+		opts = append(opts, load.WithStartAt(in.StartAt))
+	}
 	opts = append(opts, load.WithProgress(func(p load.Progress) {
 		if in.Progress != nil {
 			in.Progress(p)
