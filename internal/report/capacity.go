@@ -195,7 +195,7 @@ func (b *builder) capacityOverview(runs []*capacityRun) {
 	} {
 		var bars []barSeries
 		for _, r := range runs {
-			bs := barSeries{label: r.label, values: make([]float64, len(scen))}
+			bs := barSeries{label: r.label, values: make([]float64, len(scen)), color: -1}
 			for i := range bs.values {
 				bs.values[i] = math.NaN()
 			}
@@ -268,12 +268,12 @@ func (b *builder) capacityCharts(r *capacityRun) {
 		if t.Unit() != results.UnitMillis || (t.Op != "" && t.Op != results.IterationOp) {
 			continue
 		}
-		series = append(series, lineSeries{label: "SLO " + t.String(), parts: [][]xy{{{xmin, t.Limit}, {xmax, t.Limit}}}, color: 3 + i})
+		series = append(series, lineSeries{label: "SLO " + t.String(), parts: [][]xy{{{xmin, t.Limit}, {xmax, t.Limit}}}, color: 3 + i, reading: true})
 		lo, hi = min(lo, t.Limit), max(hi, t.Limit)
 	}
 	var marks []vmark
 	if res.Found {
-		marks = append(marks, vmark{x: res.MaxRate, label: "max at SLO " + strconv.FormatFloat(res.MaxRate, 'g', -1, 64) + "/s"})
+		marks = append(marks, vmark{x: res.MaxRate, label: "max at SLO " + strconv.FormatFloat(res.MaxRate, 'g', -1, 64) + "/s", found: true})
 	}
 	logY := hi > 0 && hi/lo > 50
 	yl := "latency ms"
@@ -287,7 +287,7 @@ func (b *builder) capacityCharts(r *capacityRun) {
 	sub := []string{b.m.Machine, capacityVersionOf(res) + " · SLOs " + results.FormatSLOs(res.SLOs) + " · " + capacityFinding(res)}
 	title := r.label + ": latency against the asked rate"
 	b.add(stem+"-latency", title, sub, lineChart{title: title, sub: sub, xLabel: "asked rate (iterations/s)", yLabel: yl,
-		logY: logY, xTicks: ticks, points: true, zeroY: true, headroom: true, series: series, marks: marks})
+		logY: logY, latency: true, xTicks: ticks, points: true, zeroY: true, headroom: true, series: series, marks: marks})
 	title = r.label + ": achieved against the asked rate"
 	b.add(stem+"-rate", title, sub, lineChart{title: title, sub: sub, xLabel: "asked rate (iterations/s)", yLabel: "iterations/s",
 		xTicks: ticks, points: true, zeroY: true, headroom: true, marks: marks, series: []lineSeries{

@@ -34,6 +34,10 @@ type lineSeries struct {
 	label string
 	parts [][]xy
 	color int // palette index; -1 picks by position
+	// raw is the full-resolution data for the interactive chart when parts
+	// are downsampled for the PNG.
+	raw     [][]xy
+	reading bool // a reference line (an SLO), not data
 }
 
 // vmark is a vertical marker line.
@@ -41,6 +45,8 @@ type vmark struct {
 	x      float64
 	label  string
 	dotted bool
+	event  bool // an action on the system under test
+	found  bool // a result (the rate at SLO)
 }
 
 type lineChart struct {
@@ -55,11 +61,14 @@ type lineChart struct {
 	marks      []vmark
 	zeroY      bool // a linear y axis starts at 0
 	headroom   bool // leave room above the data
+	latency    bool // a latency axis: the page offers log/linear
 }
 
 type barSeries struct {
 	label  string
 	values []float64 // one per group; NaN when missing
+	color  int       // palette index; -1 picks by position
+	faded  bool      // a lighter shade of its colour (a second tenant count)
 }
 
 type barChart struct {
@@ -180,7 +189,7 @@ func (c lineChart) plot() (*plot.Plot, error) {
 		if ci < 0 {
 			ci = i
 		}
-		style := draw.LineStyle{Color: plotutil.Color(ci), Width: vg.Points(1.5)}
+		style := draw.LineStyle{Color: paletteColor(ci), Width: vg.Points(1.5)}
 		for j, part := range s.parts {
 			l, err := plotter.NewLine(toXYs(part))
 			if err != nil {
@@ -193,7 +202,7 @@ func (c lineChart) plot() (*plot.Plot, error) {
 				if sc, err = plotter.NewScatter(toXYs(part)); err != nil {
 					return nil, err
 				}
-				sc.GlyphStyle = draw.GlyphStyle{Color: plotutil.Color(ci), Shape: plotutil.Shape(ci), Radius: vg.Points(2.5)}
+				sc.GlyphStyle = draw.GlyphStyle{Color: paletteColor(ci), Shape: plotutil.Shape(ci), Radius: vg.Points(2.5)}
 				p.Add(sc)
 			}
 			if j == 0 && s.label != "" {
@@ -332,7 +341,15 @@ func (c barChart) plot() (*plot.Plot, error) {
 		if err != nil {
 			return nil, err
 		}
-		bc.Color = plotutil.Color(i)
+		ci := b.color
+		if ci < 0 {
+			ci = i
+		}
+		bc.Color = paletteColor(ci)
+		if b.faded {
+			c := paletteColor(ci).(color.RGBA)
+			bc.Color = color.RGBA{uint8((int(c.R) + 2*255) / 3), uint8((int(c.G) + 2*255) / 3), uint8((int(c.B) + 2*255) / 3), 0xff}
+		}
 		bc.LineStyle.Width = 0
 		bc.Offset = barW * (vg.Length(i) - vg.Length(len(c.bars)-1)/2)
 		p.Add(bc)

@@ -1,6 +1,13 @@
 // Package report turns the result files of an experiment into a report:
-// one self-contained report.html (PNG charts embedded), report.md (tables)
-// and charts/*.png, and compares two runs scenario by scenario.
+// one self-contained report.html, report.md (tables) and charts/*.png, and
+// compares two runs scenario by scenario.
+//
+// report.html opens with the verdict (sentences whose figures come from
+// the data, verdict.go), then the sizing estimate and where the run ran,
+// then interactive charts: every PNG chart has a twin spec (spec.go) that
+// assets/kcbench.js draws with Apache ECharts (assets/, vendored release,
+// embedded with go:embed), so the page needs no network. A sweep with
+// fewer than three tenant counts is drawn as grouped bars per workload.
 //
 // It reads files only (internal/results' point folders), so a report can
 // always be rebuilt after the fact: Build reads and aggregates, the Model

@@ -64,6 +64,7 @@ type Chart struct {
 	Width   int    // pixels
 	Height  int
 	PNG     []byte
+	Spec    *ChartSpec // the interactive chart in report.html
 }
 
 // File is the chart's path relative to the report.
@@ -127,8 +128,13 @@ func Build(ctx context.Context, dir string) (*Model, error) {
 	case !e.hasWorkloads():
 		// Capacity searches only: their sections below say it all.
 		b.variantTables()
-	case e.sweep:
+	case e.sweep && len(sortedTenants(e.configs)) >= 3:
 		b.sweepCharts()
+		b.sweepTables()
+	case e.sweep:
+		// fewer than three tenant counts draw no useful line over N:
+		// compare the lines as grouped bars per workload
+		b.variantCharts()
 		b.sweepTables()
 	default:
 		b.variantCharts()
@@ -186,12 +192,15 @@ func (b *builder) add(name, title string, sub []string, r renderer) {
 	}
 	b.section.Charts = append(b.section.Charts, Chart{
 		Name: name, Title: title, Caption: strings.Join(sub, "; "),
-		Width: ChartWidth, Height: ChartHeight, PNG: png,
+		Width: ChartWidth, Height: ChartHeight, PNG: png, Spec: r.spec(),
 	})
 }
 
 // renderer is a chart description that can draw itself as a PNG.
-type renderer interface{ render() ([]byte, error) }
+type renderer interface {
+	render() ([]byte, error)
+	spec() *ChartSpec
+}
 
 func (c lineChart) render() ([]byte, error) {
 	p, err := c.plot()
@@ -435,7 +444,18 @@ func (b *builder) sweepPointChart(name, title, yLabel string, value func(*config
 }
 
 func (b *builder) variantCharts() {
-	b.startSection("Variants", false)
+	title := "Variants"
+	if b.e.sweep {
+		title = "Modes compared"
+		if ns := sortedTenants(b.e.configs); len(ns) == 1 {
+			title += fmt.Sprintf(" at N=%d", ns[0])
+		}
+	}
+	b.startSection(title, false)
+	by := "variant"
+	if b.e.sweep {
+		by = "mode"
+	}
 	keys := b.e.workloadOrder()
 	groups := make([]string, len(keys))
 	for i, k := range keys {
@@ -445,15 +465,24 @@ func (b *builder) variantCharts() {
 		name, title, yLabel string
 		stat                func(*wlAgg) Stat
 	}{
-		{"variants-throughput", "Throughput per workload and variant", "iterations/s", func(w *wlAgg) Stat { return w.throughput }},
-		{"variants-p95", "p95 latency per workload and variant", "p95 ms", func(w *wlAgg) Stat { return w.p95 }},
-		{"variants-cpu-ms-per-op", "Server CPU per operation, per workload and variant", "server CPU-ms per iteration", func(w *wlAgg) Stat { return w.cpuMs }},
+		{"variants-throughput", "Throughput per workload and " + by, "iterations/s", func(w *wlAgg) Stat { return w.throughput }},
+		{"variants-p95", "p95 latency per workload and " + by, "p95 ms", func(w *wlAgg) Stat { return w.p95 }},
+		{"variants-cpu-ms-per-op", "Server CPU per operation, per workload and " + by, "server CPU-ms per iteration", func(w *wlAgg) Stat { return w.cpuMs }},
 	} {
 		var bars []barSeries
 		var models []string
 		var ps []*results.Point
-		for _, c := range b.e.configs {
-			bs := barSeries{label: c.label, values: make([]float64, len(keys))}
+		ns := sortedTenants(b.e.configs)
+		for ci, c := range b.e.configs {
+			bs := barSeries{label: c.label, values: make([]float64, len(keys)), color: ci}
+			if b.e.sweep {
+				// a line keeps its colour; the smaller tenant count is faded
+				bs.color = slices.Index(b.e.seriesNames(), c.series)
+				bs.faded = len(ns) > 1 && c.tenants != ns[len(ns)-1]
+				if len(ns) == 1 {
+					bs.label = c.series
+				}
+			}
 			for i := range bs.values {
 				bs.values[i] = math.NaN()
 			}
@@ -570,6 +599,18 @@ func (b *builder) timelineCharts(p *results.Point, id, title, stem string, sub [
 				l99 = append(l99, xy{x, r.p99})
 			}
 		}
+		p50.raw, p95.raw, p99.raw = append(p50.raw, l50), append(p95.raw, l95), append(p99.raw, l99)
+		thr.raw, errs.raw = append(thr.raw, lt), append(errs.raw, le)
+		for _, ev := range s.w.Stats.Events {
+			label := ev.Action
+			if ev.Args != "" {
+				label += " " + ev.Args
+			}
+			if ev.Err != "" {
+				label += " (failed)"
+			}
+			marks = append(marks, vmark{x: s.offset + ev.At.Seconds(), label: label, event: true})
+		}
 		p50.parts = append(p50.parts, lttb(l50, budget))
 		p95.parts = append(p95.parts, lttb(l95, budget))
 		p99.parts = append(p99.parts, lttb(l99, budget))
@@ -596,7 +637,7 @@ func (b *builder) timelineCharts(p *results.Point, id, title, stem string, sub [
 	const x = "seconds since the first workload started"
 	lt := title + ": latency over time"
 	b.add(stem+"-latency", lt, sub, lineChart{title: lt, sub: sub, xLabel: x, yLabel: yl,
-		logY: logY, series: []lineSeries{p50, p95, p99}, marks: marks, zeroY: true, headroom: true})
+		logY: logY, latency: true, series: []lineSeries{p50, p95, p99}, marks: marks, zeroY: true, headroom: true})
 	tt := title + ": throughput over time"
 	b.add(stem+"-throughput", tt, sub, lineChart{title: tt, sub: sub, xLabel: x, yLabel: "per second",
 		series: []lineSeries{thr, errs}, marks: marks, zeroY: true, headroom: true})

@@ -23,10 +23,22 @@ const (
 //go:embed templates/report.html.tmpl
 var templatesFS embed.FS
 
+// The chart library (Apache ECharts' released minified build, see
+// assets/README.md) and kcbench's chart code, inlined into every page so
+// that it opens from a file and makes no network request.
+var (
+	//go:embed assets/echarts.common.min.js
+	echartsJS string
+	//go:embed assets/kcbench.js
+	kcbenchJS string
+)
+
 // htmlTemplate parses the embedded template; it is parsed per call so that
 // the package keeps no mutable state.
 func htmlTemplate() (*template.Template, error) {
 	return template.New("report.html.tmpl").Funcs(template.FuncMap{
+		"echartsJS": func() template.JS { return template.JS(echartsJS) },
+		"kcbenchJS": func() template.JS { return template.JS(kcbenchJS) },
 		"sectionAt": func(i int, s Section) struct {
 			Index   int
 			Section Section

@@ -1,0 +1,504 @@
+package report
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+
+	"github.com/kcbench/kcbench/internal/results"
+)
+
+// The browser tests open reports in a real headless Chromium (Debian's
+// chromium package; .ci/run installs it) and check what a reader sees:
+// no console error, no request leaving the page's origin, every chart
+// drawn with data, a hover tooltip showing the value in the result files,
+// and the verdict's figures equal to summary.json's. Screenshots go to
+// $KCBENCH_ARTIFACTS when set, else to the test's temp dir (logged).
+
+// chromium finds the browser, or skips the test.
+func chromium(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	t.Skip("browser test skipped: no chromium on PATH (apt-get install chromium; .ci/run installs it)")
+	return ""
+}
+
+// browserPage is one open tab with what it logged and requested.
+type browserPage struct {
+	ctx      context.Context
+	mu       sync.Mutex
+	errors   []string
+	requests []string
+}
+
+func newBrowser(t *testing.T) *browserPage {
+	t.Helper()
+	exe := chromium(t)
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(exe), chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.WindowSize(1280, 1000), chromedp.Flag("allow-file-access-from-files", false))
+	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelC := chromedp.NewContext(actx)
+	ctx, cancelT := context.WithTimeout(ctx, 3*time.Minute)
+	t.Cleanup(func() { cancelT(); cancelC(); cancelA() })
+	p := &browserPage{ctx: ctx}
+	err := chromedp.Listen(ctx, func(ev any) {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		switch ev := ev.(type) {
+		case *runtime.EventConsoleAPICalled:
+			if ev.Type == runtime.ConsoleAPICalledTypeError || ev.Type == runtime.ConsoleAPICalledTypeWarning {
+				var args []string
+				for _, a := range ev.Args {
+					args = append(args, string(a.Value)+a.Description)
+				}
+				p.errors = append(p.errors, fmt.Sprintf("console.%s: %s", ev.Type, strings.Join(args, " ")))
+			}
+		case *runtime.EventExceptionThrown:
+			d := ev.ExceptionDetails
+			msg := d.Text
+			if d.Exception != nil {
+				msg += " " + d.Exception.Description
+			}
+			p.errors = append(p.errors, fmt.Sprintf("exception: %s (%s:%d)", msg, d.URL, d.LineNumber))
+		case *network.EventRequestWillBeSent:
+			p.requests = append(p.requests, ev.Request.URL)
+		}
+	})
+	if err != nil {
+		t.Fatalf("start chromium: %v", err)
+	}
+	if _, err := chromedp.Call(ctx, network.Enable, network.EnableParams{}); err != nil {
+		t.Fatalf("start chromium: %v", err)
+	}
+	if _, err := chromedp.Call(ctx, runtime.Enable, cdp.Empty{}); err != nil {
+		t.Fatalf("start chromium: %v", err)
+	}
+	return p
+}
+
+// open loads u and waits until every chart is drawn.
+func (p *browserPage) open(t *testing.T, u string) {
+	t.Helper()
+	if err := chromedp.Do(p.ctx, chromedp.Navigate(u)); err != nil {
+		t.Fatalf("open %s: %v", u, err)
+	}
+	if _, err := chromedp.Run(p.ctx, chromedp.Poll[bool](`window.kcbenchDrawnMs !== undefined && document.querySelectorAll("[data-chart]").length === Object.keys(window.kcbenchCharts || {}).length`, chromedp.WithPollingTimeout(60*time.Second))); err != nil {
+		t.Fatalf("open %s: %v", u, err)
+	}
+}
+
+// checkClean fails on console errors and on requests that left origin.
+func (p *browserPage) checkClean(t *testing.T, origin string) {
+	t.Helper()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, e := range p.errors {
+		t.Errorf("browser: %s", e)
+	}
+	for _, r := range p.requests {
+		if strings.HasPrefix(r, "data:") || strings.HasPrefix(r, "blob:") || strings.HasPrefix(r, origin) {
+			continue
+		}
+		t.Errorf("request left the page's origin %s: %s", origin, r)
+	}
+}
+
+// chartsDrawn returns the charts whose canvas has no coloured pixel or
+// whose series hold no value.
+const chartsDrawnJS = `(() => {
+  const bad = [];
+  for (const el of document.querySelectorAll("[data-chart]")) {
+    const name = el.getAttribute("data-chart");
+    const c = window.kcbenchCharts[name];
+    if (!c) { bad.push(name + ": not drawn"); continue; }
+    const series = c.chart.getOption().series || [];
+    const values = series.some(s => (s.data || []).some(d => d !== null && (!Array.isArray(d) || d[1] !== null)));
+    if (!values) { bad.push(name + ": no data"); continue; }
+    const cv = el.querySelector("canvas");
+    const ctx = cv.getContext("2d");
+    const px = ctx.getImageData(0, 0, cv.width, cv.height).data;
+    let coloured = 0;
+    for (let i = 0; i < px.length; i += 4) {
+      const r = px[i], g = px[i+1], b = px[i+2];
+      if (px[i+3] > 200 && Math.max(r, g, b) - Math.min(r, g, b) > 80) coloured++;
+    }
+    if (coloured < 30) bad.push(name + ": " + coloured + " coloured pixels");
+  }
+  return bad;
+})()`
+
+func (p *browserPage) checkCharts(t *testing.T) int {
+	t.Helper()
+	bad := eval[[]string](t, p, chartsDrawnJS)
+	n := eval[int](t, p, `document.querySelectorAll("[data-chart]").length`)
+	for _, b := range bad {
+		t.Errorf("chart %s", b)
+	}
+	if n == 0 {
+		t.Error("no chart on the page")
+	}
+	return n
+}
+
+// hover moves the mouse onto point i of series s of chart name and
+// returns the tooltip's text.
+func (p *browserPage) hover(t *testing.T, name string, s, i int) string {
+	t.Helper()
+	js := fmt.Sprintf(`(() => {
+  const c = window.kcbenchCharts[%q];
+  const el = c.chart.getDom();
+  el.scrollIntoView({block: "center"});
+  const d = c.chart.getOption().series[%d].data[%d];
+  const px = c.chart.convertToPixel({seriesIndex: %d}, d);
+  const r = el.getBoundingClientRect();
+  return [r.left + px[0], r.top + px[1]];
+})()`, name, s, i, s)
+	xy := eval[[]float64](t, p, js)
+	if err := chromedp.Do(p.ctx, chromedp.MouseEvent(chromedp.MouseMoved, xy[0]-3, xy[1]), chromedp.MouseEvent(chromedp.MouseMoved, xy[0], xy[1])); err != nil {
+		t.Fatal(err)
+	}
+	text, err := chromedp.Run(p.ctx,
+		chromedp.Poll[string](fmt.Sprintf(`(() => {
+  const el = window.kcbenchCharts[%q].chart.getDom();
+  for (const d of el.querySelectorAll("div")) {
+    if (d.style.display !== "none" && d.style.position === "absolute" && d.innerText.trim() !== "" && d.style.zIndex) return d.innerText;
+  }
+  return false;
+})()`, name), chromedp.WithPollingTimeout(10*time.Second)))
+	if err != nil {
+		t.Fatalf("no tooltip on %s: %v", name, err)
+	}
+	return text
+}
+
+// verdictFigures reads the verdict's figures: key → value and shown text.
+func (p *browserPage) verdictFigures(t *testing.T) map[string][2]string {
+	t.Helper()
+	figs := eval[[][3]string](t, p, `Array.from(document.querySelectorAll("#verdict span.fig")).map(s => [s.dataset.fig, s.dataset.value, s.textContent])`)
+	out := map[string][2]string{}
+	for _, f := range figs {
+		out[f[0]] = [2]string{f[1], f[2]}
+	}
+	return out
+}
+
+func (p *browserPage) screenshot(t *testing.T, name string) {
+	t.Helper()
+	dir := os.Getenv("KCBENCH_ARTIFACTS")
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	buf, err := chromedp.Run(p.ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, name+".png")
+	if err := os.WriteFile(path, buf, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshot: %s", path)
+}
+
+// paintTimes returns the first contentful paint and the time all charts
+// were drawn, in ms since navigation.
+func (p *browserPage) paintTimes(t *testing.T) (fcp, drawn float64) {
+	t.Helper()
+	return eval[float64](t, p, `(performance.getEntriesByName("first-contentful-paint")[0] || {startTime: -1}).startTime`),
+		eval[float64](t, p, `window.kcbenchDrawnMs || -1`)
+}
+
+// eval runs a JavaScript expression in the page and decodes its value.
+func eval[T any](t *testing.T, p *browserPage, js string) T {
+	t.Helper()
+	v, err := chromedp.Run(p.ctx, chromedp.Evaluate[T](js))
+	if err != nil {
+		t.Fatalf("evaluate %.80q: %v", js, err)
+	}
+	return v
+}
+
+func fileURL(path string) string {
+	abs, _ := filepath.Abs(path)
+	return (&url.URL{Scheme: "file", Path: abs}).String()
+}
+
+// quickstartPoints is the shape of make run's results: both modes at one
+// tenant count, five workloads cold and warm; an event (a node killed)
+// during the warm login of the realms point.
+func quickstartPoints(ns ...int) []pt {
+	var ps []pt
+	for mi, mode := range []string{"orgs", "realms"} {
+		for _, n := range ns {
+			var wls []wl
+			for _, phase := range []string{results.PhaseCold, results.PhaseWarm} {
+				k := 1.0
+				if phase == results.PhaseCold {
+					k = 0.6
+				}
+				f := 1 + 0.15*float64(mi) + 0.002*float64(n)
+				wls = append(wls,
+					wl{"login", results.ScenarioPasswordGrant, phase, results.ModelClosed, 120 * k / f, 20 / k * f, 35 / k * f, 50 / k * f, 120 / k, 0, 4 * f, 600, 0, 10},
+					wl{"token", results.ScenarioClientCredentials, phase, results.ModelClosed, 400 * k / f, 8 / k * f, 15 / k * f, 25 / k * f, 60 / k, 0, 1.5 * f, 610, 0, 10},
+					wl{"refresh", results.ScenarioRefresh, phase, results.ModelClosed, 380 * k / f, 9 / k * f, 16 / k * f, 26 / k * f, 70 / k, 0, 1.6 * f, 615, 0, 10},
+					wl{"jwks", results.ScenarioJWKS, phase, results.ModelClosed, 2500 * k, 1 / k, 3 / k, 5 / k, 12 / k, 0, 0.1, 620, 0, 5},
+					wl{"admin", results.ScenarioAdminAPI, phase, results.ModelClosed, 60 * k / f, 25 / k * f, 60 / k * f, 90 / k * f, 200 / k, 0, 9 * f, 630, 0, 5},
+				)
+			}
+			ps = append(ps, pt{
+				id:      fmt.Sprintf("%s-n%03d", mode, n),
+				params:  map[string]string{ParamMode: mode, ParamTenants: strconv.Itoa(n), ParamVariant: "default", ParamRepeat: "1"},
+				status:  results.StatusDone,
+				seed:    &results.Seed{Tenants: n, Added: n, Strategy: "fast", Seconds: 2 + float64(n)/10},
+				boot:    &results.Boot{Seconds: 9, RSSBytes: 500 * mib, CPUSeconds: 14},
+				wls:     wls,
+				observe: true,
+			})
+		}
+	}
+	return ps
+}
+
+func writeQuickstartFixture(t *testing.T, dir string, ns ...int) {
+	t.Helper()
+	for _, p := range quickstartPoints(ns...) {
+		writePoint(t, dir, "quickstart", p)
+	}
+	// an action on the system under test, as the fault schedule stamps it
+	path := filepath.Join(dir, fmt.Sprintf("realms-n%03d", ns[0]), results.SummaryFile)
+	var sum results.Summary
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &sum); err != nil {
+		t.Fatal(err)
+	}
+	for i := range sum.Workloads {
+		if sum.Workloads[i].Name == "login" && sum.Workloads[i].Phase == results.PhaseWarm {
+			sum.Workloads[i].Stats.Events = []results.Event{{At: 4 * time.Second, Action: "kill", Args: "node=2"}}
+		}
+	}
+	writeJSONFile(t, path, sum)
+}
+
+// expectedFigure is a verdict figure from summary.json: configuration
+// label "<mode> N=<n>" (or the mode alone), workload "<phase> <name>".
+func expectedFigure(t *testing.T, pts []*results.Point, key string) (float64, bool) {
+	t.Helper()
+	parts := strings.Split(key, "|")
+	if len(parts) != 3 {
+		t.Errorf("figure key %q: want config|workload|metric", key)
+		return 0, false
+	}
+	var mode, tenants string
+	if _, err := fmt.Sscanf(parts[0], "%s N=%s", &mode, &tenants); err != nil {
+		mode = parts[0]
+	}
+	for _, p := range pts {
+		if p.Summary.Params[ParamMode] != mode || (tenants != "" && p.Summary.Params[ParamTenants] != tenants) {
+			continue
+		}
+		for _, w := range p.Summary.Workloads {
+			if (wlKey{w.Name, w.Phase}).String() != parts[1] {
+				continue
+			}
+			o, _ := w.Stats.Op(results.IterationOp)
+			switch parts[2] {
+			case "throughput":
+				return o.Rate, true
+			case "p95":
+				return msOf(o.Latency.P95), true
+			case "cpu":
+				return w.ServerCPUMsPerOp, true
+			}
+		}
+	}
+	return 0, false
+}
+
+var leadingNum = regexp.MustCompile(`^-?[0-9]+(\.[0-9]+)?`)
+
+// checkVerdict compares every verdict figure with summary.json: the exact
+// value, and the shown text rounded from it.
+func checkVerdict(t *testing.T, figs map[string][2]string, pts []*results.Point) {
+	t.Helper()
+	if len(figs) == 0 {
+		t.Fatal("the verdict shows no figure")
+	}
+	for key, f := range figs {
+		want, ok := expectedFigure(t, pts, key)
+		if !ok {
+			t.Errorf("verdict figure %q: not in summary.json", key)
+			continue
+		}
+		got, err := strconv.ParseFloat(f[0], 64)
+		if err != nil || math.Abs(got-want) > 1e-9*math.Max(1, math.Abs(want)) {
+			t.Errorf("verdict figure %q = %s, summary.json says %g", key, f[0], want)
+		}
+		m := leadingNum.FindString(f[1])
+		shown, err := strconv.ParseFloat(m, 64)
+		dec := 0
+		if i := strings.IndexByte(m, '.'); i >= 0 {
+			dec = len(m) - i - 1
+		}
+		if err != nil || math.Abs(shown-want) > 0.5*math.Pow10(-dec)+1e-9 {
+			t.Errorf("verdict figure %q shows %q, summary.json says %g", key, f[1], want)
+		}
+	}
+}
+
+// tooltipValue finds "name value" in a tooltip's text.
+func tooltipValue(t *testing.T, text, name string) float64 {
+	t.Helper()
+	m := regexp.MustCompile(`(?m)^\s*` + regexp.QuoteMeta(name) + `\s+(-?[0-9.e+]+)\s*$`).FindStringSubmatch(text)
+	if m == nil {
+		t.Fatalf("tooltip %q has no value for %s", text, name)
+	}
+	v, err := strconv.ParseFloat(m[1], 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func TestBrowserQuickstartReport(t *testing.T) {
+	cases := []struct {
+		name string
+		ns   []int
+	}{{"one-n", []int{5}}, {"three-n", []int{1, 10, 50}}}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			res := t.TempDir()
+			writeQuickstartFixture(t, res, tc.ns...)
+			m, err := Build(t.Context(), res)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m.Sizing = "sizing: 3 pods of 2 vCPU (test text)"
+			out := t.TempDir()
+			if err := m.Write(out); err != nil {
+				t.Fatal(err)
+			}
+			page := filepath.Join(out, HTMLFile)
+			fi, _ := os.Stat(page)
+			p := newBrowser(t)
+			u := fileURL(page)
+			p.open(t, u)
+			n := p.checkCharts(t)
+			fcp, drawn := p.paintTimes(t)
+			t.Logf("%s: %d charts, report.html %d KiB, first contentful paint %.0f ms, charts drawn at %.0f ms", tc.name, n, fi.Size()/1024, fcp, drawn)
+
+			pts, err := results.ReadExperiment(res)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkVerdict(t, p.verdictFigures(t), pts)
+
+			// hover the p95 line of the realms point's latency timeline: the
+			// tooltip shows the value of its timeline.csv row
+			id := fmt.Sprintf("realms-n%03d", tc.ns[0])
+			chart := "point-" + id + "-latency"
+			var pp *results.Point
+			for _, q := range pts {
+				if q.Manifest.Point == id {
+					pp = q
+				}
+			}
+			segs, err := readTimeline(filepath.Join(pp.Dir, results.TimelineFile))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := segs[0].rows[3].p95 // fourth row of the first workload
+			text := p.hover(t, chart, 1, 3)
+			if got := tooltipValue(t, text, "p95"); got != want {
+				t.Errorf("tooltip p95 %g, timeline.csv says %g (tooltip %q)", got, want, text)
+			}
+
+			// the kill event is drawn on the timeline
+			marks := eval[[]string](t, p, fmt.Sprintf(`window.kcbenchCharts[%q].spec.marks.filter(m => m.kind === "event").map(m => m.label)`, chart))
+			if len(marks) != 1 || marks[0] != "kill node=2" {
+				t.Errorf("event marks %q, want [kill node=2]", marks)
+			}
+			// the log/linear switch redraws the latency axis
+			axisJS := fmt.Sprintf(`window.kcbenchCharts[%q].chart.getOption().yAxis[0].type`, chart)
+			before := eval[string](t, p, axisJS)
+			if err := chromedp.Do(p.ctx, chromedp.Click(chromedp.CSS(`#chart-`+chart+` button.logswitch`))); err != nil {
+				t.Fatal(err)
+			}
+			after := eval[string](t, p, axisJS)
+			if flip := map[string]string{"log": "value", "value": "log"}; flip[before] != after {
+				t.Errorf("the log/linear switch turned a %q latency axis into %q", before, after)
+			}
+			if len(tc.ns) < 3 {
+				// grouped bars, not lines over one N
+				kinds := eval[[]string](t, p, `Object.values(window.kcbenchCharts).map(c => c.spec.kind + ":" + c.chart.getDom().getAttribute("data-chart")).filter(s => s.includes("sweep"))`)
+				if len(kinds) > 0 {
+					t.Errorf("with one N the sweep is drawn as lines: %q", kinds)
+				}
+			}
+			p.screenshot(t, "quickstart-"+tc.name)
+			p.checkClean(t, u)
+		})
+	}
+}
+
+func TestBrowserCapacityReport(t *testing.T) {
+	dir := t.TempDir()
+	writeCapacityResult(t, dir, "26.7.3", 97)
+	m, err := Build(t.Context(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Write(dir); err != nil {
+		t.Fatal(err)
+	}
+	p := newBrowser(t)
+	u := fileURL(filepath.Join(dir, HTMLFile))
+	p.open(t, u)
+	p.checkCharts(t)
+	res, err := results.ReadCapacityDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	figs := p.verdictFigures(t)
+	want := map[string]float64{
+		"client-credentials|client-credentials|max_rate": res.MaxRate,
+		"client-credentials|client-credentials|cpu":      res.CPUMsPerOp,
+	}
+	for key, want := range want {
+		f, ok := figs[key]
+		if !ok {
+			t.Errorf("verdict lacks %s (has %v)", key, figs)
+			continue
+		}
+		if got, _ := strconv.ParseFloat(f[0], 64); got != want {
+			t.Errorf("verdict %s = %s, capacity.json says %g", key, f[0], want)
+		}
+	}
+	p.screenshot(t, "capacity")
+	p.checkClean(t, u)
+}
