@@ -205,8 +205,7 @@ func (r *Recorder) WriteHlog(w io.Writer, op string, series Series) error {
 	ew := errors.Join(
 		lw.OutputLogFormatVersion(),
 		lw.OutputComment(fmt.Sprintf("[kcbench op=%s series=%s unit=us]", op, series)),
-		lw.OutputStartTime(base),
-		lw.OutputBaseTime(base),
+		WriteHlogTimes(bw, base),
 		lw.OutputLegend(),
 	)
 	if ew != nil {
@@ -228,6 +227,17 @@ func (r *Recorder) WriteHlog(w io.Writer, op string, series Series) error {
 		}
 	}
 	return bw.Flush()
+}
+
+// WriteHlogTimes writes an interval log's StartTime and BaseTime lines
+// for ms since the epoch, with their milliseconds: hdrhistogram-go's
+// writer drops them, so that its reader, adding the base time to the
+// intervals' relative timestamps, would shift them by up to a second.
+func WriteHlogTimes(w io.Writer, ms int64) error {
+	secs := float64(ms) / 1000
+	iso := time.UnixMilli(ms).UTC().Format(time.RFC3339Nano)
+	_, err := fmt.Fprintf(w, "#[StartTime: %.3f (seconds since epoch), %s]\n#[BaseTime: %.3f (seconds since epoch)]\n", secs, iso, secs)
+	return err
 }
 
 // Ops returns the names of the operations recorded, IterationOp first.

@@ -157,10 +157,14 @@ var errRecorderUsed = errors.New("load: a Recorder serves only one run")
 // begin marks the start of the run, at the start time when one is set,
 // and starts the merging goroutine.
 func (r *Recorder) begin(ctx context.Context, info runInfo) (time.Time, error) {
-	if !r.startAt.IsZero() {
-		if err := Sleep(ctx, time.Until(r.startAt)); err != nil {
+	var start time.Time
+	if wait := time.Until(r.startAt); !r.startAt.IsZero() && wait > 0 {
+		if err := Sleep(ctx, wait); err != nil {
 			return time.Time{}, fmt.Errorf("load: waiting for the start time: %w", err)
 		}
+		// The schedule starts at the start time, not when the timer
+		// fired: every agent's rows and arrivals fall on the same instants.
+		start = r.startAt
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -170,7 +174,10 @@ func (r *Recorder) begin(ctx context.Context, info runInfo) (time.Time, error) {
 	r.used = true
 	r.mergeMu.Lock()
 	r.info = info
-	r.start = time.Now()
+	r.start = start
+	if r.start.IsZero() {
+		r.start = time.Now()
+	}
 	r.mergeMu.Unlock()
 	r.stopTick = make(chan struct{})
 	r.tickDone = make(chan struct{})

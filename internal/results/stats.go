@@ -3,6 +3,8 @@ package results
 import (
 	"encoding/csv"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"math"
 	"strconv"
@@ -298,4 +300,67 @@ func WriteTimelineCSV(w io.Writer, rows []TimelineRow) error {
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// ReadTimelineCSV reads what WriteTimelineCSV wrote: one row per run of
+// lines that starts with IterationOp's.
+func ReadTimelineCSV(r io.Reader) ([]TimelineRow, error) {
+	cr := csv.NewReader(r)
+	cr.FieldsPerRecord = 14
+	head, err := cr.Read()
+	if err != nil {
+		return nil, fmt.Errorf("timeline: %w", err)
+	}
+	if head[0] != "start_s" || head[6] != "op" {
+		return nil, errors.New("timeline: not a timeline.csv (no start_s, op columns)")
+	}
+	var rows []TimelineRow
+	for line := 2; ; line++ {
+		rec, err := cr.Read()
+		if errors.Is(err, io.EOF) {
+			return rows, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("timeline: %w", err)
+		}
+		var p numParser
+		start, end := p.float(rec[0]), p.float(rec[1])
+		vus, active, dropped := p.int(rec[3]), p.int(rec[4]), p.int(rec[5])
+		o := OpInterval{Op: rec[6], Count: p.int(rec[7]), Errors: p.int(rec[8]),
+			P50: fromMs(p.float(rec[10])), P95: fromMs(p.float(rec[11])), P99: fromMs(p.float(rec[12])), Max: fromMs(p.float(rec[13]))}
+		if p.err != nil {
+			return nil, fmt.Errorf("timeline: line %d: %w", line, p.err)
+		}
+		if rec[2] != "measure" && rec[2] != "warmup" {
+			return nil, fmt.Errorf("timeline: line %d: phase %q", line, rec[2])
+		}
+		if o.Op == IterationOp || len(rows) == 0 {
+			rows = append(rows, TimelineRow{Start: fromSeconds(start), End: fromSeconds(end), Warmup: rec[2] == "warmup",
+				VUs: int(vus), ActiveVUs: int(active), Dropped: dropped})
+		}
+		r := &rows[len(rows)-1]
+		r.Ops = append(r.Ops, o)
+	}
+}
+
+// numParser parses numbers, keeping the first error.
+type numParser struct{ err error }
+
+func (p *numParser) float(s string) float64 {
+	v, err := strconv.ParseFloat(s, 64)
+	if err == nil && (math.IsNaN(v) || math.IsInf(v, 0)) {
+		err = fmt.Errorf("%q: not a finite number", s)
+	}
+	if p.err == nil {
+		p.err = err
+	}
+	return v
+}
+
+func (p *numParser) int(s string) int64 {
+	v, err := strconv.ParseInt(s, 10, 64)
+	if p.err == nil {
+		p.err = err
+	}
+	return v
 }

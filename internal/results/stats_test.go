@@ -32,3 +32,30 @@ func TestStatsJSONRoundTripKeepsEvents(t *testing.T) {
 		t.Errorf("events = %+v, want %+v", out.Events, in.Events)
 	}
 }
+
+func TestTimelineCSVRoundTrip(t *testing.T) {
+	rows := []TimelineRow{
+		{Start: 0, End: time.Second, Warmup: true, VUs: 3, ActiveVUs: 2, Dropped: 1, Ops: []OpInterval{
+			{Op: IterationOp, Count: 10, Errors: 1, P50: 1500 * time.Microsecond, P95: 2 * time.Millisecond, P99: 3 * time.Millisecond, Max: 4 * time.Millisecond},
+			{Op: "token", Count: 10, Errors: 1, P50: time.Millisecond, P95: 2 * time.Millisecond, P99: 3 * time.Millisecond, Max: 4 * time.Millisecond}}},
+		{Start: time.Second, End: 1500 * time.Millisecond, VUs: 3, Ops: []OpInterval{{Op: IterationOp}}},
+		{Start: 1500 * time.Millisecond, End: 1503*time.Millisecond + 7*time.Microsecond, VUs: 3, Ops: []OpInterval{{Op: IterationOp, Count: 1}}},
+	}
+	var b bytes.Buffer
+	if err := WriteTimelineCSV(&b, rows); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadTimelineCSV(&b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, rows) {
+		t.Errorf("read back\n%+v\nwant\n%+v", got, rows)
+	}
+	for _, bad := range []string{"", "a,b\n", "start_s,end_s,phase,vus,active_vus,dropped,op,count,errors,rate_per_s,p50_ms,p95_ms,p99_ms,max_ms\n0,1,x,1,1,0,iteration,1,0,1,1,1,1,1\n",
+		"start_s,end_s,phase,vus,active_vus,dropped,op,count,errors,rate_per_s,p50_ms,p95_ms,p99_ms,max_ms\n0,1,measure,1,1,0,iteration,NaN,0,1,1,1,1,1\n"} {
+		if _, err := ReadTimelineCSV(strings.NewReader(bad)); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+	}
+}

@@ -437,6 +437,13 @@ func (res *RunResult) WriteDir(dir string) error {
 	})
 }
 
+// WriteSummaryJSON writes summary.json as WriteDir does: s with
+// server_cpu and params (when given) beside it; kcbench merge writes the
+// merged agents' summary with it.
+func WriteSummaryJSON(w io.Writer, s results.Stats, srv ServerCPU, params map[string]string) error {
+	return writeSummaryJSON(w, s, srv, params)
+}
+
 // writeSummaryJSON writes the engine's summary with server_cpu (and,
 // when given, params) added at the end, so that results.Stats still reads it and sizing finds the
 // CPU-ms.
