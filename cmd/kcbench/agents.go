@@ -4,11 +4,13 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"time"
 
 	"github.com/kcbench/kcbench/internal/load"
+	"github.com/kcbench/kcbench/internal/results"
 )
 
 // jobIndexEnv is the variable a Kubernetes Indexed Job sets to the pod's
@@ -22,11 +24,13 @@ type agentFlags struct {
 	segment  string
 	segments int
 	startAt  string
+	emit     bool
 }
 
 func (a *agentFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&a.segment, "segment", a.segment, "`I/N`: run as agent I (0-based) of N, with 1/N of the VUs or rate and a disjoint slice of the users; merge the agents' --out folders with kcbench merge")
 	fs.IntVar(&a.segments, "segments", a.segments, "`N` agents, this one's index from $"+jobIndexEnv+" (a Kubernetes Indexed Job)")
+	fs.BoolVar(&a.emit, "emit-results", a.emit, "after writing --out, print the folder on stdout as a bundle (a gzipped tar in base64 lines between markers) for kcbench k8s collect to read back from the pods' logs")
 	fs.StringVar(&a.startAt, "start-at", a.startAt, "`TIME` (RFC 3339, e.g. 2026-11-25T06:00:00Z) at which the run's clock starts, after the VUs are set up: agents started apart begin together")
 }
 
@@ -65,6 +69,16 @@ func (a *agentFlags) resolve(getenv func(string) string, now time.Time) (load.Se
 		}
 	}
 	return seg, at, nil
+}
+
+// emitResults prints the --out folder as a bundle labelled with the
+// segment, for kcbench k8s collect.
+func emitResults(w io.Writer, dir string, seg load.Segment) error {
+	label := "segment=" + seg.String()
+	if seg.Whole() {
+		label = "segment=0/1"
+	}
+	return results.WriteBundle(w, dir, label)
 }
 
 // params records the agent's identity in its results' params.

@@ -81,7 +81,7 @@ func TestSplitLoadMerge(t *testing.T) {
 	for i := range 3 {
 		dir := filepath.Join(root, fmt.Sprintf("agent-%d", i))
 		dirs = append(dirs, dir)
-		args := append(append([]string{}, common...), "--out", dir, "--start-at", at)
+		args := append(append([]string{}, common...), "--out", dir, "--start-at", at, "--emit-results")
 		var env []string
 		if i == 2 {
 			args = append(args, "--segments", "3")
@@ -143,6 +143,32 @@ func TestSplitLoadMerge(t *testing.T) {
 	}
 	t.Logf("load generator CPU per request: one process %.1f µs (%d requests), 3 agents %.1f µs (%d requests)",
 		float64(one.cpu.Microseconds())/float64(ri.Count), ri.Count, float64(agentsCPU.Microseconds())/float64(mi.Count), mi.Count)
+
+	// The agents' outputs, as kubectl logs --prefix prints the pods',
+	// give back the same merged result through k8s collect.
+	var logs strings.Builder
+	for i, r := range runs {
+		for _, l := range strings.SplitAfter(r.output, "\n") {
+			if l != "" {
+				fmt.Fprintf(&logs, "[pod/kcbench-%d-x/kcbench] %s", i, l)
+			}
+		}
+	}
+	logFile := filepath.Join(root, "pods.log")
+	if err := os.WriteFile(logFile, []byte(logs.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	coll := filepath.Join(root, "collected")
+	if r := runBinary(t, nil, "k8s", "collect", "--out", coll, logFile); r.code != 0 {
+		t.Fatalf("k8s collect: exit %d\n%s", r.code, r.output)
+	}
+	cst, err := results.ReadStats(filepath.Join(coll, "merged"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ci, _ := cst.Op(results.IterationOp); ci.Count != mi.Count || ci.Latency != mi.Latency {
+		t.Errorf("collected: %+v; merged: %+v", ci, mi)
+	}
 
 	// The merged folder reads as a single run's folder does: gate takes
 	// it; report and size --from answer as they do for a single run's.

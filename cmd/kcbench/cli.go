@@ -59,6 +59,7 @@ func commands() []command {
 		{"load", "run a workload (scenario × executor) against the stack; summary, thresholds, server CPU per operation", cmdLoad},
 		{"capacity", "find the highest rate that meets the SLOs (per scenario, or per Keycloak version with --kc-version)", cmdCapacity},
 		{"merge", "join the result folders of a load split over agents (--segment) into one, HDR histograms added exactly", cmdMerge},
+		{"k8s", "run a load as N agent pods of a Kubernetes Indexed Job (manifests) and merge their results from the pods' logs (collect)", cmdK8s},
 		{"scenarios", "list the workloads kcbench load can run", cmdScenarios},
 		{"loadgen-bench", "measure kcbench's own CPU per request against wrk and k6 (JWKS of the local stack)", cmdLoadgenBench},
 		{"report", "rebuild report.html, report.md and charts from a results folder's files", cmdReport},

@@ -196,6 +196,9 @@ func cmdLoad(ctx context.Context, e *env, args []string) error {
 	if _, err := cfg.Config.Split(seg); err != nil {
 		return usageError{err}
 	}
+	if af.emit && cfg.Out == "" {
+		return usagef("--emit-results needs --out")
+	}
 	if cfg.Out != "" {
 		if err := fileutil.CheckWritableDir(cfg.Out); err != nil {
 			return usagef("--out: %v", err)
@@ -266,6 +269,11 @@ func cmdLoad(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 		e.logf("load: results in %s", cfg.Out)
+		if af.emit {
+			if err := emitResults(e.stdout, cfg.Out, seg); err != nil {
+				return err
+			}
+		}
 	}
 	var down *scenario.DownError
 	if errors.As(runErr, &down) {
