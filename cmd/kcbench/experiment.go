@@ -64,6 +64,8 @@ func cmdExperiment(ctx context.Context, e *env, args []string) error {
 	quiet := fs.Bool("quiet", false, "run: no progress lines on stderr (the log of phases stays)")
 	dry := fs.Bool("dry-run", false, "print the plan and its estimated duration, run nothing")
 	noReport := fs.Bool("no-report", false, "do not build the report at the end")
+	var df dashboardFlags
+	df.register(fs)
 	calibrate := fs.String("calibrate", "", "plan: estimate with the seed, boot and overhead times fitted to the finished points of results `DIR` (e.g. a shorter run of the same study)")
 	// Accept the file before or after the flags.
 	var file string
@@ -79,6 +81,9 @@ func cmdExperiment(ctx context.Context, e *env, args []string) error {
 	}
 	if file == "" {
 		return usagef("experiment %s: which experiment? (a file, or quickstart, multitenancy, hashing, versions)", sub)
+	}
+	if err := df.check(); err != nil {
+		return err
 	}
 	if !(*scale > 0 && *scale <= maxScale) {
 		return usagef("--scale: %g: must be > 0 and at most %d", *scale, maxScale)
@@ -114,7 +119,13 @@ func cmdExperiment(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	dir := filepath.Join(*resultsDir, f.Name)
-	out, err := runExperiment(ctx, e, f, dir, d, w.name, *scale, *quiet)
+	live, err := df.start(e, "experiment "+f.Name)
+	if err != nil {
+		return err
+	}
+	reportPath := ""
+	defer func() { finishDashboard(live, reportPath) }()
+	out, err := runExperiment(ctx, e, f, dir, d, w.name, *scale, *quiet, live)
 	if err != nil && !errors.Is(err, context.Canceled) {
 		return err
 	}
@@ -127,6 +138,7 @@ func cmdExperiment(ctx context.Context, e *env, args []string) error {
 		if path, rerr := buildReport(ctx, dir); rerr != nil {
 			e.logf("report: %v", rerr)
 		} else {
+			reportPath = path
 			fmt.Fprintf(e.stdout, "report: %s\n", path)
 		}
 	}
@@ -139,15 +151,17 @@ func cmdExperiment(ctx context.Context, e *env, args []string) error {
 // maxScale bounds --scale.
 const maxScale = 100
 
-func runExperiment(ctx context.Context, e *env, f *experiment.File, dir string, d stack.Dirs, name string, scale float64, quiet bool) (experiment.Outcome, error) {
+func runExperiment(ctx context.Context, e *env, f *experiment.File, dir string, d stack.Dirs, name string, scale float64, quiet bool, live *report.Live) (experiment.Outcome, error) {
 	stackName := name
 	if stackName == "" || stackName == "default" {
 		stackName = "exp-" + f.Name
 	}
 	tty := progress.IsTerminal(e.stderr)
 	var last time.Time
+	feed := liveExperiment(live, f, scale)
 	r := &experiment.Runner{File: f, Dir: dir, Dirs: d, StackName: stackName, Scale: scale, Logf: e.logf,
 		Progress: func(point, wl string, p load.Progress) {
+			feed(point, wl, p)
 			if quiet || time.Since(last) < 5*time.Second && !tty {
 				return
 			}

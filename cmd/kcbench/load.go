@@ -159,6 +159,7 @@ func cmdLoad(ctx context.Context, e *env, args []string) error {
 	var w where
 	var tf targetFlags
 	var af agentFlags
+	var df dashboardFlags
 	var quiet, keepGoing bool
 	newFS := func(f *loadFile) *flag.FlagSet {
 		fs := newFlags(e, "load", loadSynopsis)
@@ -169,6 +170,7 @@ func cmdLoad(ctx context.Context, e *env, args []string) error {
 		w.register(fs)
 		tf.register(fs)
 		af.register(fs)
+		df.register(fs)
 		return fs
 	}
 	fs := newFS(&cfg)
@@ -188,6 +190,9 @@ func cmdLoad(ctx context.Context, e *env, args []string) error {
 	}
 	if err := cfg.validate(); err != nil {
 		return usageError{flagNames(fs, err)}
+	}
+	if err := df.check(); err != nil {
+		return err
 	}
 	seg, startAt, err := af.resolve(e.getenv, time.Now())
 	if err != nil {
@@ -240,6 +245,18 @@ func cmdLoad(ctx context.Context, e *env, args []string) error {
 	}
 	prog := progress.NewLoad(e.stderr, quiet)
 	in.Progress = prog.Update
+	live, err := df.start(e, "load "+cfg.Scenario)
+	if err != nil {
+		return err
+	}
+	if live != nil {
+		total := cfg.Config.Total()
+		in.Progress = func(p load.Progress) {
+			prog.Update(p)
+			live.Add(liveSample(cfg.Scenario, total, p))
+		}
+		defer finishDashboard(live, "")
+	}
 
 	if !seg.Whole() {
 		share, _ := cfg.Config.Split(seg)

@@ -24,12 +24,17 @@ func cmdQuickstart(ctx context.Context, e *env, args []string) error {
 	resultsDir := fs.String("results", "results", "results folder (the run goes to <results>/quickstart, replacing an earlier one)")
 	scale := fs.Float64("scale", 1, "multiply every phase duration")
 	quiet := fs.Bool("quiet", false, "no progress lines on stderr (the log of phases stays)")
+	var df dashboardFlags
+	df.register(fs)
 	var top stack.Topology
 	registerTopology(fs, &top)
 	if err := parse(fs, args, 0); err != nil {
 		return err
 	}
 	if err := checkTopologyFlags(top); err != nil {
+		return err
+	}
+	if err := df.check(); err != nil {
 		return err
 	}
 	if !(*scale > 0 && *scale <= maxScale) {
@@ -50,7 +55,13 @@ func cmdQuickstart(ctx context.Context, e *env, args []string) error {
 	}
 	e.logf("quickstart: Keycloak %s + PostgreSQL on 127.0.0.1, %v tenants in %v mode, %d workloads cold and warm; results in %s",
 		f.Stack.KeycloakVersion, f.Dataset.Tenants, f.Dataset.Modes, len(f.Workload), dir)
-	out, err := runExperiment(ctx, e, f, dir, d, "quickstart", *scale, *quiet)
+	live, err := df.start(e, "quickstart")
+	if err != nil {
+		return err
+	}
+	reportPath := ""
+	defer func() { finishDashboard(live, reportPath) }()
+	out, err := runExperiment(ctx, e, f, dir, d, "quickstart", *scale, *quiet, live)
 	if err != nil {
 		return err
 	}
@@ -73,7 +84,7 @@ func cmdQuickstart(ctx context.Context, e *env, args []string) error {
 	if err := m.Write(dir); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
-	reportPath := filepath.Join(dir, report.HTMLFile)
+	reportPath = filepath.Join(dir, report.HTMLFile)
 	report.WriteQuickSummary(e.stdout, pts)
 	e.stdout.Write(sz.Bytes())
 	fmt.Fprintf(e.stdout, "\nreport: %s\n", reportPath)

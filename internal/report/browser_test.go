@@ -1,10 +1,15 @@
 package report
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"os/exec"
@@ -21,6 +26,7 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
+	"github.com/kcbench/kcbench/internal/load"
 	"github.com/kcbench/kcbench/internal/results"
 )
 
@@ -229,6 +235,22 @@ func (p *browserPage) paintTimes(t *testing.T) (fcp, drawn float64) {
 	t.Helper()
 	return eval[float64](t, p, `(performance.getEntriesByName("first-contentful-paint")[0] || {startTime: -1}).startTime`),
 		eval[float64](t, p, `window.kcbenchDrawnMs || -1`)
+}
+
+// waitFor polls a JavaScript condition until it holds, across page loads
+// (a reload drops the context a chromedp poll runs in).
+func (p *browserPage) waitFor(cond string, d time.Duration) error {
+	deadline := time.Now().Add(d)
+	var last error
+	for time.Now().Before(deadline) {
+		ok, err := chromedp.Run(p.ctx, chromedp.Evaluate[bool](cond))
+		if err == nil && ok {
+			return nil
+		}
+		last = err
+		time.Sleep(100 * time.Millisecond)
+	}
+	return fmt.Errorf("not true after %s (last error: %v)", d, last)
 }
 
 // eval runs a JavaScript expression in the page and decodes its value.
@@ -501,4 +523,120 @@ func TestBrowserCapacityReport(t *testing.T) {
 	}
 	p.screenshot(t, "capacity")
 	p.checkClean(t, u)
+}
+
+// getScenario GETs url: the load engine's simplest workload, against an
+// httptest server (only this test imports load; the package does not).
+type getScenario struct{ url string }
+
+func (s getScenario) Name() string { return "get" }
+
+func (s getScenario) NewUser(context.Context, int) (load.User, error) { return s, nil }
+
+func (s getScenario) Iterate(ctx context.Context, rec load.OpRecorder) error {
+	start := time.Now()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err == nil {
+		io.Copy(io.Discard, resp.Body) //nolint:errcheck // drained for reuse
+		resp.Body.Close()
+	}
+	rec.Record("get", start, err)
+	time.Sleep(5 * time.Millisecond)
+	return err
+}
+
+func TestBrowserLiveDashboard(t *testing.T) {
+	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok") }))
+	defer target.Close()
+	l, err := ListenLive("127.0.0.1:0", false, "load get")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	p := newBrowser(t)
+	if err := chromedp.Do(p.ctx, chromedp.Navigate(l.URL())); err != nil {
+		t.Fatal(err)
+	}
+
+	// a short load run feeding the dashboard
+	const runFor = 6 * time.Second
+	l.SetStatus(LiveStatus{Point: "local", Step: "1 of 1"})
+	rec := load.NewRecorder(load.WithInterval(250*time.Millisecond), load.WithProgress(func(pr load.Progress) {
+		l.Add(LiveSample{Label: "get", Elapsed: pr.Elapsed, Total: runFor, Warmup: pr.Warmup, Rate: pr.Rate,
+			Iterations: pr.Iterations, Errors: pr.Errors, ActiveVUs: pr.ActiveVUs, VUs: pr.VUs})
+	}))
+	runErr := make(chan error, 1)
+	go func() {
+		_, err := load.ConstantVUs{VUs: 2, Duration: runFor, GracefulStop: time.Second}.Run(context.Background(), getScenario{target.URL}, rec)
+		runErr <- err
+	}()
+
+	// while it runs: the status and the charts follow it
+	if _, err := chromedp.Run(p.ctx, chromedp.Poll[bool](`(() => {
+  const c = (window.kcbenchCharts || {})["live-throughput"];
+  return !!c && document.getElementById("live-phase").textContent === "get" && c.chart.getOption().series[0].data.length >= 3;
+})()`, chromedp.WithPollingTimeout(30*time.Second))); err != nil {
+		t.Fatalf("the live page did not show the run: %v", err)
+	}
+	if eta := eval[string](t, p, `document.getElementById("live-eta").textContent`); eta == "-" || eta == "" {
+		t.Errorf("no ETA while the run goes")
+	}
+	p.checkCharts(t)
+	p.screenshot(t, "live-running")
+	if err := <-runErr; err != nil {
+		t.Fatal(err)
+	}
+
+	// at the end the page shows the final report
+	res := t.TempDir()
+	writeQuickstartFixture(t, res, 5)
+	m, err := Build(t.Context(), res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var final bytes.Buffer
+	if err := m.WriteHTML(&final); err != nil {
+		t.Fatal(err)
+	}
+	l.Finish(final.Bytes(), 15*time.Second)
+	if err := p.waitFor(`!!document.getElementById("verdict") && window.kcbenchDrawnMs !== undefined`, 20*time.Second); err != nil {
+		t.Fatalf("the page did not turn into the final report: %v", err)
+	}
+	p.checkCharts(t)
+	p.screenshot(t, "live-final")
+	p.checkClean(t, strings.TrimSuffix(l.URL(), "/"))
+}
+
+func TestDashboardAddr(t *testing.T) {
+	for _, tc := range []struct {
+		addr   string
+		remote bool
+		bad    string
+	}{
+		{"127.0.0.1:8090", false, ""},
+		{"[::1]:8090", false, ""},
+		{"localhost:8090", false, ""},
+		{"0.0.0.0:8090", false, "not a loopback address"},
+		{"192.168.1.5:8090", false, "--dashboard-allow-remote"},
+		{"192.168.1.5:8090", true, ""},
+		{"8090", false, "want HOST:PORT"},
+	} {
+		err := CheckDashboardAddr(tc.addr, tc.remote)
+		if (err != nil) != (tc.bad != "") || err != nil && !strings.Contains(err.Error(), tc.bad) {
+			t.Errorf("%s (remote %v): %v, want %q", tc.addr, tc.remote, err, tc.bad)
+		}
+	}
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	_, err = ListenLive(busy.Addr().String(), false, "x")
+	if err == nil || !strings.Contains(err.Error(), "address already in use") || strings.Count(err.Error(), "\n") > 0 {
+		t.Errorf("busy port: %v, want one line saying the address is in use", err)
+	}
 }

@@ -17,9 +17,14 @@
 // A folder of capacity searches (capacity.json) gets its own report:
 // latency and achieved rate against the asked rate (capacity.go).
 //
-// report imports results, capacity (capacity.json's reader), load (for
-// the Stats inside summary.json),
-// observe (for observe.csv's reader only) and fileutil; it must not import
-// the stages that drive a server (stack, kc, dataset, scenario) nor the
+// The live dashboard (live.go) serves the same page and chart code while a
+// run goes: the CLI feeds it samples converted from the load engine's
+// progress (report does not import load; only its browser test does, to
+// drive a short run against an httptest server), and hands it the final
+// report.html when the run ends.
+//
+// report imports results, capacity (capacity.json's reader), observe (for
+// observe.csv's reader only) and fileutil; it must not import the stages
+// that drive a server (stack, kc, dataset, scenario, load) nor the
 // experiment runner.
 package report

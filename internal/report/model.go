@@ -43,7 +43,10 @@ type Model struct {
 	Verdict []Sentence
 	// Sizing is a sizing estimate from the measured costs, as preformatted
 	// text; the caller (which may import sizing) fills it before Write.
-	Sizing   string
+	Sizing string
+	// Live marks the live dashboard's page: a status instead of the
+	// verdict, charts fed from live.json.
+	Live     bool
 	Notes    []string
 	Sections []Section // chart sections
 	Tables   []Table

@@ -62,7 +62,8 @@
     }
     o.xAxis = {
       type: spec.x.log ? "log" : "value", name: spec.x.label, nameLocation: "middle", nameGap: 28,
-      min: "dataMin", max: "dataMax"
+      min: "dataMin", max: "dataMax",
+      axisLabel: { hideOverlap: true, formatter: function (v) { return String(+v.toPrecision(4)); } }
     };
     o.yAxis = yAxis;
     o.series = spec.series.map(function (se, i) {
@@ -133,4 +134,35 @@
   var data = document.getElementById("kcbench-specs");
   if (data) drawAll(JSON.parse(data.textContent));
   window.kcbenchDrawnMs = performance.now();
+
+  // The live dashboard: poll live.json (same origin) once a second, show
+  // the status, redraw the charts; reload for the final report at the end.
+  function setText(id, v) {
+    var el = document.getElementById(id);
+    if (el) el.textContent = v || "-";
+  }
+  function poll() {
+    fetch("live.json", { cache: "no-store" }).then(function (r) {
+      if (!r.ok) throw new Error("live.json: " + r.status);
+      return r.json();
+    }).then(function (d) {
+      setText("live-run", d.status.run);
+      setText("live-point", d.status.point);
+      setText("live-phase", d.status.phase);
+      setText("live-step", d.status.step);
+      setText("live-elapsed", d.elapsed);
+      setText("live-eta", d.done ? "finished" : d.eta);
+      drawAll(d.specs || {});
+      window.kcbenchLive = d;
+      if (d.done) {
+        if (d.final) location.reload();
+        return;
+      }
+      setTimeout(poll, 1000);
+    }).catch(function () {
+      // the run ended and its dashboard with it: keep what is shown
+      setText("live-eta", "dashboard gone (the run ended)");
+    });
+  }
+  if (document.body.getAttribute("data-live")) poll();
 })();
