@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/runtime"
@@ -325,6 +326,33 @@ func writeQuickstartFixture(t *testing.T, dir string, ns ...int) {
 		}
 	}
 	writeJSONFile(t, path, sum)
+	writeHlog(t, filepath.Join(filepath.Dir(path), "warm-login-iteration.hlog"))
+}
+
+// writeHlog writes an HDR interval log of two one-second intervals:
+// 1 to 100 ms, then 2 to 200 ms (values in µs, as the load engine's).
+func writeHlog(t *testing.T, path string) {
+	t.Helper()
+	var buf bytes.Buffer
+	w := hdr.NewHistogramLogWriter(&buf)
+	if err := w.OutputLogFormatVersion(); err != nil {
+		t.Fatal(err)
+	}
+	w.OutputStartTime(t0.UnixMilli()) //nolint:errcheck // a bytes.Buffer
+	for i, k := range []int64{1, 2} {
+		h := hdr.New(1, 3_600_000_000, 3)
+		for v := int64(1); v <= 1000; v++ {
+			h.RecordValue(v * 100 * k)
+		}
+		h.SetStartTimeMs(t0.UnixMilli() + int64(i)*1000)
+		h.SetEndTimeMs(t0.UnixMilli() + int64(i+1)*1000)
+		if err := w.OutputIntervalHistogram(h); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // expectedFigure is a verdict figure from summary.json: configuration
@@ -460,6 +488,12 @@ func TestBrowserQuickstartReport(t *testing.T) {
 				t.Errorf("tooltip p95 %g, timeline.csv says %g (tooltip %q)", got, want, text)
 			}
 
+			// the percentile distribution from the .hlog: its last point is
+			// the largest value recorded (200 ms)
+			pc := eval[[]float64](t, p, fmt.Sprintf(`(() => { const d = window.kcbenchCharts[%q].chart.getOption().series[0].data; return d[d.length-1]; })()`, "point-"+id+"-percentiles"))
+			if len(pc) != 2 || math.Abs(pc[1]-200) > 0.2 {
+				t.Errorf("percentile chart ends at %v, want the max 200 ms", pc)
+			}
 			// the kill event is drawn on the timeline
 			marks := eval[[]string](t, p, fmt.Sprintf(`window.kcbenchCharts[%q].spec.marks.filter(m => m.kind === "event").map(m => m.label)`, chart))
 			if len(marks) != 1 || marks[0] != "kill node=2" {

@@ -367,6 +367,12 @@ func (b *builder) capacityTables(runs []*capacityRun) {
 				optNum(float64(s.RSSBytes)/mib, fmtFixed(0)), v})
 		}
 		b.m.Tables = append(b.m.Tables, st)
+		nt, err := nodeTable(r.dir, r.label)
+		if err != nil {
+			b.note("%s: per-node figures unreadable: %v", r.label, err)
+		} else if nt != nil {
+			b.m.Tables = append(b.m.Tables, *nt)
+		}
 	}
 }
 

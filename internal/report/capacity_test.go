@@ -3,7 +3,9 @@ package report
 import (
 	"bytes"
 	"image/png"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -75,5 +77,40 @@ func TestCapacityMatrixReport(t *testing.T) {
 	hdr := m.Tables[0].Header
 	if !strings.Contains(strings.Join(hdr, "|"), "p99 @ 60/s ms") || m.Tables[0].Rows[0][0] != "Keycloak 26.4.7" {
 		t.Errorf("matrix table %v %v", hdr, m.Tables[0].Rows)
+	}
+}
+
+func TestCapacityNodes(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	writeCapacityResult(t, dir, "26.7.3", 97)
+	nodes := `{"at":"2025-06-01T10:00:00Z","nodes":[` +
+		`{"node":1,"cpu_ns":30000000000,"rss_bytes":734003200,"throttling":{"nr_periods":1000,"nr_throttled":250,"throttled_ns":4000000000},"lb_requests":7500},` +
+		`{"node":2,"cpu_ns":10000000000,"rss_bytes":629145600,"lb_requests":2500}],"balancer_cpu_ns":2000000000}`
+	if err := os.WriteFile(filepath.Join(dir, "nodes.json"), []byte(nodes), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m, err := Build(t.Context(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var nt *Table
+	for i := range m.Tables {
+		if strings.HasPrefix(m.Tables[i].Title, "Nodes: ") {
+			nt = &m.Tables[i]
+		}
+	}
+	if nt == nil {
+		t.Fatalf("no per-node table in %d tables", len(m.Tables))
+	}
+	want := [][]string{
+		{"1", "7500", "75.0", "30.0", "75.0", "25.0", "4.0", "700"},
+		{"2", "2500", "25.0", "10.0", "25.0", "-", "-", "600"},
+	}
+	if !slices.EqualFunc(nt.Rows, want, slices.Equal[[]string]) {
+		t.Errorf("rows %q, want %q", nt.Rows, want)
+	}
+	if !strings.Contains(nt.Caption, "HAProxy used 2.0 s") {
+		t.Errorf("caption %q lacks the balancer's CPU", nt.Caption)
 	}
 }

@@ -546,6 +546,7 @@ func (b *builder) pointCharts() {
 			}
 			sub := append(b.caption([]*results.Point{p}, models), "dashed: workload start; dotted: end of the discarded warm-up")
 			b.timelineCharts(p, id, title, stem, sub)
+			b.percentileChart(p, id, title, stem, sub[:2])
 			if b.observeCharts(p, id, title, stem, sub[:2]) {
 				noObserve = append(noObserve, id)
 			}
