@@ -23,16 +23,25 @@ import (
 	"github.com/kcbench/kcbench/internal/stack"
 )
 
-const capacitySynopsis = `capacity --scenario NAME [--slo 'p99<500ms,errors<0.1%'] [--start R] [--step S]
-       [--step-duration D] [--resolution r] [--max-rate M] [--out DIR] [flags]
+const capacitySynopsis = `capacity --scenario NAME [--slo 'p99<500ms,errors<0.1%'] [--precision PCT] [--out DIR] [flags]
+       kcbench capacity --scenario NAME --search linear [--start R] [--step S] [--step-duration D] [--resolution r] [flags]
        kcbench capacity --scenario NAME --kc-version 26.4.7,26.7.3 [dataset flags] [flags]
 
-Finds the highest arrival rate that meets every SLO: a discarded warm-up at
---start, then constant-arrival-rate steps rising by --step until one fails,
-then a binary search down to --resolution. A step passes only when every SLO
-holds, it achieved at least 95% of the asked rate, dropped fewer than 1% of
-its arrivals and completed at least --min-ok successful iterations; a step
-where everything failed never passes.
+Finds the highest arrival rate that meets every SLO. By default (adaptive)
+it needs no tuning: short probes doubling from --start warm the server up
+and estimate its limit (from where it fell behind, or from the server's
+cores ÷ its CPU per operation); short steps bracket the estimate within
+10% and narrow it to 2.5%; then steps long enough to see an overload of
+--precision confirm the answer and narrow it to --precision (1%). A step
+lasts long enough for 2,000 arrivals at a p99 SLO. --search linear
+(implied by --step or --resolution) is the older search: a warm-up at --start, steps
+rising by --step until one fails, a binary search down to --resolution.
+
+A step passes only when every SLO holds, it achieved at least 95% of the
+asked rate, dropped fewer than 1% of its arrivals and completed at least
+--min-ok successful iterations; adaptive steps also fail when their latency
+rose through it (a growing queue); a step where everything failed
+never passes. The finding says whether the server's cores were the limit.
 
 Runs against the local stack (users and clients from its dataset manifest)
 or --target. With --kc-version, each version in turn gets a fresh local
@@ -61,17 +70,25 @@ type capacityFlags struct {
 	top          stack.Topology
 	grace        time.Duration
 	specFlagsSet []string
+	mode         string
+	precisionPct float64
+	set          map[string]bool // flags given on the command line
 }
 
 func (f *capacityFlags) register(fs *flag.FlagSet) {
 	c := &f.scen
 	fs.StringVar(&c.Scenario, "scenario", "", "`NAME` of the workload (see kcbench scenarios), mix included")
 	fs.StringVar(&f.slo, "slo", capacity.DefaultSLOs, "SLOs every passing step meets, `LIST` of [op:]metric<value: p50…p99.9, max, avg (latency), errors (rate)")
-	fs.Float64Var(&f.opts.Start, "start", capacity.DefaultStart, "`R`: first rate, iterations per second (also the warm-up's)")
-	fs.Float64Var(&f.opts.Step, "step", capacity.DefaultStep, "`S`: the rate rises by S per step until an SLO fails")
-	fs.DurationVar(&f.opts.StepDuration, "step-duration", capacity.DefaultStepDuration, "length of each step")
-	fs.DurationVar(&f.opts.Warmup, "warmup", capacity.DefaultWarmup, "discarded warm-up at --start before the first step (0: none)")
-	fs.Float64Var(&f.opts.Resolution, "resolution", 0, "`r`: the binary search stops when the limit is known within r/s (0: step/10)")
+	fs.StringVar(&f.mode, "search", "", "`KIND` of search: adaptive (default) or linear (default with --step or --resolution)")
+	fs.Float64Var(&f.precisionPct, "precision", 100*capacity.DefaultPrecision, "`PCT`: adaptive, the answer is known within PCT% of it")
+	fs.Float64Var(&f.opts.Cores, "cores", 0, "`N`: adaptive, the server's cores for the CPU-bound prediction (default: the local stack's CPU; unknown for --target)")
+	fs.Float64Var(&f.opts.Start, "start", 0, fmt.Sprintf("`R`: first rate, iterations per second: adaptive, the first probe's (default %g); linear, the first step's and the warm-up's (default %g)",
+		capacity.DefaultAdaptiveStart, capacity.DefaultStart))
+	fs.Float64Var(&f.opts.Step, "step", 0, fmt.Sprintf("`S`: linear, the rate rises by S per step until an SLO fails (default %g)", capacity.DefaultStep))
+	fs.DurationVar(&f.opts.StepDuration, "step-duration", 0, fmt.Sprintf("length of each step (adaptive default: from the rate and the SLOs, %s–%s; linear default %s)",
+		capacity.DefaultMinStepDuration, capacity.DefaultMaxStepDuration, capacity.DefaultStepDuration))
+	fs.DurationVar(&f.opts.Warmup, "warmup", 0, fmt.Sprintf("discarded warm-up at --start before the first step (adaptive default: none, the probes warm up; linear default %s)", capacity.DefaultWarmup))
+	fs.Float64Var(&f.opts.Resolution, "resolution", 0, "`r`: linear, the binary search stops when the limit is known within r/s (default step/10)")
 	fs.Float64Var(&f.opts.MaxRate, "max-rate", 0, "`M`: never ask for more than M/s; reaching it ends the search as capped (0: no cap)")
 	fs.Int64Var(&f.opts.MinOK, "min-ok", capacity.DefaultMinOK, "`N` successful iterations a passing step needs at least")
 	fs.Float64Var(&f.minAchPct, "min-achieved", 100*results.DefaultMinAchieved, "`PCT` of the asked rate a passing step achieves")
@@ -109,18 +126,37 @@ func (f *capacityFlags) searchOptions() (capacity.Options, error) {
 	}
 	o.SLOs = slos
 	o.MinAchieved, o.MaxDropped = f.minAchPct/100, f.maxDropPct/100
-	// Flags are taken as given (0 is not "the default" here): no warm-up
-	// and no pause when 0, resolution step/10 when 0.
-	if o.Warmup == 0 {
+	switch f.mode {
+	case "":
+		o.Adaptive = !f.set["step"] && !f.set["resolution"]
+	case results.ModeAdaptive:
+		o.Adaptive = true
+		if f.set["step"] || f.set["resolution"] {
+			return o, errors.New("--step and --resolution apply to --search linear")
+		}
+	case results.ModeLinear:
+	default:
+		return o, fmt.Errorf("--search %q: must be %s or %s", f.mode, results.ModeAdaptive, results.ModeLinear)
+	}
+	if o.Adaptive {
+		o.Precision = f.precisionPct / 100
+	} else if f.set["precision"] || f.set["cores"] {
+		return o, errors.New("--precision and --cores apply to the adaptive search")
+	}
+	for name, v := range map[string]float64{"start": o.Start, "step": o.Step, "step-duration": o.StepDuration.Seconds(), "resolution": o.Resolution} {
+		if f.set[name] && v <= 0 {
+			return o, fmt.Errorf("--%s %v: must be positive (leave it out for the default)", name, v)
+		}
+	}
+	// Flags given are taken as given (0 is not "the default" then): no
+	// warm-up and no pause when 0.
+	if f.set["warmup"] && o.Warmup == 0 {
 		o.Warmup = -1
 	}
-	if o.Pause == 0 {
+	if f.set["pause"] && o.Pause == 0 {
 		o.Pause = -1
 	}
-	if o.Resolution == 0 {
-		o.Resolution = o.Step / capacity.DefaultResolutionDivisor
-	}
-	o.MaxSteps = capacity.DefaultMaxSteps
+	o = o.WithDefaults()
 	return o, o.Validate()
 }
 
@@ -132,8 +168,8 @@ func (f *capacityFlags) validate() error {
 	if _, err := f.searchOptions(); err != nil {
 		errs = append(errs, err)
 	}
-	if f.opts.Start > 0 && f.opts.Start <= capacity.MaxRate && f.maxVUs >= 0 && f.maxVUs <= scenario.MaxVUs {
-		c := (&experiment.Search{Scenario: f.scen, MaxVUs: f.maxVUs, Grace: f.grace}).Stepper(kc.Target{}, nil).StepConfig(f.opts.Start, time.Second)
+	if o, _ := f.searchOptions(); o.Start > 0 && o.Start <= capacity.MaxRate && f.maxVUs >= 0 && f.maxVUs <= scenario.MaxVUs {
+		c := (&experiment.Search{Scenario: f.scen, MaxVUs: f.maxVUs, Grace: f.grace}).Stepper(kc.Target{}, nil).StepConfig(o.Start, time.Second)
 		if err := c.Validate(); err != nil {
 			errs = append(errs, err)
 		}
@@ -206,6 +242,8 @@ func cmdCapacity(ctx context.Context, e *env, args []string) error {
 	if err := parse(fs, args, 0); err != nil {
 		return err
 	}
+	f.set = map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { f.set[fl.Name] = true })
 	specNames := map[string]bool{}
 	probe := flag.NewFlagSet("", flag.ContinueOnError)
 	(&specFlags{}).register(probe)

@@ -80,6 +80,42 @@ func TestCapacityCommand(t *testing.T) {
 	}
 }
 
+func TestCapacityAdaptiveCommand(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs for about 30 s")
+	}
+	t.Parallel()
+	srv := fakeTokenServer(t, 100)
+	out := filepath.Join(t.TempDir(), "cap")
+	// no tuning flags but short steps, so that the test is quick
+	code, stdout, stderr := runCLI(t, "capacity", "--target", srv.URL, "--realm", "r", "--client-id", "c", "--client-secret", "s",
+		"--scenario", "client-credentials", "--slo", "p99<100ms,errors<1%", "--step-duration", "1s", "--pause", "100ms",
+		"--out", out, "--quiet", "--procs", "0")
+	if code != exitOK {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+	r, err := results.ReadCapacityDir(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Log(stdout)
+	if r.Settings.Mode != results.ModeAdaptive || r.Settings.PrecisionPct != 1 || r.Estimate <= 0 || r.Elapsed <= 0 {
+		t.Errorf("settings %+v, estimate %g, elapsed %g", r.Settings, r.Estimate, r.Elapsed)
+	}
+	// 1 s steps cannot see a small overload: the answer is about 100/s
+	if !r.Found || r.MaxRate < 70 || r.MaxRate > 130 || r.FirstFailedRate <= r.MaxRate {
+		t.Errorf("max rate %g, first failed %g, want about 100: %s", r.MaxRate, r.FirstFailedRate, r.Conclusion)
+	}
+	if b := r.Best(); b == nil || b.Phase != results.StepConfirm {
+		t.Errorf("best step %+v, want a confirm step", b)
+	}
+	for _, w := range []string{"probe", "confirm", "bracket: ", "elapsed: ", "estimate: ", "max rate at SLO: "} {
+		if !strings.Contains(stdout, w) {
+			t.Errorf("stdout lacks %q:\n%s", w, stdout)
+		}
+	}
+}
+
 func TestCapacityStartFails(t *testing.T) {
 	t.Parallel()
 	srv := fakeTokenServer(t, 0)
@@ -118,7 +154,11 @@ func TestCapacityUsage(t *testing.T) {
 		{"unknown scenario", []string{"capacity", "--scenario", "nope"}, `"nope": unknown`},
 		{"bad slo", []string{"capacity", "--scenario", "jwks", "--slo", "p99<fast"}, "--slo"},
 		{"no slo", []string{"capacity", "--scenario", "jwks", "--slo", ""}, "no SLO"},
-		{"bad start", []string{"capacity", "--scenario", "jwks", "--start", "0"}, "start: 0"},
+		{"bad start", []string{"capacity", "--scenario", "jwks", "--start", "0"}, "--start 0: must be positive"},
+		{"bad search", []string{"capacity", "--scenario", "jwks", "--search", "fast"}, `--search "fast"`},
+		{"step with adaptive", []string{"capacity", "--scenario", "jwks", "--search", "adaptive", "--step", "5"}, "apply to --search linear"},
+		{"precision with linear", []string{"capacity", "--scenario", "jwks", "--step", "5", "--precision", "2"}, "apply to the adaptive search"},
+		{"bad precision", []string{"capacity", "--scenario", "jwks", "--precision", "80"}, "precision"},
 		{"max below start", []string{"capacity", "--scenario", "jwks", "--start", "50", "--max-rate", "10"}, "--max-rate"},
 		{"repeats", []string{"capacity", "--scenario", "jwks", "--repeats", "0"}, "--repeats"},
 		{"dataset flags", []string{"capacity", "--scenario", "jwks", "--tenants", "5"}, "apply with --kc-version only"},

@@ -3,16 +3,29 @@
 //
 // Search takes a StepFunc, which runs one constant-arrival-rate step at a
 // given rate for a given time and returns the engine's Stats (plus server
-// CPU and RSS when the caller can measure them). The search runs a
-// discarded warm-up at the starting rate, then steps rising by Step from
-// Start until one fails, then a binary search between the last passing and
-// the first failing rate down to Resolution. It is the incremental mode of
-// Keycloak's own benchmark, without its false passes: a step passes only
-// when every SLO holds AND it achieved at least 95 % of the asked rate AND
-// it dropped (or cut off) fewer than 1 % of its arrivals AND it completed
-// at least 50 successful iterations (Options.MinAchieved, MaxDropped,
-// MinOK). A step in which every iteration failed is a failure whatever the
-// SLOs say; if even the starting rate fails, the Result says so plainly.
+// CPU and RSS when the caller can measure them). It searches in one of two
+// ways:
+//
+//   - Adaptive (Options.Adaptive, kcbench capacity's default; adaptive.go
+//     explains it): short doubling probes warm the server up and estimate
+//     its limit (where it fell behind, or Cores ÷ its CPU per operation),
+//     short steps bracket the estimate and narrow it to a few per cent,
+//     and steps long enough to see an overload of Precision confirm and
+//     narrow the answer to Precision (1 %). Step lengths follow the rate
+//     and the SLO's percentile (2,000 arrivals for a p99).
+//   - Linear: a discarded warm-up at the starting rate, then steps rising
+//     by Step from Start until one fails, then a binary search between the
+//     last passing and the first failing rate down to Resolution. It is
+//     the incremental mode of Keycloak's own benchmark.
+//
+// Neither has its false passes: a step passes only when every SLO holds
+// AND it achieved at least 95 % of the asked rate AND it dropped (or cut
+// off) fewer than 1 % of its arrivals AND it completed at least 50
+// successful iterations (Options.MinAchieved, MaxDropped, MinOK); the
+// adaptive search's steps also fail when their median latency rose
+// through the step (a growing queue: MaxLatencyRise). A step in which
+// every iteration failed is a failure whatever the SLOs say; if even the
+// starting rate fails, the Result says so plainly.
 //
 // The package knows nothing of Keycloak: kcbench's CLI binds the StepFunc
 // to a scenario against a Keycloak. It imports load (Stats, thresholds)
@@ -34,14 +47,26 @@
 //	params               free-form labels: keycloak_version, dataset,
 //	                     password_policy, target, machine_cores, repeat…
 //	slos                 the SLOs, canonical text, e.g. ["p99<500ms","errors<0.1%"]
-//	settings             start, step, step_duration_s, warmup_s, resolution,
-//	                     max_rate (0: none), min_ok, min_achieved_pct,
-//	                     max_dropped_pct, pause_s
+//	settings             mode (adaptive | linear), start, step,
+//	                     step_duration_s, warmup_s, resolution, max_rate
+//	                     (0: none), min_ok, min_achieved_pct,
+//	                     max_dropped_pct, pause_s; adaptive: precision_pct,
+//	                     cores, min_step_duration_s, max_step_duration_s,
+//	                     max_latency_rise_pct
 //	found                true when at least one step met every SLO
 //	max_rate             THE RESULT: highest asked rate that met every SLO
 //	                     (0 when none)
 //	first_failed_rate    lowest rate that failed after the ramp: the limit
 //	                     lies in [max_rate, first_failed_rate)
+//	resolution_pct       adaptive: (first_failed_rate − max_rate) in % of
+//	                     max_rate: how well the answer is known
+//	predicted_rate       adaptive: cores ÷ CPU per operation in the probes
+//	                     (absent when unknown)
+//	estimated_rate       adaptive: where the bracket started
+//	cpu_bound            adaptive: "yes" when the server's cores were busy
+//	                     at the first failure, "no" when not (then the
+//	                     prediction was only a start)
+//	elapsed_s            the search's wall time
 //	best_step            index of the step that set max_rate (-1: none)
 //	achieved_rate        iterations/s finished at the best step
 //	p95_ms, p99_ms       latency at the best step
@@ -58,7 +83,9 @@
 //	boot_s, rss_at_ready_bytes  the server boot measured before the search
 //	                     (version matrix), when measured
 //	steps[]              every step in the order run, warm-up included:
-//	  index, phase       warmup | ramp | search
+//	  index, phase       warmup | probe | ramp | search | confirm (warmup
+//	                     and probe steps are not judged; adaptive answers
+//	                     come from confirm steps only)
 //	  rate               asked; achieved_rate, ok_rate: finished and
 //	                     successful iterations per second
 //	  duration_s         measured window

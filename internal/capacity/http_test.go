@@ -3,7 +3,6 @@ package capacity
 import (
 	"context"
 	"io"
-	"math"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -12,7 +11,6 @@ import (
 	"time"
 
 	"github.com/kcbench/kcbench/internal/load"
-	"github.com/kcbench/kcbench/internal/results"
 )
 
 // getScenario sends one GET per iteration, recorded as "get".
@@ -81,33 +79,6 @@ func (q *queue) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	io.WriteString(w, "ok")
-}
-
-func TestHTTPSearchFindsQueueRate(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs for about 15 s")
-	}
-	t.Parallel()
-	const rate = 100.0
-	srv := httptest.NewServer(&queue{interval: time.Duration(float64(time.Second) / rate)})
-	defer srv.Close()
-	// Above 100/s the queue's wait at the end of a 2 s step is
-	// 2·(r−100)/100 s: p99 < 100 ms holds up to about 105/s.
-	o := Options{SLOs: mustSLOs(t, "p99<100ms,errors<1%"), Start: 25, Step: 25, Resolution: 10,
-		StepDuration: 2 * time.Second, Warmup: 500 * time.Millisecond, Pause: 200 * time.Millisecond}
-	r, err := Search(t.Context(), httpSteps(srv.URL, 300), o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, s := range r.Steps {
-		t.Logf("%-6s %6.1f/s achieved %6.1f p99 %7.2fms dropped %d pass %v %v", s.Phase, s.Rate, s.Achieved, s.P99, s.Dropped, s.Pass, s.Failures)
-	}
-	if !r.Found || math.Abs(r.MaxRate-rate) > o.Resolution {
-		t.Errorf("max rate %g, want %g ± %g: %s", r.MaxRate, rate, o.Resolution, r.Conclusion)
-	}
-	if r.Steps[0].Phase != results.StepWarmup || len(r.Steps) < 6 {
-		t.Errorf("%d steps, first %s", len(r.Steps), r.Steps[0].Phase)
-	}
 }
 
 func TestHTTPFailingServerNeverPasses(t *testing.T) {

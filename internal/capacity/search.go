@@ -34,6 +34,38 @@ const (
 	DefaultMaxSteps = 100
 )
 
+// Defaults of the adaptive search (Options.Adaptive).
+const (
+	// DefaultAdaptiveStart is the first probe's rate: low enough for a
+	// cold server doing expensive work (an argon2 login) to keep up.
+	DefaultAdaptiveStart = 20.0
+	// DefaultProbeDuration is the length of a probe step.
+	DefaultProbeDuration = 2 * time.Second
+	// DefaultPrecision: the bisection stops when the limit is known
+	// within this fraction of it.
+	DefaultPrecision = 0.01
+	// A judged step lasts long enough for TailSamples arrivals beyond the
+	// SLO's percentile (2,000 arrivals for a p99), within these bounds.
+	DefaultMinStepDuration = 5 * time.Second
+	DefaultMaxStepDuration = 20 * time.Second
+	TailSamples            = 20
+	// DefaultMaxLatencyRise fails a step whose median latency rose, from
+	// its first quarter to its last, by more than this share of the
+	// latency SLO (and at least doubled): its queue was growing, so the
+	// rate would not hold for longer than the step, whatever its p99.
+	DefaultMaxLatencyRise = 0.1
+	// probeGrowth multiplies the rate from one probe to the next;
+	// maxProbes bounds them.
+	probeGrowth = 2.0
+	maxProbes   = 12
+	// bracketGrowth is the factor between judged steps until the limit is
+	// bracketed (it bounds the bracket the bisection starts from).
+	bracketGrowth = 1.1
+	// cpuBoundShare: the limit is CPU-bound when the server used at least
+	// this share of its cores at the first failed step.
+	cpuBoundShare = 0.85
+)
+
 // StepResult is what a StepFunc measured at one rate.
 type StepResult struct {
 	// Stats are the engine's results of a constant-arrival-rate run.
@@ -75,6 +107,21 @@ type Options struct {
 	Pause    time.Duration
 	MaxSteps int
 
+	// Adaptive selects the adaptive search (see SearchAdaptive): Start is
+	// the first probe's rate; Step and Resolution do not apply, and
+	// StepDuration, when set, fixes every judged step's length.
+	Adaptive bool
+	// Cores the server may use, for the CPU-bound prediction (0: unknown).
+	Cores float64
+	// Precision is the relative width of the final bracket (adaptive).
+	Precision                        float64
+	MinStepDuration, MaxStepDuration time.Duration
+	ProbeDuration                    time.Duration
+	// MaxLatencyRise fails a step whose latency rose through it (see
+	// DefaultMaxLatencyRise), as a fraction of the latency SLO; 0 or
+	// negative: not checked (the linear search's default).
+	MaxLatencyRise float64
+
 	// BeforeStep and AfterStep, when set, are called around each step
 	// (warm-up included), for progress.
 	BeforeStep func(index int, phase string, rate float64, d time.Duration)
@@ -83,6 +130,9 @@ type Options struct {
 
 // WithDefaults returns o with its zero fields set to the defaults.
 func (o Options) WithDefaults() Options {
+	if o.Adaptive {
+		return o.adaptiveDefaults()
+	}
 	if o.Start == 0 {
 		o.Start = DefaultStart
 	}
@@ -133,17 +183,21 @@ func (o Options) Validate() error {
 	if !positive(o.Start) {
 		add("start: %v: must be a rate > 0 and at most %g/s", o.Start, float64(MaxRate))
 	}
-	if !positive(o.Step) {
-		add("step: %v: must be a rate > 0 and at most %g/s", o.Step, float64(MaxRate))
-	}
-	if o.StepDuration <= 0 || o.StepDuration > MaxWait {
-		add("step duration: %v: must be positive and at most %v", o.StepDuration, MaxWait)
+	if o.Adaptive {
+		errs = append(errs, o.validateAdaptive())
+	} else {
+		if !positive(o.Step) {
+			add("step: %v: must be a rate > 0 and at most %g/s", o.Step, float64(MaxRate))
+		}
+		if o.StepDuration <= 0 || o.StepDuration > MaxWait {
+			add("step duration: %v: must be positive and at most %v", o.StepDuration, MaxWait)
+		}
+		if !positive(o.Resolution) {
+			add("resolution: %v: must be a rate > 0 and at most %g/s", o.Resolution, float64(MaxRate))
+		}
 	}
 	if o.Warmup > MaxWait || o.Pause > MaxWait {
 		add("warmup, pause: at most %v", MaxWait)
-	}
-	if !positive(o.Resolution) {
-		add("resolution: %v: must be a rate > 0 and at most %g/s", o.Resolution, float64(MaxRate))
 	}
 	if o.MaxRate < 0 || math.IsNaN(o.MaxRate) || o.MaxRate > MaxRate || (o.MaxRate > 0 && o.MaxRate < o.Start) {
 		add("max rate: %v: must be 0 (no cap), or at least the start rate %v and at most %g/s", o.MaxRate, o.Start, float64(MaxRate))
@@ -164,8 +218,11 @@ func (o Options) Validate() error {
 }
 
 func (o Options) settings() results.CapacitySettings {
+	if o.Adaptive {
+		return o.adaptiveSettings()
+	}
 	return results.CapacitySettings{
-		Start: o.Start, Step: o.Step, StepDuration: o.StepDuration.Seconds(), Warmup: max(o.Warmup, 0).Seconds(),
+		Mode: results.ModeLinear, Start: o.Start, Step: o.Step, StepDuration: o.StepDuration.Seconds(), Warmup: max(o.Warmup, 0).Seconds(),
 		Resolution: o.Resolution, MaxRate: o.MaxRate, MinOK: o.MinOK,
 		MinAchieved: 100 * o.MinAchieved, MaxDropped: 100 * o.MaxDropped, Pause: max(o.Pause, 0).Seconds(),
 	}
@@ -217,6 +274,9 @@ func (o Options) Judge(rate float64, r StepResult) results.CapacityStep {
 			fail("%d iterations (%.1f%%) were still running at the end of the step and were cut off", s.Interrupted, pct)
 		}
 	}
+	if why := o.latencyRise(s); why != "" {
+		fail("%s", why)
+	}
 	for _, t := range o.SLOs {
 		tr := t.Evaluate(s)
 		st.SLOs = append(st.SLOs, tr)
@@ -247,7 +307,12 @@ func Search(ctx context.Context, run StepFunc, o Options) (*results.CapacityResu
 	}
 	s := &searcher{run: run, o: o, res: &results.CapacityResult{Schema: results.CapacitySchema, Kind: results.CapacityKind, SLOs: o.SLOs, Settings: o.settings(),
 		BestStep: -1, Start: time.Now().UTC()}}
-	err := s.search(ctx)
+	var err error
+	if o.Adaptive {
+		err = s.adaptive(ctx)
+	} else {
+		err = s.search(ctx)
+	}
 	s.finish(ctx, err)
 	return s.res, err
 }
@@ -256,6 +321,9 @@ type searcher struct {
 	run StepFunc
 	o   Options
 	res *results.CapacityResult
+	// probeFailed: a probe fell behind, so the limit was seen, not only
+	// predicted (adaptive).
+	probeFailed bool
 }
 
 // step runs and records one step.
@@ -268,7 +336,11 @@ func (s *searcher) step(ctx context.Context, phase string, rate float64, d time.
 	if err != nil && r.Stats.Start.IsZero() {
 		return results.CapacityStep{}, fmt.Errorf("step %d (%s, %g/s): %w", idx, phase, rate, err)
 	}
-	st := s.o.Judge(rate, r)
+	judge := s.o
+	if phase == results.StepProbe {
+		judge.MinOK = 1 // a probe is short: it only asks whether the server kept up
+	}
+	st := judge.Judge(rate, r)
 	st.Index, st.Phase = idx, phase
 	s.res.Steps = append(s.res.Steps, st)
 	s.res.MaxRSSBytes = max(s.res.MaxRSSBytes, st.RSSBytes)
@@ -282,6 +354,7 @@ func (s *searcher) step(ctx context.Context, phase string, rate float64, d time.
 		return st, ctx.Err()
 	}
 	if !st.Pass && phase != results.StepWarmup && s.o.Pause > 0 {
+		// a failed step (a probe that fell behind included) leaves a queue
 		if err := load.Sleep(ctx, s.o.Pause); err != nil {
 			return st, err
 		}
@@ -365,6 +438,7 @@ func midpoint(lo, hi, res float64) float64 {
 func (s *searcher) finish(ctx context.Context, err error) {
 	r := s.res
 	r.End = time.Now().UTC()
+	r.Elapsed = r.End.Sub(r.Start).Seconds()
 	r.Interrupted = ctx.Err() != nil
 	if b := r.Best(); b != nil {
 		r.Achieved, r.P95, r.P99 = b.Achieved, b.P95, b.P99
@@ -377,8 +451,15 @@ func (s *searcher) finish(ctx context.Context, err error) {
 	var failed *results.CapacityStep
 	for i := range r.Steps {
 		st := &r.Steps[i]
-		if st.Phase != results.StepWarmup && !st.Pass && (failed == nil || st.Rate < failed.Rate) {
+		if st.Judged() && !st.Pass && (failed == nil || st.Rate < failed.Rate) {
 			failed = st
+		}
+	}
+	if failed == nil { // the adaptive search stops when even its first probe got nothing right
+		for i := range r.Steps {
+			if st := &r.Steps[i]; st.Phase == results.StepProbe && !st.Pass && (failed == nil || st.Rate < failed.Rate) {
+				failed = st
+			}
 		}
 	}
 	why := func(st *results.CapacityStep) string { return strings.Join(st.Failures, "; ") }
@@ -395,6 +476,12 @@ func (s *searcher) finish(ctx context.Context, err error) {
 		}
 	case !r.Found && failed != nil:
 		advice := "Start lower."
+		if r.Settings.Mode == results.ModeAdaptive {
+			advice = "Nothing lower passed either."
+			if failed.OK == 0 {
+				advice = "No iteration succeeded: check the target and the dataset."
+			}
+		}
 		if len(failed.Failures) == 1 && strings.Contains(failed.Failures[0], "successful iterations, fewer than") {
 			advice = "Lengthen the steps or start higher."
 		}
@@ -403,6 +490,19 @@ func (s *searcher) finish(ctx context.Context, err error) {
 		r.Conclusion = "no step was judged"
 	case r.Capped && failed == nil:
 		r.Conclusion = fmt.Sprintf("%g/s met every SLO and is as high as the search was allowed to go: the server may take more", r.MaxRate)
+	case failed != nil && r.Settings.Mode == results.ModeAdaptive:
+		r.Conclusion = fmt.Sprintf("%g/s is the highest rate that met every SLO (within %.1f%%); %g/s failed: %s",
+			r.MaxRate, r.ResolutionPct, failed.Rate, why(failed))
+		if c := s.o.Cores; c > 0 && failed.ServerCores > 0 {
+			if failed.ServerCores >= cpuBoundShare*c {
+				r.CPUBound = "yes"
+				r.Conclusion += fmt.Sprintf(". CPU-bound: the server used %.2f of its %g cores there", failed.ServerCores, c)
+			} else {
+				r.CPUBound = "no"
+				r.Conclusion += fmt.Sprintf(". Not CPU-bound: the server used only %.2f of its %g cores there, so the CPU prediction (%g/s) was only a start",
+					failed.ServerCores, c, r.Predicted)
+			}
+		}
 	case failed != nil:
 		r.Conclusion = fmt.Sprintf("%g/s is the highest rate that met every SLO (within %g/s); %g/s failed: %s",
 			r.MaxRate, r.Settings.Resolution, failed.Rate, why(failed))

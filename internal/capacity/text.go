@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"text/tabwriter"
+	"time"
 
 	"github.com/kcbench/kcbench/internal/results"
 )
@@ -17,6 +18,10 @@ func WriteText(w io.Writer, r *results.CapacityResult) error {
 		switch {
 		case s.Phase == results.StepWarmup:
 			v = "discarded"
+		case s.Phase == results.StepProbe && s.Pass:
+			v = "kept up"
+		case s.Phase == results.StepProbe:
+			v = "fell behind"
 		case !s.Pass:
 			v = "FAIL"
 		}
@@ -34,6 +39,19 @@ func WriteText(w io.Writer, r *results.CapacityResult) error {
 			fmt.Fprintf(w, "server CPU:      %.2f ms per operation = %.0f operations/s per vCPU (%.2f cores busy at the max)\n",
 				r.CPUMsPerOp, r.OpsPerCPUSecond, r.ServerCores)
 		}
+	}
+	if r.Settings.Mode == results.ModeAdaptive {
+		if r.Found && r.FirstFailedRate > 0 {
+			fmt.Fprintf(w, "bracket:         %g/s passed, %g/s failed: known within %.1f%% (asked %g%%)\n", r.MaxRate, r.FirstFailedRate, r.ResolutionPct, r.Settings.PrecisionPct)
+		}
+		if r.Predicted > 0 {
+			fmt.Fprintf(w, "predicted:       %g/s if CPU-bound (%g cores ÷ CPU per operation in the probes); search started from %g/s\n", r.Predicted, r.Settings.Cores, r.Estimate)
+		} else if r.Estimate > 0 {
+			fmt.Fprintf(w, "estimate:        %g/s from the probes (no CPU prediction: server cores or CPU unknown)\n", r.Estimate)
+		}
+	}
+	if r.Elapsed > 0 {
+		fmt.Fprintf(w, "elapsed:         %s, %d steps\n", time.Duration(r.Elapsed*float64(time.Second)).Round(time.Second), len(r.Steps))
 	}
 	if r.MaxRSSBytes > 0 {
 		fmt.Fprintf(w, "server RSS:      %.0f MiB at most\n", float64(r.MaxRSSBytes)/(1<<20))

@@ -57,6 +57,9 @@ func (f *Search) Stepper(tg kc.Target, m *dataset.Manifest) *scenario.CapacitySt
 // boot, when set, is the server boot measured before the search.
 func (f *Search) Run(ctx context.Context, tg kc.Target, m *dataset.Manifest, params map[string]string, dir string, boot *stack.BootResult) (*results.CapacityResult, error) {
 	o := f.Options
+	if f.Local != nil && o.Adaptive && o.Cores == 0 {
+		o.Cores = f.Local.State().Topology.ServerCores(numCPU())
+	}
 	sr := f.Stepper(tg, m)
 	sr.HTTPClient = sr.NewHTTPClient(o)
 	defer sr.HTTPClient.CloseIdleConnections()
@@ -82,8 +85,7 @@ func (f *Search) Run(ctx context.Context, tg kc.Target, m *dataset.Manifest, par
 	if f.Scenario.Scenario == results.ScenarioMix {
 		desc += " (" + scenario.MixString(orDefaultMix(f.Scenario.Mix)) + ")"
 	}
-	f.Logf("capacity: %s against %s, SLOs %s; start %g/s, step %g/s, %s per step, resolution %g/s",
-		desc, tg.BaseURL, results.FormatSLOs(o.SLOs), o.Start, o.Step, o.StepDuration, o.Resolution)
+	f.Logf("capacity: %s against %s, SLOs %s; %s", desc, tg.BaseURL, results.FormatSLOs(o.SLOs), o.WithDefaults().Describe())
 	start := time.Now()
 	var before stack.NodeSamples
 	if f.Local != nil {

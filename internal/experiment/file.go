@@ -16,6 +16,7 @@ import (
 
 	"github.com/kcbench/kcbench/internal/capacity"
 	"github.com/kcbench/kcbench/internal/dataset"
+	"github.com/kcbench/kcbench/internal/results"
 	"github.com/kcbench/kcbench/internal/scenario"
 	"github.com/kcbench/kcbench/internal/stack"
 )
@@ -101,9 +102,13 @@ type Workload struct {
 }
 
 // CapacitySpec is a capacity search, as `kcbench capacity` takes it.
-// Zero fields take the search's defaults.
+// Zero fields take the search's defaults. Without start, step,
+// step_duration and resolution (or with mode: adaptive) the search is
+// adaptive; with any of them (or mode: linear) it is linear.
 type CapacitySpec struct {
 	SLO          string   `yaml:"slo"` // default capacity.DefaultSLOs
+	Mode         string   `yaml:"mode"`
+	Precision    float64  `yaml:"precision_pct"` // adaptive; default 1
 	Start        float64  `yaml:"start"`
 	Step         float64  `yaml:"step"`
 	StepDuration Duration `yaml:"step_duration"`
@@ -123,18 +128,35 @@ func (c *CapacitySpec) Options(scale float64) (capacity.Options, error) {
 		scale = 1
 	}
 	f := func(d time.Duration) time.Duration { return time.Duration(float64(d) * scale) }
-	o := capacity.Options{SLOs: slos, Start: c.Start, Step: c.Step, StepDuration: f(c.StepDuration.Duration),
-		Warmup: f(c.Warmup.Duration), Resolution: c.Resolution, MaxRate: c.MaxRate}.WithDefaults()
+	var adaptive bool
+	switch c.Mode {
+	case "":
+		adaptive = c.Start == 0 && c.Step == 0 && c.StepDuration.Duration == 0 && c.Resolution == 0
+	case results.ModeAdaptive:
+		adaptive = true
+	case results.ModeLinear:
+	default:
+		return capacity.Options{}, fmt.Errorf("mode: %q: must be %s or %s", c.Mode, results.ModeAdaptive, results.ModeLinear)
+	}
+	if adaptive && (c.Step != 0 || c.Resolution != 0) {
+		return capacity.Options{}, errors.New("step and resolution apply to the linear search (mode: linear)")
+	}
+	o := capacity.Options{SLOs: slos, Adaptive: adaptive, Precision: c.Precision / 100, Start: c.Start, Step: c.Step,
+		StepDuration: f(c.StepDuration.Duration), Warmup: f(c.Warmup.Duration), Resolution: c.Resolution, MaxRate: c.MaxRate}
+	if adaptive {
+		o.ProbeDuration, o.MinStepDuration, o.MaxStepDuration = f(capacity.DefaultProbeDuration), f(capacity.DefaultMinStepDuration), f(capacity.DefaultMaxStepDuration)
+	}
+	o = o.WithDefaults()
 	return o, o.Validate()
 }
 
-// estimate guesses a search's duration: the warm-up and a dozen steps.
+// estimate guesses a search's duration (capacity.Options.Estimate).
 func (c *CapacitySpec) estimate(scale float64) time.Duration {
 	o, err := c.Options(scale)
 	if err != nil {
 		return 0
 	}
-	return o.Warmup + 12*(o.StepDuration+o.Pause)
+	return o.Estimate()
 }
 
 // Variant overrides one factor of the stack or dataset.

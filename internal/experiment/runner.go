@@ -457,6 +457,9 @@ func (r *Runner) runCapacity(ctx context.Context, p Point, dir string, w Workloa
 	if err != nil {
 		return results.Capacity{}, err
 	}
+	if r.st != nil && o.Cores == 0 {
+		o.Cores = r.st.State().Topology.ServerCores(numCPU())
+	}
 	cfg := w.Config
 	cfg.Seed = r.File.Seed
 	st := &scenario.CapacityStepper{Config: cfg, Target: tg, Manifest: m, SLOs: o.SLOs, MaxVUs: w.Capacity.MaxVUs,
@@ -471,7 +474,7 @@ func (r *Runner) runCapacity(ctx context.Context, p Point, dir string, w Workloa
 	o.AfterStep = func(s results.CapacityStep) {
 		r.Logf("  capacity %s: step %d %g/s: achieved %.1f/s, p99 %.1f ms, errors %.2f%%: %s", w.Name, s.Index, s.Rate, s.Achieved, s.P99, s.ErrorPct, s.Verdict())
 	}
-	r.Logf("  capacity %s: %s, SLOs %s, start %g/s, step %g/s, %s per step", w.Name, cfg.Scenario, results.FormatSLOs(o.SLOs), o.Start, o.Step, o.StepDuration)
+	r.Logf("  capacity %s: %s, SLOs %s, %s", w.Name, cfg.Scenario, results.FormatSLOs(o.SLOs), o.Describe())
 	var before stack.NodeSamples
 	if r.st != nil {
 		before = r.st.SampleNodes(ctx)

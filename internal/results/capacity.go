@@ -37,6 +37,18 @@ const (
 	StepWarmup = "warmup" // discarded: not judged against the search
 	StepRamp   = "ramp"   // rising by Settings.Step from Settings.Start
 	StepSearch = "search" // binary search between the last pass and the first failure
+	// StepProbe: the adaptive search's short rising steps that warm the
+	// server up and estimate its limit; like the warm-up, not judged.
+	StepProbe = "probe"
+	// StepConfirm: the adaptive search's long step at the answer, which
+	// must pass for the answer to stand.
+	StepConfirm = "confirm"
+)
+
+// Search modes (CapacitySettings.Mode).
+const (
+	ModeLinear   = "linear"   // fixed start, step and step length
+	ModeAdaptive = "adaptive" // probe, bracket around the estimate, bisect to a relative precision
 )
 
 // CapacityStep is one constant-arrival-rate run of a search.
@@ -78,6 +90,7 @@ type CapacityStep struct {
 
 // CapacitySettings are a search's options as run.
 type CapacitySettings struct {
+	Mode         string  `json:"mode,omitempty"` // ModeLinear when empty (older files)
 	Start        float64 `json:"start"`
 	Step         float64 `json:"step"`
 	StepDuration float64 `json:"step_duration_s"`
@@ -88,12 +101,29 @@ type CapacitySettings struct {
 	MinAchieved  float64 `json:"min_achieved_pct"`
 	MaxDropped   float64 `json:"max_dropped_pct"`
 	Pause        float64 `json:"pause_s"`
+	// Adaptive mode: the relative precision the bisection stops at, the
+	// server cores the CPU-bound prediction assumed (0: unknown), the
+	// bounds of a step's length (chosen from the rate and the SLO's
+	// percentile) and the latency rise through a step that fails it.
+	PrecisionPct    float64 `json:"precision_pct,omitempty"`
+	Cores           float64 `json:"cores,omitempty"`
+	MinStepDuration float64 `json:"min_step_duration_s,omitempty"`
+	MaxStepDuration float64 `json:"max_step_duration_s,omitempty"`
+	MaxLatencyRise  float64 `json:"max_latency_rise_pct,omitempty"`
 }
+
+// Judged is false for the warm-up and the probe: steps that never decide
+// the answer.
+func (s CapacityStep) Judged() bool { return s.Phase != StepWarmup && s.Phase != StepProbe }
 
 // Verdict is "discarded" for the warm-up, "pass", or "fail: " and the
 // reasons.
 func (s CapacityStep) Verdict() string {
 	switch {
+	case s.Phase == StepProbe && s.Pass:
+		return "probe: kept up"
+	case s.Phase == StepProbe:
+		return "probe: " + strings.Join(s.Failures, "; ")
 	case s.Phase == StepWarmup:
 		return "discarded"
 	case !s.Pass:
@@ -142,6 +172,17 @@ type CapacityResult struct {
 	// Conclusion says in one sentence what the search found, or plainly
 	// that even the starting rate failed.
 	Conclusion string `json:"conclusion"`
+	// Adaptive mode: the CPU-bound limit the probe predicted (cores ÷ CPU
+	// per operation; 0: unknown), the rate the bracket started from, the
+	// answer's resolution (first_failed_rate − max_rate, in % of max_rate)
+	// and whether the server's cores were the limit (cpu_bound: its cores
+	// were busy at the first failure; "" when unknown).
+	Predicted     float64 `json:"predicted_rate,omitempty"`
+	Estimate      float64 `json:"estimated_rate,omitempty"`
+	ResolutionPct float64 `json:"resolution_pct,omitempty"`
+	CPUBound      string  `json:"cpu_bound,omitempty"`
+	// Elapsed is the search's wall time, probe and pauses included.
+	Elapsed float64 `json:"elapsed_s,omitempty"`
 	// Server boot, when the caller measured one before the search.
 	BootSeconds     float64 `json:"boot_s,omitempty"`
 	RSSAtReadyBytes int64   `json:"rss_at_ready_bytes,omitempty"`

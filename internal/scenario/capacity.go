@@ -87,9 +87,13 @@ func (s *CapacityStepper) StepConfig(rate float64, d time.Duration) Config {
 }
 
 // NewHTTPClient is a client sized for search o's steps: up to its cap, or
-// about 20 steps up the ramp.
+// about 20 steps up the ramp (adaptive: up to CapacityConns).
 func (s *CapacityStepper) NewHTTPClient(o capacity.Options) *http.Client {
-	_, most := s.VUs(max(o.MaxRate, o.Start+20*o.Step))
+	top := max(o.MaxRate, o.Start+20*o.Step)
+	if o.Adaptive && o.MaxRate == 0 {
+		top = math.Inf(1) // the adaptive search may go anywhere
+	}
+	_, most := s.VUs(min(top, capacity.MaxRate))
 	timeout := s.Config.Timeout
 	if timeout == 0 {
 		timeout = load.DefaultHTTPTimeout

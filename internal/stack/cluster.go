@@ -44,6 +44,16 @@ type Topology struct {
 	NodeCPUs float64 `json:"node_cpus,omitempty"`
 }
 
+// ServerCores is the CPU the nodes may use together on a machine with
+// machine cores: their quotas, or the whole machine without one.
+func (t Topology) ServerCores(machine int) float64 {
+	t.defaults()
+	if t.NodeCPUs > 0 {
+		return min(float64(t.Nodes)*t.NodeCPUs, float64(machine))
+	}
+	return float64(machine)
+}
+
 func (t *Topology) defaults() {
 	if t.Nodes == 0 {
 		t.Nodes = 1

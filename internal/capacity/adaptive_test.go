@@ -1,0 +1,272 @@
+package capacity
+
+import (
+	"context"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kcbench/kcbench/internal/results"
+)
+
+// saturating is a fake server with a hard limit: below it every iteration
+// takes base; above it, it completes only limit per second and the queue
+// grows, so latency rises through the step as a real queue's does.
+type saturating struct {
+	limit     float64
+	base      time.Duration
+	cpuMs     float64 // server CPU-ms per operation
+	calls     []float64
+	durations []time.Duration
+}
+
+func (m *saturating) run(_ context.Context, rate float64, d time.Duration) (StepResult, error) {
+	m.calls = append(m.calls, rate)
+	m.durations = append(m.durations, d)
+	secs := int(d.Seconds())
+	var rows []results.TimelineRow
+	var done int64
+	worst := m.base
+	for i := range secs {
+		// arrivals so far i+1 seconds in; the queue's wait at the end of second i
+		wait := m.base
+		if rate > m.limit {
+			wait += time.Duration(float64(i+1) * (rate - m.limit) / m.limit * float64(time.Second))
+		}
+		worst = max(worst, wait)
+		served := math.Min(rate, m.limit)
+		n := int64(math.Floor(float64(i+1)*served) - math.Floor(float64(i)*served))
+		done += n
+		rows = append(rows, results.TimelineRow{Start: time.Duration(i) * time.Second, End: time.Duration(i+1) * time.Second,
+			Ops: []results.OpInterval{{Op: results.IterationOp, Count: n, P50: wait, P95: wait, P99: wait, Max: wait}}})
+	}
+	it := results.OpStats{Name: results.IterationOp, Count: done, OK: done, Rate: float64(done) / d.Seconds(),
+		Latency: results.Dist{P50: worst * 3 / 4, P95: worst * 9 / 10, P99: worst, Max: worst}}
+	served := math.Min(rate, m.limit)
+	return StepResult{Stats: results.Stats{Start: time.Now(), Duration: d, Model: results.ModelOpen, Iterations: done,
+		Ops: []results.OpStats{it}, Timeline: rows}, CPUMsPerOp: m.cpuMs, ServerCores: served * m.cpuMs / 1000}, nil
+}
+
+func adaptiveOpts(t *testing.T, cores float64) Options {
+	return Options{Adaptive: true, SLOs: mustSLOs(t, "p99<500ms,errors<0.1%"), Cores: cores, Pause: -1}
+}
+
+func TestAdaptiveFindsLimitWithinPrecision(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name  string
+		limit float64
+		cpuMs float64
+		cores float64
+	}{
+		{"cpu-bound, predicted", 1234, 1.6, 2},
+		{"no prediction", 1234, 0, 0},
+		{"slow operation", 17, 110, 2},
+		{"prediction far too high (database-bound)", 310, 0.5, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			m := &saturating{limit: tc.limit, base: 5 * time.Millisecond, cpuMs: tc.cpuMs}
+			r, err := Search(t.Context(), m.run, adaptiveOpts(t, tc.cores))
+			if err != nil {
+				t.Fatal(err)
+			}
+			judged := 0
+			var total time.Duration
+			for i, s := range r.Steps {
+				t.Logf("%-6s %8g/s %5s p99 %8.1f ms pass %v %v", s.Phase, s.Rate, m.durations[i], s.P99, s.Pass, s.Failures)
+				total += m.durations[i]
+				if s.Judged() {
+					judged++
+				}
+				if s.Phase == results.StepConfirm && s.Pass && s.Rate > 1.01*tc.limit {
+					t.Errorf("confirmed %g/s, more than 1%% above the limit %g/s", s.Rate, tc.limit)
+				}
+			}
+			if !r.Found || math.Abs(r.MaxRate-tc.limit) > 0.01*tc.limit {
+				t.Fatalf("max rate %g, want %g within 1%%: %s", r.MaxRate, tc.limit, r.Conclusion)
+			}
+			if r.ResolutionPct <= 0 || r.ResolutionPct > 1 || r.FirstFailedRate <= r.MaxRate {
+				t.Errorf("bracket [%g, %g] resolution %.2f%%, want ≤ 1%%", r.MaxRate, r.FirstFailedRate, r.ResolutionPct)
+			}
+			// the design: probes, ≤ 3 short steps to bracket the estimate
+			// within 10 %, 2 to bisect it to 2.5 %, then long steps: 1 to
+			// confirm, and when a short step was optimistic (it passed up
+			// to ~3 % too high) 3 to bisect 5 % below it to 1 %
+			if judged > 10 {
+				t.Errorf("%d judged steps, the design needs at most 10 here", judged)
+			}
+			if r.Settings.Mode != results.ModeAdaptive || r.Settings.PrecisionPct != 1 || r.Estimate <= 0 {
+				t.Errorf("settings %+v, estimate %g", r.Settings, r.Estimate)
+			}
+			if !strings.Contains(r.Conclusion, "within") {
+				t.Errorf("conclusion %q", r.Conclusion)
+			}
+			t.Logf("%d steps, %s of steps; %s", len(r.Steps), total, r.Conclusion)
+		})
+	}
+}
+
+func TestAdaptiveSaysWhetherCPUBound(t *testing.T) {
+	t.Parallel()
+	cpu := &saturating{limit: 1234, base: 5 * time.Millisecond, cpuMs: 1.6}
+	r, err := Search(t.Context(), cpu.run, adaptiveOpts(t, 2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.CPUBound != "yes" || r.Predicted != 1250 {
+		t.Errorf("cpu bound %q, predicted %g: %s", r.CPUBound, r.Predicted, r.Conclusion)
+	}
+	db := &saturating{limit: 310, base: 5 * time.Millisecond, cpuMs: 0.5}
+	r, err = Search(t.Context(), db.run, adaptiveOpts(t, 2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.CPUBound != "no" || !strings.Contains(r.Conclusion, "Not CPU-bound") || !strings.Contains(r.Conclusion, "4000/s") {
+		t.Errorf("cpu bound %q: %s", r.CPUBound, r.Conclusion)
+	}
+}
+
+func TestAdaptiveNeverPassesAFailingServer(t *testing.T) {
+	t.Parallel()
+	m := &model{capacity: 1e9, base: time.Millisecond, fail: true}
+	r, err := Search(t.Context(), m.run, adaptiveOpts(t, 2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Found || r.MaxRate != 0 {
+		t.Fatalf("found %g: %s", r.MaxRate, r.Conclusion)
+	}
+	for _, s := range r.Steps {
+		if s.Pass {
+			t.Errorf("step %d (%s, %g/s) passed", s.Index, s.Phase, s.Rate)
+		}
+	}
+	if len(r.Steps) >= DefaultMaxSteps {
+		t.Errorf("%d steps: the search should give up below 1/s", len(r.Steps))
+	}
+}
+
+func TestAdaptiveRespectsMaxRate(t *testing.T) {
+	t.Parallel()
+	m := &saturating{limit: 5000, base: time.Millisecond, cpuMs: 0.2}
+	o := adaptiveOpts(t, 2)
+	o.MaxRate = 300
+	r, err := Search(t.Context(), m.run, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rate := range m.calls {
+		if rate > 300 {
+			t.Errorf("asked %g/s above the cap", rate)
+		}
+	}
+	if !r.Capped || r.MaxRate != 300 {
+		t.Errorf("capped %v at %g: %s", r.Capped, r.MaxRate, r.Conclusion)
+	}
+}
+
+func TestStepDurationFor(t *testing.T) {
+	o := adaptiveOpts(t, 0).WithDefaults()
+	for _, tc := range []struct {
+		slo     string
+		rate    float64
+		resolve float64
+		want    time.Duration
+	}{
+		{"p99<500ms", 1000, 0.1, 5 * time.Second},    // 2,000 arrivals in 2 s, 100 ms rise in 1.3 s: the least
+		{"p99<500ms", 200, 0.1, 10 * time.Second},    // 2,000 arrivals
+		{"p99<500ms", 1000, 0.01, 7 * time.Second},   // a 1 % overload raises the median by 50 ms in 6.7 s
+		{"p99<500ms", 1000, 0.005, 14 * time.Second}, // 0.5 %: twice as long
+		{"p99<500ms", 1000, 0.002, 20 * time.Second}, // the most
+		{"p99<500ms", 15, 0.1, 20 * time.Second},     // the most
+		{"p95<1s", 50, 0.1, 8 * time.Second},         // 400 arrivals
+		{"p99.9<1s", 2000, 0.1, 10 * time.Second},    // 20,000 arrivals
+		{"errors<1%", 5, 0.1, 11 * time.Second},      // MinOK successes and a tenth more, no percentile
+		{"p50<100ms", 1000, 0.1, 5 * time.Second},    // 40 arrivals: the least
+		{"p99<500ms", 1, 0.1, 55 * time.Second},      // MinOK successes beat the most
+	} {
+		o.SLOs = mustSLOs(t, tc.slo)
+		if got := o.StepDurationFor(tc.rate, tc.resolve); got != tc.want {
+			t.Errorf("%s at %g/s resolving %g: %v, want %v", tc.slo, tc.rate, tc.resolve, got, tc.want)
+		}
+	}
+	o.StepDuration = 7 * time.Second
+	if got := o.StepDurationFor(100, 0.01); got != 7*time.Second {
+		t.Errorf("fixed step duration ignored: %v", got)
+	}
+	if got := o.StepDurationFor(1, 0.01); got != 55*time.Second {
+		t.Errorf("a fixed step too short for MinOK successes: %v, want 55s", got)
+	}
+}
+
+func TestLatencyRiseFailsAStep(t *testing.T) {
+	o := adaptiveOpts(t, 0).WithDefaults()
+	rows := func(p50s ...time.Duration) []results.TimelineRow {
+		var rs []results.TimelineRow
+		for i, p := range p50s {
+			rs = append(rs, results.TimelineRow{Start: time.Duration(i) * time.Second, End: time.Duration(i+1) * time.Second,
+				Ops: []results.OpInterval{{Op: results.IterationOp, Count: 100, P50: p, P99: p}}})
+		}
+		return rs
+	}
+	ms := time.Millisecond
+	for _, tc := range []struct {
+		name string
+		p50s []time.Duration
+		fail bool
+	}{
+		{"flat", []time.Duration{20 * ms, 25 * ms, 18 * ms, 22 * ms, 21 * ms, 19 * ms, 24 * ms, 20 * ms}, false},
+		{"growing queue", []time.Duration{20 * ms, 40 * ms, 60 * ms, 90 * ms, 120 * ms, 150 * ms, 180 * ms, 210 * ms}, true},
+		{"rose but less than 10% of the SLO", []time.Duration{10 * ms, 15 * ms, 20 * ms, 25 * ms, 30 * ms, 35 * ms, 40 * ms, 45 * ms}, false},
+		{"high but not doubled", []time.Duration{300 * ms, 300 * ms, 320 * ms, 350 * ms, 380 * ms, 400 * ms, 410 * ms, 420 * ms}, false},
+		{"too few rows", []time.Duration{10 * ms, 400 * ms, 900 * ms}, false},
+	} {
+		s := results.Stats{Duration: time.Duration(len(tc.p50s)) * time.Second, Timeline: rows(tc.p50s...)}
+		if got := o.latencyRise(s) != ""; got != tc.fail {
+			t.Errorf("%s: failed %v, want %v (%q)", tc.name, got, tc.fail, o.latencyRise(s))
+		}
+	}
+	lin := Options{SLOs: o.SLOs}.WithDefaults()
+	s := results.Stats{Duration: 8 * time.Second, Timeline: rows(20*ms, 40*ms, 60*ms, 90*ms, 120*ms, 150*ms, 180*ms, 210*ms)}
+	if lin.latencyRise(s) != "" {
+		t.Error("the linear search checks the latency rise; it did not before")
+	}
+}
+
+func TestRoundRate(t *testing.T) {
+	for in, want := range map[float64]float64{1234.5: 1230, 17.26: 17.3, 0.5: 0.5, 99999: 100000, 1110: 1110} {
+		if got := roundRate(in); got != want {
+			t.Errorf("roundRate(%g) = %g, want %g", in, got, want)
+		}
+	}
+}
+
+// lowFirst is a saturating server whose first probe fails (a cold start):
+// the search must climb back to the limit in a few steps.
+type lowFirst struct{ saturating }
+
+func (m *lowFirst) run(ctx context.Context, rate float64, d time.Duration) (StepResult, error) {
+	r, err := m.saturating.run(ctx, rate, d)
+	if len(m.calls) == 1 {
+		it := &r.Stats.Ops[0]
+		it.Latency.P99 = 5 * time.Second
+	}
+	return r, err
+}
+
+func TestAdaptiveClimbsBackFromALowEstimate(t *testing.T) {
+	t.Parallel()
+	m := &lowFirst{saturating{limit: 1000, base: 5 * time.Millisecond}}
+	r, err := Search(t.Context(), m.run, adaptiveOpts(t, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.Found || math.Abs(r.MaxRate-1000) > 10 {
+		t.Fatalf("max rate %g, want 1000 within 1%%: %s", r.MaxRate, r.Conclusion)
+	}
+	if len(r.Steps) > 24 {
+		t.Errorf("%d steps to climb from a first probe that failed at 20/s", len(r.Steps))
+	}
+}
