@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"net"
 	"net/http"
@@ -15,6 +16,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -673,4 +675,92 @@ func TestDashboardAddr(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "address already in use") || strings.Count(err.Error(), "\n") > 0 {
 		t.Errorf("busy port: %v, want one line saying the address is in use", err)
 	}
+}
+
+func TestBrowserIndexAndCompare(t *testing.T) {
+	root := t.TempDir()
+	writeQuickstartFixture(t, filepath.Join(root, "quickstart"), 1, 10, 50)
+	writeCapacityResult(t, filepath.Join(root, "capacity-jwks"), "26.7.3", 97)
+	for _, p := range hashingPoints(false) {
+		writePoint(t, filepath.Join(root, "hashing"), "hashing", p)
+	}
+	for _, p := range hashingPoints(true) {
+		writePoint(t, filepath.Join(root, "hashing-rerun"), "hashing", p)
+	}
+	os.MkdirAll(filepath.Join(root, "not-results"), 0o755) //nolint:errcheck // listed or not, checked below
+	m, err := Build(t.Context(), filepath.Join(root, "quickstart"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Write(filepath.Join(root, "quickstart")); err != nil {
+		t.Fatal(err)
+	}
+	path, err := WriteIndex(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := newBrowser(t)
+	u := fileURL(path)
+	if err := chromedp.Do(p.ctx, chromedp.Navigate(u)); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.waitFor(`window.kcbenchDrawnMs !== undefined`, 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	rows := eval[[][]string](t, p, `Array.from(document.querySelectorAll("#index tbody tr")).map(r => Array.from(r.cells).map(c => c.textContent))`)
+	kinds := map[string]string{}
+	for _, r := range rows {
+		kinds[r[0]] = r[1]
+	}
+	want := map[string]string{"quickstart": "sweep", "capacity-jwks": "capacity", "hashing": "variants", "hashing-rerun": "variants"}
+	if !maps.Equal(kinds, want) {
+		t.Errorf("index lists %v, want %v", kinds, want)
+	}
+	links := eval[[]string](t, p, `Array.from(document.querySelectorAll("#index a")).map(a => a.getAttribute("href"))`)
+	if !slices.Equal(links, []string{"quickstart/report.html"}) {
+		t.Errorf("report links %q, want the quickstart's only", links)
+	}
+	p.screenshot(t, "index")
+	p.checkClean(t, u)
+
+	// compare as a page of the same kind
+	cmp, err := Compare(t.Context(), filepath.Join(root, "hashing"), filepath.Join(root, "hashing-rerun"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var page bytes.Buffer
+	if err := cmp.WriteHTML(t.Context(), &page); err != nil {
+		t.Fatal(err)
+	}
+	cpath := filepath.Join(root, "compare.html")
+	if err := os.WriteFile(cpath, page.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p2 := newBrowser(t)
+	cu := fileURL(cpath)
+	p2.open(t, cu)
+	p2.checkCharts(t)
+	figs := p2.verdictFigures(t)
+	if len(figs) == 0 {
+		t.Error("the comparison's verdict shows no figure")
+	}
+	for key, f := range figs {
+		k := strings.Split(key, "|")
+		found := false
+		for _, d := range cmp.Rows {
+			if d.Config == k[0] && (wlKey{d.Workload, d.Phase}).String() == k[1] && d.Metric == k[2] {
+				want := d.A.Mean
+				if k[3] == "B" {
+					want = d.B.Mean
+				}
+				got, _ := strconv.ParseFloat(f[0], 64)
+				found = got == want
+			}
+		}
+		if !found {
+			t.Errorf("verdict figure %s = %s is not in the comparison", key, f[0])
+		}
+	}
+	p2.screenshot(t, "compare")
+	p2.checkClean(t, cu)
 }

@@ -46,10 +46,13 @@ type Model struct {
 	Sizing string
 	// Live marks the live dashboard's page: a status instead of the
 	// verdict, charts fed from live.json.
-	Live     bool
-	Notes    []string
-	Sections []Section // chart sections
-	Tables   []Table
+	Live bool
+	// IndexPage makes the page an index of the results folders in Index.
+	IndexPage bool
+	Index     []IndexEntry
+	Notes     []string
+	Sections  []Section // chart sections
+	Tables    []Table
 }
 
 // Section is a group of charts.
