@@ -18,6 +18,7 @@ import (
 	"github.com/kcbench/kcbench/internal/kc"
 	"github.com/kcbench/kcbench/internal/load"
 	"github.com/kcbench/kcbench/internal/progress"
+	"github.com/kcbench/kcbench/internal/report"
 	"github.com/kcbench/kcbench/internal/results"
 	"github.com/kcbench/kcbench/internal/scenario"
 	"github.com/kcbench/kcbench/internal/stack"
@@ -73,11 +74,14 @@ type capacityFlags struct {
 	mode         string
 	precisionPct float64
 	set          map[string]bool // flags given on the command line
+	dash         dashboardFlags
+	live         *report.Live
 }
 
 func (f *capacityFlags) register(fs *flag.FlagSet) {
 	c := &f.scen
 	fs.StringVar(&c.Scenario, "scenario", "", "`NAME` of the workload (see kcbench scenarios), mix included")
+	f.dash.register(fs)
 	fs.StringVar(&f.slo, "slo", capacity.DefaultSLOs, "SLOs every passing step meets, `LIST` of [op:]metric<value: p50…p99.9, max, avg (latency), errors (rate)")
 	fs.StringVar(&f.mode, "search", "", "`KIND` of search: adaptive (default) or linear (default with --step or --resolution)")
 	fs.Float64Var(&f.precisionPct, "precision", 100*capacity.DefaultPrecision, "`PCT`: adaptive, the answer is known within PCT% of it")
@@ -226,6 +230,20 @@ func (f *capacityFlags) search(e *env) *experiment.Search {
 			return p.Update, p.Done
 		}
 	}
+	if live := f.live; live != nil {
+		term := s.Progress
+		s.Progress = func() (func(load.Progress), func()) {
+			update, done := func(load.Progress) {}, func() {}
+			if term != nil {
+				update, done = term()
+			}
+			live.SetStatus(report.LiveStatus{Phase: "capacity search " + f.scen.Scenario})
+			return func(p load.Progress) {
+				update(p)
+				live.Add(liveSample("capacity "+f.scen.Scenario, 0, p))
+			}, done
+		}
+	}
 	return s
 }
 
@@ -256,6 +274,9 @@ func cmdCapacity(ctx context.Context, e *env, args []string) error {
 	if err := f.validate(); err != nil {
 		return usageError{flagNames(fs, err)}
 	}
+	if err := f.dash.check(); err != nil {
+		return err
+	}
 	if f.versions != "" && tf.set() {
 		return usagef("--kc-version starts local stacks: --target does not apply")
 	}
@@ -280,6 +301,16 @@ func cmdCapacity(ctx context.Context, e *env, args []string) error {
 	}
 	if f.procs > 0 {
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(f.procs))
+	}
+	live, err := f.dash.start(e, "capacity "+f.scen.Scenario)
+	if err != nil {
+		return err
+	}
+	if f.live = live; live != nil {
+		defer func() {
+			path, _ := buildReport(context.WithoutCancel(ctx), f.out) // no report: the page keeps its last state
+			finishDashboard(live, path)
+		}()
 	}
 	if f.versions != "" {
 		return runMatrix(ctx, e, &f, &w, &sf)

@@ -24,6 +24,7 @@ func TestDashboardFlags(t *testing.T) {
 		{"experiment remote", []string{"experiment", "run", "quickstart", "--dashboard", "10.1.2.3:8090"}, exitUsage, "not a loopback address"},
 		{"quickstart no port", []string{"quickstart", "--dashboard", "127.0.0.1"}, exitUsage, "HOST:PORT"},
 		{"allow without dashboard", []string{"load", "--scenario", "jwks", "--dashboard-allow-remote"}, exitUsage, "needs --dashboard"},
+		{"capacity remote", []string{"capacity", "--scenario", "jwks", "--dashboard", "192.168.0.9:80"}, exitUsage, "not a loopback address"},
 		// a busy port is an error before the run starts: nothing written
 		{"load busy", []string{"load", "--scenario", "jwks", "--realm", "x", "--target", "http://127.0.0.1:1", "--out", out,
 			"--dashboard", busy.Addr().String()}, exitUsage, "address already in use"},

@@ -38,6 +38,7 @@ type lineSeries struct {
 	// are downsampled for the PNG.
 	raw     [][]xy
 	reading bool // a reference line (an SLO), not data
+	dashed  bool // a second workload of the same line
 }
 
 // vmark is a vertical marker line.
@@ -103,7 +104,7 @@ func (c lineChart) plot() (*plot.Plot, error) {
 	xmin, xmax, ymin, ymax := math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)
 	var clean []lineSeries
 	for _, s := range c.series {
-		cs := lineSeries{label: s.label, color: s.color}
+		cs := lineSeries{label: s.label, color: s.color, dashed: s.dashed}
 		for _, part := range s.parts {
 			var cp []xy
 			for _, q := range part {
@@ -190,6 +191,9 @@ func (c lineChart) plot() (*plot.Plot, error) {
 			ci = i
 		}
 		style := draw.LineStyle{Color: paletteColor(ci), Width: vg.Points(1.5)}
+		if s.dashed {
+			style.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
+		}
 		for j, part := range s.parts {
 			l, err := plotter.NewLine(toXYs(part))
 			if err != nil {

@@ -370,8 +370,12 @@ func (b *builder) sweepWorkloadChart(sm sweepMetric) {
 		}
 	}
 	names := map[string]bool{}
+	var wlNames []string
 	for _, k := range keys {
 		names[k.name] = true
+		if !slices.Contains(wlNames, k.name) {
+			wlNames = append(wlNames, k.name)
+		}
 	}
 	var series []lineSeries
 	for _, k := range keys {
@@ -379,7 +383,10 @@ func (b *builder) sweepWorkloadChart(sm sweepMetric) {
 		if len(names) > 1 {
 			label += " · " + k.name
 		}
-		series = append(series, lineSeries{label: label, parts: [][]xy{pts[k]}, color: b.seriesColor(k.series, len(names) > 1, len(series))})
+		// a line keeps its mode's colour; a second workload on the same
+		// chart is dashed
+		ni := slices.Index(wlNames, k.name)
+		series = append(series, lineSeries{label: label, parts: [][]xy{pts[k]}, color: slices.Index(b.e.seriesNames(), k.series), dashed: ni > 0})
 	}
 	ticks, logX := b.tenantTicks()
 	sub := b.caption(orAll(ps, b.e.points), models)
@@ -387,14 +394,6 @@ func (b *builder) sweepWorkloadChart(sm sweepMetric) {
 		title: title, sub: sub, xLabel: "tenants (N)", yLabel: sm.yLabel,
 		logX: logX, logY: sm.logY, xTicks: ticks, points: true, zeroY: true, series: series,
 	})
-}
-
-// seriesColor keeps one colour per mode across the sweep charts.
-func (b *builder) seriesColor(series string, several bool, i int) int {
-	if several {
-		return i
-	}
-	return slices.Index(b.e.seriesNames(), series)
 }
 
 func orAll(ps, all []*results.Point) []*results.Point {

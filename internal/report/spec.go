@@ -99,7 +99,7 @@ func (c lineChart) spec() *ChartSpec {
 		if ci < 0 {
 			ci = i
 		}
-		ss := SeriesSpec{Name: se.label, Color: paletteHex(ci), Reading: se.reading}
+		ss := SeriesSpec{Name: se.label, Color: paletteHex(ci), Reading: se.reading, Dashed: se.dashed}
 		parts := se.parts
 		if se.raw != nil {
 			parts = se.raw
