@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"path/filepath"
+	"runtime"
 	"time"
 
 	"github.com/kcbench/kcbench/internal/dataset"
@@ -177,14 +178,27 @@ func cmdSeed(ctx context.Context, e *env, args []string) error {
 	if _, err := adm.Token(ctx); err != nil {
 		return err
 	}
+	dirs, err := w.dirs(e)
+	if err != nil {
+		return err
+	}
+	keys, err := dataset.KeyPoolIn(dirs.Cache)
+	if err != nil {
+		return err
+	}
 	res, err := dataset.Seed(ctx, adm, spec, dataset.SeedOptions{
 		Strategy: strat, Concurrency: *conc, Progress: progressBar(e, *quiet, "tenants"), Logf: e.logf,
-		ManifestPath: mpath, Target: tg.BaseURL, ServerCPU: cpu, DB: db,
+		ManifestPath: mpath, Target: tg.BaseURL, ServerCPU: cpu, DB: db, Keys: keys,
 	})
 	if res != nil {
 		cpuNote := "server CPU unknown (external target)"
 		if cpu != nil {
 			cpuNote = fmt.Sprintf("server CPU %.1f s", res.ServerCPU.Seconds())
+			if res.Added > 0 && res.Duration > 0 {
+				cores := runtime.NumCPU()
+				cpuNote += fmt.Sprintf(" (%.2f s per tenant added; Keycloak busy %.0f%% of the %d cores over the seed)", res.ServerCPU.Seconds()/float64(res.Added),
+					100*res.ServerCPU.Seconds()/res.Duration.Seconds()/float64(cores), cores)
+			}
 		}
 		fmt.Fprintf(e.stdout, "%s mode: %d tenants complete (%d were there, %d added, %d redone) in %.1f s, %.2f tenants/s, %s; strategy %s\nmanifest: %s\n",
 			spec.Mode, res.Tenants, res.Existing, res.Added, res.Redone, res.Duration.Seconds(), res.TenantsPerSecond(), cpuNote, res.Strategy, mpath)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"crypto/rsa"
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
@@ -294,6 +295,7 @@ func (tp *template) rowCount() int {
 type copyOf struct {
 	tenant string
 	realm  string
+	keys   func(j int) (*rsa.PrivateKey, error) // the tenant's j-th RSA key (nil: fresh keys)
 	exact  map[string]string
 	hashes map[string]string
 	now    string // creation time, ms since the epoch
@@ -459,8 +461,11 @@ func (c copyOf) renewKey(ke keyEntryRow, old string, pairs map[string][2]string)
 	case keyRSAPriv, keyRSACert:
 		p, ok := pairs[ke.comp]
 		if !ok {
-			var err error
-			if p[0], p[1], err = rsaKeyPair(c.realm); err != nil {
+			key, err := newKey(c.keys, len(pairs))
+			if err == nil {
+				p[0], p[1], err = rsaKeyPair(key, c.realm)
+			}
+			if err != nil {
 				return "", fmt.Errorf("tenant %s: realm keys: %w", c.tenant, err)
 			}
 			pairs[ke.comp] = p
@@ -647,6 +652,9 @@ func (sd *seeder) clone(ctx context.Context, todo []int) error {
 	if err != nil {
 		return err
 	}
+	if err := sd.ensureKeys(ctx, todo); err != nil {
+		return err
+	}
 	per := max(1, min(cloneBatch, cloneBatchRows/max(1, tp.rowCount())))
 	sd.o.Logf("seed: cloning tenant %s (%d rows in %d tables) into %d tenants, %d per transaction; %d half-made left to the fast way",
 		TenantID(tpl), tp.rowCount(), len(tp.rows), len(todo), per, len(left))
@@ -702,8 +710,11 @@ func (sd *seeder) clone(ctx context.Context, todo []int) error {
 		made, wrote = made+b.took, wrote+time.Since(t0)
 	}
 	what := "mostly RSA keys"
+	if sd.o.Keys != nil {
+		what = "ids, names, certificates for the pool's keys"
+	}
 	if sd.s.UniqueSalts {
-		what = "RSA keys and password hashes"
+		what += " and password hashes"
 	}
 	sd.o.Logf("seed: cloned %d tenants; making the copies (%s) took %.1f s, writing them and clearing Keycloak's caches %.1f s",
 		len(todo), what, made.Seconds(), wrote.Seconds())
@@ -845,7 +856,7 @@ func (sd *seeder) templateRoots(ctx context.Context, conn *pgx.Conn, i int) ([]s
 // template's user ids to user numbers (for unique salts).
 func (sd *seeder) copyOf(tpl, k int, users map[string]int) (copyOf, error) {
 	c := copyOf{tenant: TenantID(k), realm: sd.s.RealmOf(k), exact: map[string]string{},
-		now: strconv.FormatInt(time.Now().UnixMilli(), 10)}
+		now: strconv.FormatInt(time.Now().UnixMilli(), 10), keys: sd.tenantKeys(k)}
 	from, to := sd.b.names(tpl), sd.b.names(k)
 	if len(from) != len(to) {
 		return c, fmt.Errorf("clone: tenants %s and %s have different names", TenantID(tpl), TenantID(k))

@@ -4,6 +4,7 @@ package dataset_test
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"net/http"
@@ -60,13 +61,37 @@ func spec(mode dataset.Mode, prefix string, tenants int) dataset.Spec {
 		Policy: dataset.Policy{Algorithm: "pbkdf2-sha256", Iterations: 1}, Prefix: prefix, Seed: 7}
 }
 
+// keyPool is the RSA key pool of the clone strategy's seeds (the fast
+// strategy makes fresh keys, so that both ways are tested).
+var keyPool = struct {
+	once sync.Once
+	p    *dataset.KeyPool
+	err  error
+}{}
+
+func (e *env) pool() *dataset.KeyPool {
+	e.t.Helper()
+	keyPool.once.Do(func() {
+		dir, err := os.MkdirTemp("", "kcbench-keys-")
+		if err != nil {
+			keyPool.err = err
+			return
+		}
+		keyPool.p, keyPool.err = dataset.KeyPoolIn(dir)
+	})
+	if keyPool.err != nil {
+		e.t.Fatal(keyPool.err)
+	}
+	return keyPool.p
+}
+
 func (e *env) seed(s dataset.Spec, strat dataset.Strategy, manifest string) *dataset.SeedResult {
 	e.t.Helper()
 	o := dataset.SeedOptions{Strategy: strat, ManifestPath: manifest, Target: e.tg.BaseURL}
 	if strat == dataset.Clone {
 		// The others read the target through the admin API only, as
 		// against an external Keycloak.
-		o.DB = e.db
+		o.DB, o.Keys = e.db, e.pool()
 	}
 	res, err := dataset.Seed(e.ctx, e.adm, s, o)
 	if err != nil {
@@ -119,6 +144,18 @@ func (e *env) login(m *dataset.Manifest, i, j int) error {
 	return err
 }
 
+// poolHas reports whether modulus (base64url) is one of tenant i's keys
+// in the key pool.
+func (e *env) poolHas(i int, modulus string) bool {
+	for j := range 2 {
+		k, err := e.pool().Key(dataset.TenantKeyIndex(i, j))
+		if err == nil && base64.RawURLEncoding.EncodeToString(k.N.Bytes()) == modulus {
+			return true
+		}
+	}
+	return false
+}
+
 // modesAndStrategies runs f for each mode with the fast and clone
 // strategies.
 func modesAndStrategies(t *testing.T, f func(t *testing.T, mode dataset.Mode, strat dataset.Strategy)) {
@@ -162,6 +199,9 @@ func TestSeedBothModesVerifyAndLogin(t *testing.T) {
 					var got []string
 					for _, key := range k.Keys {
 						if key.KeyType == "RSA" {
+							if strat == dataset.Clone && !e.poolHas(i, key.Modulus) {
+								t.Errorf("realm %s: key %s %s is not one of tenant %d's from the key pool", realm, key.Use, key.KeyID, i)
+							}
 							got = append(got, key.Use+" "+key.Algorithm)
 							if other, dup := kids[key.KeyID]; dup {
 								t.Errorf("realms %s and %s share key %s", other, realm, key.KeyID)

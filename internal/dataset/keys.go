@@ -24,14 +24,14 @@ import (
 // rsaKeyBits is the size of Keycloak's default RSA keys.
 const rsaKeyBits = 2048
 
-// keyProviders returns the default key providers of realm, with fresh RSA
-// key pairs.
-func keyProviders(realm string) (map[string][]kc.ComponentRep, error) {
-	sig, err := rsaComponent(realm, "rsa-generated", "RS256")
+// keyProviders returns the default key providers of realm, with RSA key
+// pairs from keys (its j-th pair: fresh keys when keys is nil).
+func keyProviders(realm string, keys func(j int) (*rsa.PrivateKey, error)) (map[string][]kc.ComponentRep, error) {
+	sig, err := rsaComponent(realm, "rsa-generated", "RS256", keys, 0)
 	if err != nil {
 		return nil, err
 	}
-	enc, err := rsaComponent(realm, "rsa-enc-generated", "RSA-OAEP")
+	enc, err := rsaComponent(realm, "rsa-enc-generated", "RSA-OAEP", keys, 1)
 	if err != nil {
 		return nil, err
 	}
@@ -47,8 +47,12 @@ func keyProviders(realm string) (map[string][]kc.ComponentRep, error) {
 // one. Keys are PKCS #8 and the certificate DER, both base64 without PEM
 // armour, as Keycloak stores them; the certificate is self-signed for
 // CN=<realm>, as Keycloak's own.
-func rsaComponent(realm, provider, alg string) (kc.ComponentRep, error) {
-	priv, cert, err := rsaKeyPair(realm)
+func rsaComponent(realm, provider, alg string, keys func(j int) (*rsa.PrivateKey, error), j int) (kc.ComponentRep, error) {
+	key, err := newKey(keys, j)
+	if err != nil {
+		return kc.ComponentRep{}, err
+	}
+	priv, cert, err := rsaKeyPair(key, realm)
 	if err != nil {
 		return kc.ComponentRep{}, err
 	}
@@ -61,14 +65,18 @@ func rsaComponent(realm, provider, alg string) (kc.ComponentRep, error) {
 	}}, nil
 }
 
-// rsaKeyPair makes a key pair as a generated-RSA provider stores it: the
-// PKCS #8 private key and a self-signed certificate for CN=cn, both DER in
-// base64 without PEM armour.
-func rsaKeyPair(cn string) (privateKey, certificate string, err error) {
-	key, err := rsa.GenerateKey(rand.Reader, rsaKeyBits)
-	if err != nil {
-		return "", "", err
+// newKey is keys(j), or a fresh key when keys is nil.
+func newKey(keys func(j int) (*rsa.PrivateKey, error), j int) (*rsa.PrivateKey, error) {
+	if keys != nil {
+		return keys(j)
 	}
+	return rsa.GenerateKey(rand.Reader, rsaKeyBits)
+}
+
+// rsaKeyPair stores key as a generated-RSA provider does: the PKCS #8
+// private key and a self-signed certificate for CN=cn, both DER in base64
+// without PEM armour.
+func rsaKeyPair(key *rsa.PrivateKey, cn string) (privateKey, certificate string, err error) {
 	der, err := x509.MarshalPKCS8PrivateKey(key)
 	if err != nil {
 		return "", "", err

@@ -10,7 +10,7 @@ import (
 )
 
 func TestKeyProvidersAreKeycloaksDefaultsWithKeys(t *testing.T) {
-	c, err := keyProviders("t1")
+	c, err := keyProviders("t1", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

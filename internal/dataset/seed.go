@@ -2,9 +2,11 @@ package dataset
 
 import (
 	"context"
+	"crypto/rsa"
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -73,6 +75,9 @@ type SeedOptions struct {
 	// DB is a postgres:// URL of Keycloak's database, for the clone
 	// strategy.
 	DB kc.Secret
+	// Keys, when set, is the RSA key pool realms' keys come from (realms
+	// mode); without it every realm's keys are generated.
+	Keys *KeyPool
 }
 
 // SeedResult says what Seed did.
@@ -421,8 +426,28 @@ func (sd *seeder) createRealm(ctx context.Context, name string, rep any) (comple
 	return false, sd.adm.CreateRealm(ctx, rep)
 }
 
+// tenantKeys hands tenant k its RSA keys from the pool (nil without one:
+// fresh keys).
+func (sd *seeder) tenantKeys(k int) func(j int) (*rsa.PrivateKey, error) {
+	if sd.o.Keys == nil {
+		return nil
+	}
+	return func(j int) (*rsa.PrivateKey, error) { return sd.o.Keys.Key(TenantKeyIndex(k, j)) }
+}
+
+// ensureKeys fills the key pool for tenants todo (realms mode).
+func (sd *seeder) ensureKeys(ctx context.Context, todo []int) error {
+	if sd.o.Keys == nil || sd.s.Mode != ModeRealms || len(todo) == 0 {
+		return nil
+	}
+	return sd.o.Keys.Ensure(ctx, TenantKeyIndex(slices.Max(todo)+1, 0), sd.o.Logf)
+}
+
 // fast seeds todo the fast way.
 func (sd *seeder) fast(ctx context.Context, todo []int) error {
+	if err := sd.ensureKeys(ctx, todo); err != nil {
+		return err
+	}
 	if sd.s.Mode == ModeRealms {
 		return parallel(ctx, len(todo), sd.o.Concurrency, func(ctx context.Context, k int) error {
 			i := todo[k]
@@ -431,7 +456,7 @@ func (sd *seeder) fast(ctx context.Context, todo []int) error {
 			}
 			defer sd.b.forget([]int{i})
 			rep := sd.b.tenantRealm(i)
-			keys, err := keyProviders(rep.Realm)
+			keys, err := keyProviders(rep.Realm, sd.tenantKeys(i))
 			if err != nil {
 				return fmt.Errorf("tenant %s: realm keys: %w", TenantID(i), err)
 			}

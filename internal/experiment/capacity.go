@@ -329,8 +329,12 @@ func matrixVersion(ctx context.Context, o MatrixOptions, v, dir string) (r *resu
 	if err != nil {
 		return nil, err
 	}
+	keys, err := dataset.KeyPoolIn(o.Dirs.Cache)
+	if err != nil {
+		return nil, err
+	}
 	sr, err := dataset.Seed(ctx, kc.NewAdmin(kc.New(tg.BaseURL, nil), tg.Admin), spec, dataset.SeedOptions{
-		Strategy: dataset.Clone, Logf: f.Logf, ManifestPath: manifestPath, Target: tg.BaseURL, DB: db,
+		Strategy: dataset.Clone, Logf: f.Logf, ManifestPath: manifestPath, Target: tg.BaseURL, DB: db, Keys: keys,
 		ServerCPU: func() (time.Duration, error) { return stack.TargetCPU(tg) },
 	})
 	if err != nil {

@@ -256,8 +256,12 @@ func (r *Runner) reach(ctx context.Context, p Point) (*results.Seed, error) {
 		tg := r.st.Target()
 		adm := kc.NewAdmin(kc.New(tg.BaseURL, nil), tg.Admin)
 		strat, _ := dataset.ParseStrategy(r.File.Dataset.Strategy)
+		keys, err := dataset.KeyPoolIn(r.Dirs.Cache)
+		if err != nil {
+			return nil, err
+		}
 		res, err := dataset.Seed(ctx, adm, p.Spec, dataset.SeedOptions{
-			Strategy: strat, Logf: r.Logf, ManifestPath: r.manifestPath(), Target: tg.BaseURL, DB: r.pgDSN(),
+			Strategy: strat, Logf: r.Logf, ManifestPath: r.manifestPath(), Target: tg.BaseURL, DB: r.pgDSN(), Keys: keys,
 			ServerCPU: func() (time.Duration, error) { return stack.TargetCPU(tg) },
 		})
 		if err != nil {

@@ -70,6 +70,7 @@ type JWK struct {
 	KeyType   string `json:"kty"`
 	Algorithm string `json:"alg"`
 	Use       string `json:"use"`
+	Modulus   string `json:"n,omitempty"` // RSA: base64url, big-endian
 }
 
 // Discovery is the part of a realm's OpenID provider configuration
