@@ -160,6 +160,7 @@ func cmdLoad(ctx context.Context, e *env, args []string) error {
 	var tf targetFlags
 	var af agentFlags
 	var df dashboardFlags
+	var mf metricsFlags
 	var quiet, keepGoing bool
 	newFS := func(f *loadFile) *flag.FlagSet {
 		fs := newFlags(e, "load", loadSynopsis)
@@ -171,6 +172,7 @@ func cmdLoad(ctx context.Context, e *env, args []string) error {
 		tf.register(fs)
 		af.register(fs)
 		df.register(fs)
+		mf.register(fs)
 		return fs
 	}
 	fs := newFS(&cfg)
@@ -200,6 +202,9 @@ func cmdLoad(ctx context.Context, e *env, args []string) error {
 	}
 	if _, err := cfg.Config.Split(seg); err != nil {
 		return usageError{err}
+	}
+	if err := mf.check(); err != nil {
+		return err
 	}
 	if af.emit && cfg.Out == "" {
 		return usagef("--emit-results needs --out")
@@ -243,6 +248,12 @@ func cmdLoad(ctx context.Context, e *env, args []string) error {
 	if cfg.Procs > 0 {
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(cfg.Procs))
 	}
+	hook, stopMetrics, err := mf.start(e, seg)
+	if err != nil {
+		return err
+	}
+	defer stopMetrics()
+	in.IntervalHook = hook
 	prog := progress.NewLoad(e.stderr, quiet)
 	in.Progress = prog.Update
 	live, err := df.start(e, "load "+cfg.Scenario)

@@ -45,6 +45,34 @@ func WithStartAt(t time.Time) RecorderOption {
 	return func(r *Recorder) { r.startAt = t }
 }
 
+// WithIntervalHook has fn called at the end of every timeline interval,
+// warm-up included, from the Recorder's own goroutine, with what the
+// interval measured (live metrics are built from it, at no cost per
+// request). fn must not block nor keep the histograms.
+func WithIntervalHook(fn func(Interval)) RecorderOption {
+	return func(r *Recorder) { r.hook = fn }
+}
+
+// Interval is one timeline interval as WithIntervalHook sees it.
+type Interval struct {
+	End       time.Duration // offset from the start of the run
+	Warmup    bool
+	VUs       int // allocated at the end of the interval
+	ActiveVUs int // in an iteration at the end of the interval
+	Dropped   int64
+	Ops       []IntervalOp
+}
+
+// IntervalOp is one operation's share of an Interval.
+type IntervalOp struct {
+	Name          string
+	Count, Errors int64
+	Classes       map[string]int64 // failed operations by class (see Classify); nil without errors
+	// Latency holds the interval's latencies in µs; it is valid during the
+	// call only.
+	Latency *hdr.Histogram
+}
+
 // WithProgress has fn called after each timeline row is merged (about once
 // a second) from the Recorder's own goroutine. fn must not block.
 func WithProgress(fn func(Progress)) RecorderOption {
@@ -88,6 +116,7 @@ type Recorder struct {
 	warmup   time.Duration
 	interval time.Duration
 	startAt  time.Time
+	hook     func(Interval)
 	progress func(Progress)
 
 	mu      sync.Mutex // guards the fields below up to the atomics
@@ -350,6 +379,20 @@ func (r *Recorder) flush(end time.Duration, final bool) Progress {
 	r.seen.dropped, r.seen.interrupted = dropped, interrupted
 	startMs, endMs := r.start.Add(row.Start).UnixMilli(), r.start.Add(row.End).UnixMilli()
 	r.progressed.connect += r.ops[0].iClasses[classConnRefused]
+	if r.hook != nil {
+		iv := Interval{End: end, Warmup: warm, VUs: row.VUs, ActiveVUs: row.ActiveVUs, Dropped: row.Dropped, Ops: make([]IntervalOp, len(r.ops))}
+		for i, a := range r.ops {
+			o := IntervalOp{Name: a.name, Count: a.iCount, Errors: a.iErrors, Latency: a.iLat}
+			for c, n := range a.iClasses {
+				if o.Classes == nil {
+					o.Classes = map[string]int64{}
+				}
+				o.Classes[c.String()] += n
+			}
+			iv.Ops[i] = o
+		}
+		r.hook(iv)
+	}
 	for i, a := range r.ops {
 		row.Ops[i] = a.closeInterval(!warm, startMs, endMs, &r.enc)
 	}

@@ -70,9 +70,19 @@ func (u *sampledUser) Iterate(ctx context.Context, rec load.OpRecorder) error {
 // reports errors with t.Error (it runs in its own goroutine).
 func runAgent(t *testing.T, dir string, i, n int, warmup time.Duration, at time.Time) *sampled {
 	t.Helper()
+	return runAgentFor(t, dir, i, n, warmup+5*time.Second, at, warmup)
+}
+
+// runAgentFor is runAgent with the run's length (warm-up included).
+func runAgentFor(t *testing.T, dir string, i, n int, total time.Duration, at time.Time, warmup ...time.Duration) *sampled {
+	t.Helper()
+	var wu time.Duration
+	if len(warmup) > 0 {
+		wu = warmup[0]
+	}
 	sc := &sampled{seed: uint64(i + 1)}
-	rec := load.NewRecorder(load.WithWarmup(warmup), load.WithStartAt(at))
-	e := load.ConstantArrivalRate{Rate: 200, Duration: warmup + 5*time.Second, PreAllocatedVUs: 50, MaxVUs: 200, GracefulStop: time.Second}
+	rec := load.NewRecorder(load.WithWarmup(wu), load.WithStartAt(at))
+	e := load.ConstantArrivalRate{Rate: 200, Duration: total, PreAllocatedVUs: 50, MaxVUs: 200, GracefulStop: time.Second}
 	st, err := e.Run(t.Context(), sc, rec)
 	if err != nil {
 		t.Error(err)

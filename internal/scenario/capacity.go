@@ -46,6 +46,9 @@ type CapacityStepper struct {
 	// HTTPClient is shared by the steps (NewHTTPClient when nil).
 	HTTPClient *http.Client
 	Progress   func(load.Progress)
+	// IntervalHook, when set, sees every interval of every step (live
+	// metrics; RunInput.IntervalHook).
+	IntervalHook func(load.Interval)
 	// RSS reads the server's RSS; nil when unknown.
 	RSS func() (int64, error)
 }
@@ -103,7 +106,7 @@ func (s *CapacityStepper) NewHTTPClient(o capacity.Options) *http.Client {
 
 // Step runs one step; it implements capacity.StepFunc.
 func (s *CapacityStepper) Step(ctx context.Context, rate float64, d time.Duration) (capacity.StepResult, error) {
-	in := RunInput{Target: s.Target, Manifest: s.Manifest, Config: s.StepConfig(rate, d), HTTPClient: s.HTTPClient, Progress: s.Progress}
+	in := RunInput{Target: s.Target, Manifest: s.Manifest, Config: s.StepConfig(rate, d), HTTPClient: s.HTTPClient, Progress: s.Progress, IntervalHook: s.IntervalHook}
 	stopRSS, peak := watchRSS(s.RSS)
 	res, err := Run(ctx, in)
 	stopRSS()

@@ -56,6 +56,9 @@ type RunInput struct {
 	// several agents: Config.Split's share of the load, Pool.Slice's
 	// users.
 	Segment load.Segment
+	// IntervalHook, when set, is called at the end of every timeline
+	// interval (load.WithIntervalHook), e.g. to feed live metrics.
+	IntervalHook func(load.Interval)
 	// StartAt, when set, is when the run's clock starts (after the VUs
 	// are set up), so that the agents of a split run start together.
 	StartAt time.Time
@@ -147,6 +150,9 @@ func Run(ctx context.Context, in RunInput) (*RunResult, error) {
 	opts := []load.RecorderOption{load.WithWarmup(cfg.Warmup)}
 	if !in.StartAt.IsZero() {
 		opts = append(opts, load.WithStartAt(in.StartAt))
+	}
+	if in.IntervalHook != nil {
+		opts = append(opts, load.WithIntervalHook(in.IntervalHook))
 	}
 	opts = append(opts, load.WithProgress(func(p load.Progress) {
 		if in.Progress != nil {

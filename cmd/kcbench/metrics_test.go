@@ -1,0 +1,63 @@
+package main
+
+import (
+	"io"
+	"net"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestLoadServesMetrics: a scrape during a short run against a local
+// server shows the run's operations, and the server is gone after it.
+func TestLoadServesMetrics(t *testing.T) {
+	base, _, _ := fakeKC(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	done := make(chan int, 1)
+	var stderr string
+	go func() {
+		code, _, se := runCLI(t, "load", "--target", base, "--realm", "r", "--scenario", "jwks", "--executor", "constant-arrival-rate",
+			"--rate", "50", "--vus", "2", "--duration", "4s", "--metrics-addr", addr, "--quiet")
+		stderr = se
+		done <- code
+	}()
+	ops := regexp.MustCompile(`(?m)^kcbench_operations_total\{op="jwks"\} (\S+)$`)
+	bucket := regexp.MustCompile(`(?m)^kcbench_operation_latency_seconds_count\{op="jwks"\} (\S+)$`)
+	deadline := time.Now().Add(4 * time.Second)
+	var got string
+	for time.Now().Before(deadline) {
+		resp, err := http.Get("http://" + addr + "/metrics")
+		if err == nil {
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			got = string(b)
+			if m := ops.FindStringSubmatch(got); m != nil {
+				if n, _ := strconv.ParseFloat(m[1], 64); n > 0 {
+					break
+				}
+			}
+		}
+		time.Sleep(100 * time.Millisecond) // polling a server that is starting
+	}
+	m, c := ops.FindStringSubmatch(got), bucket.FindStringSubmatch(got)
+	if m == nil || m[1] == "0" || c == nil || c[1] == "0" || !strings.Contains(got, "kcbench_active_vus") {
+		t.Errorf("no operations in a scrape during the run:\n%s", got)
+	}
+	if code := <-done; code != 0 {
+		t.Fatalf("load: exit %d: %s", code, stderr)
+	}
+	if _, err := http.Get("http://" + addr + "/metrics"); err == nil {
+		t.Error("metrics still served after the run")
+	}
+	if code, _, stderr := runCLI(t, "load", "--target", base, "--realm", "r", "--scenario", "jwks", "--duration", "1s", "--metrics-addr", "0.0.0.0:9464"); code != exitUsage || !strings.Contains(stderr, "loopback") {
+		t.Errorf("a non-loopback metrics address: exit %d: %s", code, stderr)
+	}
+}
