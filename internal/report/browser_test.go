@@ -764,3 +764,42 @@ func TestBrowserIndexAndCompare(t *testing.T) {
 	p2.screenshot(t, "compare")
 	p2.checkClean(t, cu)
 }
+
+// TestMeasureThreeHourReport measures the page of a synthetic 3-hour
+// experiment point (one workload, one timeline row and one observe sample
+// per second... every 2 s): size and time to first paint. A measurement,
+// not a check: it runs with KCBENCH_MEASURE=1.
+//
+//	KCBENCH_MEASURE=1 go test -run TestMeasureThreeHourReport -v ./internal/report/
+func TestMeasureThreeHourReport(t *testing.T) {
+	if os.Getenv("KCBENCH_MEASURE") == "" {
+		t.Skip("a measurement: set KCBENCH_MEASURE=1")
+	}
+	dir := t.TempDir()
+	p := hashingPoints(false)[0]
+	p.wls = p.wls[:1]
+	p.wls[0].rows = 3 * 3600
+	writePoint(t, dir, "three-hours", p)
+	start := time.Now()
+	m, err := Build(t.Context(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Write(dir); err != nil {
+		t.Fatal(err)
+	}
+	built := time.Since(start)
+	fi, err := os.Stat(filepath.Join(dir, HTMLFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := newBrowser(t)
+	u := fileURL(filepath.Join(dir, HTMLFile))
+	b.open(t, u)
+	n := b.checkCharts(t)
+	fcp, drawn := b.paintTimes(t)
+	points := eval[int](t, b, `window.kcbenchCharts["point-default-r1-latency"].chart.getOption().series[0].data.length`)
+	t.Logf("3-hour point: report built in %s; report.html %.2f MiB, %d charts, %d points per latency line; first contentful paint %.0f ms, every chart drawn at %.0f ms",
+		built.Round(time.Millisecond), float64(fi.Size())/(1<<20), n, points, fcp, drawn)
+	b.checkClean(t, u)
+}
