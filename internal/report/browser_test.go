@@ -803,3 +803,62 @@ func TestMeasureThreeHourReport(t *testing.T) {
 		built.Round(time.Millisecond), float64(fi.Size())/(1<<20), n, points, fcp, drawn)
 	b.checkClean(t, u)
 }
+
+// TestMeasureReport measures an existing report.html: size and time to
+// first paint.
+//
+//	KCBENCH_MEASURE_REPORT=results/quickstart/report.html go test -run TestMeasureReport -v ./internal/report/
+func TestMeasureReport(t *testing.T) {
+	path := os.Getenv("KCBENCH_MEASURE_REPORT")
+	if path == "" {
+		t.Skip("a measurement: set KCBENCH_MEASURE_REPORT to a report.html")
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := newBrowser(t)
+	u := fileURL(path)
+	b.open(t, u)
+	n := b.checkCharts(t)
+	fcp, drawn := b.paintTimes(t)
+	t.Logf("%s: %d KiB, %d charts; first contentful paint %.0f ms, every chart drawn at %.0f ms", path, fi.Size()/1024, n, fcp, drawn)
+	b.checkClean(t, u)
+}
+
+// A folder with one point, and one whose other point failed, still render
+// and say what is missing.
+func TestBrowserMissing(t *testing.T) {
+	root := t.TempDir()
+	ps := quickstartPoints(5)
+	writePoint(t, filepath.Join(root, "one"), "quickstart", ps[0])
+	failed := ps[1]
+	failed.status, failed.reason, failed.wls, failed.noTL, failed.observe = results.StatusFailed, "seed: Keycloak answered 500", nil, true, false
+	writePoint(t, filepath.Join(root, "failed"), "quickstart", ps[0])
+	writePoint(t, filepath.Join(root, "failed"), "quickstart", failed)
+	for _, tc := range []struct{ dir, verdict, note string }{
+		{"one", "Only one configuration (", "nothing to compare it with"},
+		{"failed", "Not finished: realms", "seed: Keycloak answered 500"},
+	} {
+		dir := filepath.Join(root, tc.dir)
+		m, err := Build(t.Context(), dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := m.Write(dir); err != nil {
+			t.Fatal(err)
+		}
+		p := newBrowser(t)
+		u := fileURL(filepath.Join(dir, HTMLFile))
+		p.open(t, u)
+		p.checkCharts(t)
+		text := eval[string](t, p, `document.body.innerText`)
+		for _, want := range []string{tc.verdict, tc.note} {
+			if !strings.Contains(text, want) {
+				t.Errorf("%s: the page does not say %q", tc.dir, want)
+			}
+		}
+		p.screenshot(t, "missing-"+tc.dir)
+		p.checkClean(t, u)
+	}
+}
