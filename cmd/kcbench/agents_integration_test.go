@@ -11,13 +11,17 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/kcbench/kcbench/internal/dataset"
+	"github.com/kcbench/kcbench/internal/kc"
 	"github.com/kcbench/kcbench/internal/results"
+	"github.com/kcbench/kcbench/internal/stack"
 )
 
 // agentRun is one kcbench process's outcome.
@@ -199,4 +203,68 @@ func TestSplitLoadMerge(t *testing.T) {
 	if r := runBinary(t, nil, "merge", dirs[0], dirs[0], "--out", filepath.Join(root, "twice")); r.code == 0 || !strings.Contains(r.output, "count twice") {
 		t.Errorf("merging one segment twice: exit %d\n%s", r.code, r.output)
 	}
+}
+
+// splitUsersDisjoint runs the two agents of a split password-grant load
+// one after the other against the stack's seeded dataset and asks
+// Keycloak which users have sessions after each: the two sets must be
+// disjoint (each agent logs in only its own slice of the users).
+func splitUsersDisjoint(t *testing.T, c *cli, s *stack.Stack) {
+	ctx := t.Context()
+	tg := s.Target()
+	adm := kc.NewAdmin(kc.New(tg.BaseURL, nil), tg.Admin)
+	m, err := dataset.ReadManifest(filepath.Join(s.State().Dir, "dataset.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var realms []string
+	for i := 1; i <= m.Tenants(); i++ {
+		if r := m.Tenant(i).Realm; !slices.Contains(realms, r) {
+			realms = append(realms, r)
+		}
+	}
+	logoutAll := func() {
+		for _, r := range realms {
+			if err := adm.Do(ctx, http.MethodPost, kc.RealmPath(r, "logout-all"), nil, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	withSessions := func() map[string]bool {
+		set := map[string]bool{}
+		for _, r := range realms {
+			us, err := adm.Users(ctx, r, 0, 1000)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, u := range us {
+				var ss []struct {
+					ID string `json:"id"`
+				}
+				if err := adm.Do(ctx, http.MethodGet, kc.RealmPath(r, "users", u.ID, "sessions"), nil, &ss); err != nil {
+					t.Fatal(err)
+				}
+				if len(ss) > 0 {
+					set[r+"/"+u.Username] = true
+				}
+			}
+		}
+		return set
+	}
+	logoutAll()
+	var sets [2]map[string]bool
+	for i := range 2 {
+		c.mustRun("load", "--scenario", "password-grant", "--vus", "2", "--duration", "3s", "--segment", fmt.Sprintf("%d/2", i), "--quiet")
+		sets[i] = withSessions()
+		logoutAll()
+	}
+	if len(sets[0]) == 0 || len(sets[1]) == 0 {
+		t.Fatalf("users with sessions: agent 0 %d, agent 1 %d; want some for each", len(sets[0]), len(sets[1]))
+	}
+	for u := range sets[0] {
+		if sets[1][u] {
+			t.Errorf("user %s logged in by both agents", u)
+		}
+	}
+	t.Logf("split password-grant against Keycloak: agent 0 logged in %d users, agent 1 %d, none in common", len(sets[0]), len(sets[1]))
 }

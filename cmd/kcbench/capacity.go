@@ -252,8 +252,10 @@ func cmdCapacity(ctx context.Context, e *env, args []string) error {
 	var w where
 	var tf targetFlags
 	var sf specFlags
+	var mf metricsFlags
 	fs := newFlags(e, "capacity", capacitySynopsis)
 	f.register(fs)
+	mf.register(fs)
 	w.register(fs)
 	tf.register(fs)
 	sf.register(fs)
@@ -275,6 +277,9 @@ func cmdCapacity(ctx context.Context, e *env, args []string) error {
 		return usageError{flagNames(fs, err)}
 	}
 	if err := f.dash.check(); err != nil {
+		return err
+	}
+	if err := mf.check(); err != nil {
 		return err
 	}
 	if f.versions != "" && tf.set() {
@@ -347,6 +352,12 @@ func cmdCapacity(ctx context.Context, e *env, args []string) error {
 	}
 	search := f.search(e)
 	search.Local = local
+	hook, stopMetrics, err := mf.start(e, load.Segment{})
+	if err != nil {
+		return err
+	}
+	defer stopMetrics()
+	search.IntervalHook = hook
 	var found []*results.CapacityResult
 	var searchErr error
 	for i := 1; i <= f.repeats; i++ {

@@ -105,6 +105,9 @@ func TestLoadCommand(t *testing.T) {
 		t.Errorf("external target:\n%s", text)
 	}
 
+	// Two agents of a split run log in disjoint users.
+	splitUsersDisjoint(t, c, s)
+
 	// Last, as it kills the stack's Keycloak: killed mid-load, the run
 	// ends by itself, says so, writes what ran and exits 5.
 	killMidLoad(t, c, s)

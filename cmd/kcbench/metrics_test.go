@@ -4,6 +4,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -60,4 +61,45 @@ func TestLoadServesMetrics(t *testing.T) {
 	if code, _, stderr := runCLI(t, "load", "--target", base, "--realm", "r", "--scenario", "jwks", "--duration", "1s", "--metrics-addr", "0.0.0.0:9464"); code != exitUsage || !strings.Contains(stderr, "loopback") {
 		t.Errorf("a non-loopback metrics address: exit %d: %s", code, stderr)
 	}
+}
+
+// TestCapacityServesMetrics: a scrape during a capacity search shows the
+// steps' operations.
+func TestCapacityServesMetrics(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a search of a few seconds")
+	}
+	srv := fakeTokenServer(t, 100)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		runCLI(t, "capacity", "--target", srv.URL, "--realm", "r", "--client-id", "c", "--client-secret", "s",
+			"--scenario", "client-credentials", "--slo", "p99<100ms,errors<1%", "--start", "20", "--step", "20", "--step-duration", "1s",
+			"--warmup", "500ms", "--resolution", "10", "--pause", "100ms", "--out", filepath.Join(t.TempDir(), "cap"), "--quiet",
+			"--metrics-addr", addr)
+	}()
+	ops := regexp.MustCompile(`(?m)^kcbench_operations_total\{op="client_credentials"\} ([1-9]\S*)$`)
+	seen := false
+	for !seen {
+		select {
+		case <-done:
+			t.Fatal("the search ended before a scrape showed its operations")
+		default:
+		}
+		if resp, err := http.Get("http://" + addr + "/metrics"); err == nil {
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			seen = ops.Match(b)
+		}
+		if !seen {
+			time.Sleep(100 * time.Millisecond) // polling a server that is starting
+		}
+	}
+	<-done
 }

@@ -44,12 +44,15 @@ type Search struct {
 	// requests from the balancer and throttled time over the search go
 	// to nodes.json (for a cluster or a CPU quota).
 	Local *stack.Stack
+	// IntervalHook, when set, sees every interval of every step (live
+	// metrics).
+	IntervalHook func(load.Interval)
 }
 
 // Stepper binds the search to a Keycloak.
 func (f *Search) Stepper(tg kc.Target, m *dataset.Manifest) *scenario.CapacityStepper {
 	return &scenario.CapacityStepper{Config: f.Scenario, Target: tg, Manifest: m, SLOs: f.Options.SLOs, MaxVUs: f.MaxVUs, Grace: f.Grace,
-		RSS: func() (int64, error) { return stack.TargetRSS(tg) }}
+		IntervalHook: f.IntervalHook, RSS: func() (int64, error) { return stack.TargetRSS(tg) }}
 }
 
 // Run runs one search against tg, prints its steps and conclusion, and
