@@ -387,7 +387,21 @@ func renderPNG(p *plot.Plot) (b []byte, err error) {
 		vgimg.UseWH(vg.Length(ChartWidth)*vg.Inch/chartDPI, vg.Length(ChartHeight)*vg.Inch/chartDPI),
 		vgimg.UseDPI(chartDPI),
 	)
-	p.Draw(draw.New(c))
+	dc := draw.New(c)
+	// The legend gets its own column right of the plot, so that it never
+	// covers data.
+	leg := p.Legend
+	lr := leg.Rectangle(dc)
+	if w := lr.Max.X - lr.Min.X; w > 0 && w < dc.Max.X/3 {
+		p.Legend = plot.NewLegend()
+		gap := vg.Points(8)
+		p.Draw(draw.Crop(dc, 0, -(w + 2*gap), 0, 0))
+		leg.Top, leg.Left = true, false
+		leg.XOffs, leg.YOffs = -gap, -p.Title.TextStyle.Height(p.Title.Text)-p.Title.Padding-vg.Points(4)
+		leg.Draw(dc)
+	} else {
+		p.Draw(dc)
+	}
 	var buf bytes.Buffer
 	if _, err := (vgimg.PngCanvas{Canvas: c}).WriteTo(&buf); err != nil {
 		return nil, err
