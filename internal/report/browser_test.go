@@ -501,6 +501,35 @@ func TestBrowserQuickstartReport(t *testing.T) {
 			if len(marks) != 1 || marks[0] != "kill node=2" {
 				t.Errorf("event marks %q, want [kill node=2]", marks)
 			}
+			// a drag across the plot zooms into that time range
+			zoomJS := fmt.Sprintf(`(() => { const z = window.kcbenchCharts[%q].chart.getOption().dataZoom[0]; return [z.start, z.end]; })()`, chart)
+			box := eval[[]float64](t, p, fmt.Sprintf(`(() => { const el = window.kcbenchCharts[%q].chart.getDom(); el.scrollIntoView({block: "center"}); const r = el.getBoundingClientRect(); return [r.left, r.top, r.width, r.height]; })()`, chart))
+			y := box[1] + box[3]*0.45
+			if err := chromedp.Do(p.ctx,
+				chromedp.MouseEvent(chromedp.MouseMoved, box[0]+box[2]*0.3, y),
+				chromedp.MouseEvent(chromedp.MousePressed, box[0]+box[2]*0.3, y, chromedp.ButtonLeft),
+				chromedp.MouseEvent(chromedp.MouseMoved, box[0]+box[2]*0.45, y, chromedp.ButtonLeft),
+				chromedp.MouseEvent(chromedp.MouseMoved, box[0]+box[2]*0.6, y, chromedp.ButtonLeft),
+				chromedp.MouseEvent(chromedp.MouseReleased, box[0]+box[2]*0.6, y, chromedp.ButtonLeft)); err != nil {
+				t.Fatal(err)
+			}
+			if z := eval[[]float64](t, p, zoomJS); len(z) != 2 || z[0] <= 0 || z[1] >= 100 {
+				t.Errorf("after a drag the zoom is %v%%, want a range inside 0-100", z)
+			}
+			// a click on a legend entry hides its series
+			at := eval[[]float64](t, p, fmt.Sprintf(`(() => {
+  const c = window.kcbenchCharts[%q].chart;
+  const txt = c.getZr().storage.getDisplayList().find(e => e.style && e.style.text === "p99");
+  const b = txt.getBoundingRect(), m = txt.transform || [1, 0, 0, 1, 0, 0];
+  const r = c.getDom().getBoundingClientRect();
+  return [r.left + m[0] * (b.x + b.width / 2) + m[4], r.top + m[3] * (b.y + b.height / 2) + m[5]];
+})()`, chart))
+			if err := chromedp.Do(p.ctx, chromedp.MouseClickXY(at[0], at[1])); err != nil {
+				t.Fatal(err)
+			}
+			if hidden := eval[bool](t, p, fmt.Sprintf(`window.kcbenchCharts[%q].chart.getOption().legend[0].selected["p99"] === false`, chart)); !hidden {
+				t.Error("a click on the p99 legend entry did not hide the series")
+			}
 			// the log/linear switch redraws the latency axis
 			axisJS := fmt.Sprintf(`window.kcbenchCharts[%q].chart.getOption().yAxis[0].type`, chart)
 			before := eval[string](t, p, axisJS)
