@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"text/tabwriter"
 	"time"
 
@@ -287,6 +288,14 @@ func cmdLoad(ctx context.Context, e *env, args []string) error {
 	fmt.Fprintln(e.stdout)
 	if err := res.CPU.Write(e.stdout); err != nil {
 		return err
+	}
+	if res.DB != nil {
+		if err := res.DB.Write(e.stdout); err != nil {
+			return err
+		}
+		if res.DB.Available {
+			params["pg_durable"] = strconv.FormatBool(res.DB.Durable)
+		}
 	}
 	if cfg.Out != "" {
 		if err := os.MkdirAll(cfg.Out, 0o755); err != nil {

@@ -56,6 +56,12 @@ type Target struct {
 	// empty for a single node (then PID is the only one). Server cost is
 	// the sum over them.
 	PIDs []int `json:"pids,omitempty"`
+	// DB is a postgres:// URL of Keycloak's database when kcbench knows
+	// it (a local stack), for the database's cost per operation; never
+	// written out. DBPID is its postmaster's pid when it runs on this
+	// machine (0 otherwise).
+	DB    Secret `json:"-"`
+	DBPID int    `json:"db_pid,omitempty"`
 }
 
 // Local reports whether the server runs on this machine under kcbench.

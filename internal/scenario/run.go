@@ -70,6 +70,9 @@ type RunResult struct {
 	Stats results.Stats
 	// CPU is the server's CPU time over the measured window.
 	CPU ServerCPU
+	// DB is the database's work over the measured window (nil when the
+	// target's database is unknown: not a local stack).
+	DB *observe.DBCost
 	// Recorder holds the interval histograms (Recorder.WriteHlog).
 	Recorder *load.Recorder
 	// Params, when set, describe the run's setting in summary.json
@@ -162,6 +165,7 @@ func Run(ctx context.Context, in RunInput) (*RunResult, error) {
 	}))
 	rec := load.NewRecorder(opts...)
 	cpu := newCPUWindow(ctx, in.Target)
+	db := newDBWindow(ctx, in.Target)
 	if cfg.CPUBaseline > 0 {
 		if err := cpu.baseline(ctx, cfg.CPUBaseline); err != nil {
 			return nil, err
@@ -169,6 +173,7 @@ func Run(ctx context.Context, in RunInput) (*RunResult, error) {
 	}
 	first := func() {
 		cpu.begin(cfg.Warmup)
+		db.begin(cfg.Warmup)
 		watch.start = time.Now()
 		if in.Alive != nil {
 			go watch.poll(runCtx, in.Alive)
@@ -177,6 +182,7 @@ func Run(ctx context.Context, in RunInput) (*RunResult, error) {
 	stats, runErr := ex.Run(runCtx, &markFirst{Scenario: sc, first: first}, rec)
 	stop(nil)
 	cpu.end()
+	db.end()
 	if runErr != nil && stats.Start.IsZero() {
 		return nil, runErr // nothing ran (e.g. a VU could not log in)
 	}
@@ -190,7 +196,7 @@ func Run(ctx context.Context, in RunInput) (*RunResult, error) {
 			runErr = down
 		}
 	}
-	res := &RunResult{Stats: stats, Recorder: rec, CPU: cpu.result(stats)}
+	res := &RunResult{Stats: stats, Recorder: rec, CPU: cpu.result(stats), DB: db.result(stats)}
 	if len(ths) > 0 {
 		res.Stats.Thresholds, res.ThresholdErr = stats.Check(ths)
 	}
@@ -279,27 +285,80 @@ func (r ServerCPU) Write(w io.Writer) error {
 	return nil
 }
 
+// window takes a reading of a cumulative figure at the end of the
+// warm-up and at the end of the run.
+type window[T any] struct {
+	ctx  context.Context
+	read func(context.Context) (T, error) // nil: nothing to read
+
+	mu      sync.Mutex
+	t0, t1  time.Time
+	v0, v1  T
+	err     error
+	timer   *time.Timer
+	started bool
+	sampled chan struct{} // closed once the first reading is taken or abandoned
+}
+
+func newWindow[T any](ctx context.Context, read func(context.Context) (T, error)) window[T] {
+	return window[T]{ctx: ctx, read: read, sampled: make(chan struct{})}
+}
+
+// begin schedules the first reading after warmup.
+func (w *window[T]) begin(warmup time.Duration) {
+	if w.read == nil {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.started = true
+	w.timer = time.AfterFunc(warmup, func() {
+		defer close(w.sampled)
+		v, err := w.read(w.ctx)
+		w.mu.Lock()
+		w.t0, w.v0, w.err = time.Now(), v, err
+		w.mu.Unlock()
+	})
+}
+
+// end takes the last reading.
+func (w *window[T]) end() {
+	w.mu.Lock()
+	started, timer := w.started, w.timer
+	w.mu.Unlock()
+	if w.read == nil || !started {
+		return
+	}
+	if timer.Stop() { // the run ended within the warm-up
+		w.mu.Lock()
+		w.err = errors.New("the run ended before its warm-up did")
+		w.mu.Unlock()
+		close(w.sampled)
+		return
+	}
+	<-w.sampled
+	v, err := w.read(context.WithoutCancel(w.ctx))
+	w.mu.Lock()
+	w.t1, w.v1 = time.Now(), v
+	if w.err == nil {
+		w.err = err
+	}
+	w.mu.Unlock()
+}
+
 // cpuWindow samples the server's CPU time at the end of the warm-up and
 // at the end of the run.
 type cpuWindow struct {
-	ctx     context.Context
+	window[time.Duration]
 	sampler observe.CPUSampler
 	reason  string // why there is no sampler
 	res     string
 
 	idle, idleFor float64 // cores and seconds of the baseline
-
-	mu      sync.Mutex
-	t0, t1  time.Time
-	c0, c1  time.Duration
-	err     error
-	timer   *time.Timer
-	started bool
-	sampled chan struct{} // closed once the first sample is taken or abandoned
 }
 
 func newCPUWindow(ctx context.Context, tg kc.Target) *cpuWindow {
-	w := &cpuWindow{ctx: ctx, sampled: make(chan struct{})}
+	w := &cpuWindow{}
 	switch {
 	case tg.PID > 0:
 		w.sampler = observe.NewProcCPU(os.DirFS("/proc"), tg.ServerPIDs())
@@ -315,6 +374,11 @@ func newCPUWindow(ctx context.Context, tg kc.Target) *cpuWindow {
 	default:
 		w.reason = "the target is not a local stack and has no management URL"
 	}
+	var read func(context.Context) (time.Duration, error)
+	if w.sampler != nil {
+		read = w.sampler.CPUTime
+	}
+	w.window = newWindow(ctx, read)
 	return w
 }
 
@@ -340,46 +404,53 @@ func (w *cpuWindow) baseline(ctx context.Context, d time.Duration) error {
 	return nil
 }
 
-// begin schedules the first sample after warmup.
-func (w *cpuWindow) begin(warmup time.Duration) {
-	if w.sampler == nil {
-		return
+// dbWindow reads the database's statistics (and, when local, its CPU) at
+// the end of the warm-up and at the end of the run.
+type dbWindow struct {
+	window[observe.DBUsage]
+	reader *observe.DBUsageReader
+}
+
+func newDBWindow(ctx context.Context, tg kc.Target) *dbWindow {
+	w := &dbWindow{}
+	var read func(context.Context) (observe.DBUsage, error)
+	if tg.DB != "" {
+		w.reader = &observe.DBUsageReader{DSN: tg.DB, PID: tg.DBPID, Proc: os.DirFS("/proc")}
+		read = w.reader.Read
+	}
+	w.window = newWindow(ctx, read)
+	return w
+}
+
+// end takes the last reading and closes the connection.
+func (w *dbWindow) end() {
+	w.window.end()
+	if w.reader != nil {
+		w.reader.Close()
+	}
+}
+
+// result is the database's cost over the measured window, per successful
+// iteration; nil when the target's database is unknown.
+func (w *dbWindow) result(s results.Stats) *observe.DBCost {
+	if w.reader == nil {
+		return nil
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.started = true
-	w.timer = time.AfterFunc(warmup, func() {
-		defer close(w.sampled)
-		c, err := w.sampler.CPUTime(w.ctx)
-		w.mu.Lock()
-		w.t0, w.c0, w.err = time.Now(), c, err
-		w.mu.Unlock()
-	})
-}
-
-// end takes the last sample.
-func (w *cpuWindow) end() {
-	w.mu.Lock()
-	started, timer := w.started, w.timer
-	w.mu.Unlock()
-	if w.sampler == nil || !started {
-		return
+	switch {
+	case !w.started:
+		return &observe.DBCost{Reason: "no iteration ran"}
+	case w.err != nil:
+		return &observe.DBCost{Reason: "database statistics unreadable: " + w.err.Error()}
 	}
-	if timer.Stop() { // the run ended within the warm-up
-		w.mu.Lock()
-		w.err = errors.New("the run ended before its warm-up did")
-		w.mu.Unlock()
-		close(w.sampled)
-		return
+	var ok int64
+	if it, found := s.Op(results.IterationOp); found {
+		ok = it.OK
 	}
-	<-w.sampled
-	c, err := w.sampler.CPUTime(context.WithoutCancel(w.ctx))
-	w.mu.Lock()
-	w.t1, w.c1 = time.Now(), c
-	if w.err == nil {
-		w.err = err
-	}
-	w.mu.Unlock()
+	// the first reading's own transaction commits inside the window
+	c := observe.Cost(w.v0, w.v1, w.t1.Sub(w.t0).Seconds(), ok, 1)
+	return &c
 }
 
 func (w *cpuWindow) result(s results.Stats) ServerCPU {
@@ -394,7 +465,7 @@ func (w *cpuWindow) result(s results.Stats) ServerCPU {
 		return ServerCPU{Source: w.sampler.Source(), Reason: w.err.Error()}
 	}
 	r := ServerCPU{Available: true, Source: w.sampler.Source(), Resolution: w.res,
-		CPU: (w.c1 - w.c0).Seconds(), Window: w.t1.Sub(w.t0).Seconds()}
+		CPU: (w.v1 - w.v0).Seconds(), Window: w.t1.Sub(w.t0).Seconds()}
 	if r.Window > 0 {
 		r.Cores = r.CPU / r.Window
 	}
@@ -439,7 +510,7 @@ func (res *RunResult) WriteDir(dir string) error {
 		return err
 	}
 	return fileutil.WriteFile(filepath.Join(dir, "summary.json"), 0o644, func(w io.Writer) error {
-		return writeSummaryJSON(w, s, res.CPU, res.Params)
+		return writeSummaryJSON(w, s, res.CPU, res.DB, res.Params)
 	})
 }
 
@@ -447,13 +518,13 @@ func (res *RunResult) WriteDir(dir string) error {
 // server_cpu and params (when given) beside it; kcbench merge writes the
 // merged agents' summary with it.
 func WriteSummaryJSON(w io.Writer, s results.Stats, srv ServerCPU, params map[string]string) error {
-	return writeSummaryJSON(w, s, srv, params)
+	return writeSummaryJSON(w, s, srv, nil, params)
 }
 
 // writeSummaryJSON writes the engine's summary with server_cpu (and,
 // when given, params) added at the end, so that results.Stats still reads it and sizing finds the
 // CPU-ms.
-func writeSummaryJSON(w io.Writer, s results.Stats, srv ServerCPU, params map[string]string) error {
+func writeSummaryJSON(w io.Writer, s results.Stats, srv ServerCPU, db *observe.DBCost, params map[string]string) error {
 	var buf bytes.Buffer
 	if err := results.WriteStatsJSON(&buf, s); err != nil {
 		return err
@@ -472,6 +543,15 @@ func writeSummaryJSON(w io.Writer, s results.Stats, srv ServerCPU, params map[st
 	}
 	if _, err := fmt.Fprintf(w, ",\n  \"server_cpu\": %s", extra); err != nil {
 		return err
+	}
+	if db != nil {
+		dj, err := json.MarshalIndent(db, "  ", "  ")
+		if err != nil {
+			return err
+		}
+		if _, err := fmt.Fprintf(w, ",\n  \"database\": %s", dj); err != nil {
+			return err
+		}
 	}
 	if len(params) > 0 {
 		ps, err := json.MarshalIndent(params, "  ", "  ")

@@ -27,7 +27,7 @@ func (f *fakeCPU) Source() string { return "fake" }
 
 func TestCPUWindow(t *testing.T) {
 	f := &fakeCPU{start: time.Now(), rate: 0.1}
-	w := &cpuWindow{ctx: context.Background(), sampler: f, sampled: make(chan struct{}), res: "exact"}
+	w := &cpuWindow{window: newWindow(context.Background(), f.CPUTime), sampler: f, res: "exact"}
 	if err := w.baseline(context.Background(), 100*time.Millisecond); err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +44,7 @@ func TestCPUWindow(t *testing.T) {
 	// The window ends once the server spent 0.1 s of CPU in it (0.2 s at
 	// half a core), polled with a deadline.
 	w.mu.Lock()
-	c0 := w.c0
+	c0 := w.v0
 	w.mu.Unlock()
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 		if c, _ := f.CPUTime(context.Background()); c-c0 >= 100*time.Millisecond {
@@ -74,7 +74,8 @@ func TestCPUWindow(t *testing.T) {
 }
 
 func TestCPUWindowEndsWithinWarmup(t *testing.T) {
-	w := &cpuWindow{ctx: context.Background(), sampler: &fakeCPU{start: time.Now(), rate: 1}, sampled: make(chan struct{})}
+	f := &fakeCPU{start: time.Now(), rate: 1}
+	w := &cpuWindow{window: newWindow(context.Background(), f.CPUTime), sampler: f}
 	w.begin(time.Hour)
 	w.end()
 	if r := w.result(results.Stats{}); r.Available || !strings.Contains(r.Reason, "warm-up") {

@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/kcbench/kcbench/internal/h1"
 	"github.com/kcbench/kcbench/internal/kc"
 	"github.com/kcbench/kcbench/internal/load"
+	"github.com/kcbench/kcbench/internal/observe"
 	"github.com/kcbench/kcbench/internal/results"
 	"github.com/kcbench/kcbench/internal/stack/stacktest"
 )
@@ -273,5 +275,57 @@ func TestServerCPUPerLogin(t *testing.T) {
 	argon := perLogin(f.argon)
 	if argon < 2*fast || argon < 20 {
 		t.Fatalf("argon2: %.1f ms per login, pbkdf2-sha256:1: %.1f ms; want argon2 clearly dearer", argon, fast)
+	}
+}
+
+// The database's cost per operation: logins write sessions (transactions,
+// WAL), JWKS reads nothing from the database; the run's figures match a
+// direct reading of pg_stat_database around it.
+func TestDatabaseCostPerOperation(t *testing.T) {
+	f := setup(t)
+	if f.tg.DB == "" || f.tg.DBPID == 0 {
+		t.Fatalf("the local stack's target has no database: %v, pid %d", f.tg.DB != "", f.tg.DBPID)
+	}
+	direct := &observe.DBUsageReader{DSN: f.tg.DB}
+	defer direct.Close()
+	cost := func(scen string) *observe.DBCost {
+		before, err := direct.Read(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := Config{Scenario: scen, VUs: 2, Duration: 3 * time.Second, Warmup: time.Second, Thresholds: []string{"errors<1%"}}
+		res, err := Run(context.Background(), RunInput{Target: f.tg, Manifest: f.realms, Config: cfg})
+		if err != nil {
+			t.Fatal(err)
+		}
+		after, err := direct.Read(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := res.DB
+		if c == nil || !c.Available || !c.CPUMeasured || c.Ops == 0 || res.ThresholdErr != nil {
+			t.Fatalf("%s: database cost %+v, thresholds %v", scen, c, res.ThresholdErr)
+		}
+		// the whole run (warm-up included) as read directly bounds the
+		// measured window's figures
+		whole := observe.Cost(before, after, 0, c.Ops, 3)
+		// PostgreSQL flushes a backend's statistics up to a second late
+		// (10 s when idle): a few transactions of slack
+		if c.Xacts > whole.Xacts+3 || float64(c.WALBytes) > 1.05*float64(whole.WALBytes)+8192 {
+			t.Errorf("%s: window %d transactions, %d WAL bytes; the whole run read directly %d, %d", scen, c.Xacts, c.WALBytes, whole.Xacts, whole.WALBytes)
+		}
+		var b strings.Builder
+		c.Write(&b)
+		t.Logf("%s: %d ops\n%s", scen, c.Ops, b.String())
+		return c
+	}
+	login := cost(results.ScenarioPasswordGrant)
+	if login.XactsPerOp < 0.5 || login.WALBytesPerOp < 100 || login.CPUMsPerOp <= 0 {
+		t.Errorf("password grant: %.2f transactions, %.0f WAL bytes, %.3f ms database CPU per login; want a session written each",
+			login.XactsPerOp, login.WALBytesPerOp, login.CPUMsPerOp)
+	}
+	jwks := cost(results.ScenarioJWKS)
+	if jwks.XactsPerOp > 0.05 || jwks.WALBytesPerOp > 50 || jwks.XactsPerOp >= login.XactsPerOp/10 {
+		t.Errorf("JWKS: %.3f transactions, %.0f WAL bytes per request; want about none (login: %.2f)", jwks.XactsPerOp, jwks.WALBytesPerOp, login.XactsPerOp)
 	}
 }

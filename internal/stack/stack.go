@@ -596,6 +596,12 @@ func (s *Stack) Target() kc.Target {
 	if len(s.st.Nodes) > 1 {
 		t.PIDs = pids
 	}
+	if dsn, err := s.DSN(); err == nil {
+		t.DB = dsn
+	}
+	if s.st.PG != nil && s.st.PG.Proc.Alive() {
+		t.DBPID = s.st.PG.Proc.PID
+	}
 	return t
 }
 

@@ -1,0 +1,282 @@
+package observe
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/kcbench/kcbench/internal/kc"
+)
+
+// DBUsage is one reading of what a PostgreSQL database has done so far:
+// cumulative counters from its own statistics and, for a local server,
+// the CPU time of the postmaster's process tree.
+type DBUsage struct {
+	DBStats
+	// WAL (pg_stat_wal, cluster-wide): records, full-page images, bytes.
+	WALRecords, WALFPI, WALBytes int64
+	// WALWrites and WALSyncs are pg_stat_wal's wal_write and wal_sync
+	// (PostgreSQL 14–17); -1 where the server has none (18 moved them to
+	// pg_stat_io).
+	WALWrites, WALSyncs int64
+	// DataWrites are writes of relation data blocks by any process
+	// (pg_stat_io, PostgreSQL 16 and later); -1 before 16.
+	DataWrites int64
+	// Backends is pg_stat_database's numbackends for the database now.
+	Backends int64
+	// CPU is the postmaster's process tree's CPU time (ReadTree); 0 when
+	// HasCPU is false.
+	CPU    time.Duration
+	HasCPU bool
+	// Version is the server's version number, e.g. 170005.
+	Version int
+	// Durable: fsync on and synchronous_commit not off.
+	Durable bool
+}
+
+const dbUsageQuery = `SELECT xact_commit, xact_rollback, blks_read, blks_hit,
+	tup_inserted + tup_updated + tup_deleted, pg_database_size(datid), numbackends
+FROM pg_stat_database WHERE datname = $1`
+
+// DBUsageReader reads DBUsage over one connection it opens on first use.
+type DBUsageReader struct {
+	// DSN is the database's postgres:// URL; it is never shown.
+	DSN kc.Secret
+	// PID is the postmaster's pid on this machine (0: CPU not measured).
+	PID  int
+	Proc fs.FS // /proc
+
+	conn *pgx.Conn
+	db   string
+}
+
+// Read takes one reading. Its own queries run in one transaction, which
+// the caller takes off (see DBCost.Xacts): one commit per reading.
+func (r *DBUsageReader) Read(ctx context.Context) (DBUsage, error) {
+	var u DBUsage
+	if r.conn == nil {
+		cfg, err := pgx.ParseConfig(r.DSN.Reveal())
+		if err != nil {
+			return u, errors.New("postgres DSN does not parse") // pgx's errors can echo the DSN
+		}
+		cfg.ConnectTimeout = DefaultPGConnectTimeout
+		cfg.RuntimeParams["application_name"] = "kcbench-dbcost"
+		if r.conn, err = pgx.ConnectConfig(ctx, cfg); err != nil {
+			return u, fmt.Errorf("connect to postgres: %w", err)
+		}
+		r.db = cfg.Database
+	}
+	qctx, cancel := context.WithTimeout(ctx, DefaultPGQueryTimeout)
+	defer cancel()
+	tx, err := r.conn.Begin(qctx)
+	if err != nil {
+		return u, r.fail(err)
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx))
+	q := "SELECT current_setting('server_version_num')::int, current_setting('fsync') = 'on' AND current_setting('synchronous_commit') <> 'off'"
+	if err := tx.QueryRow(qctx, q).Scan(&u.Version, &u.Durable); err != nil {
+		return u, r.fail(err)
+	}
+	err = tx.QueryRow(qctx, dbUsageQuery, r.db).Scan(&u.Commits, &u.Rollbacks, &u.BlksRead, &u.BlksHit,
+		&u.TuplesWritten, &u.SizeBytes, &u.Backends)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return u, fmt.Errorf("%q: %w", r.db, ErrNoDatabase)
+	}
+	if err != nil {
+		return u, r.fail(err)
+	}
+	u.WALWrites, u.WALSyncs, u.DataWrites = -1, -1, -1
+	walQuery := "SELECT wal_records, wal_fpi, wal_bytes::bigint, -1, -1 FROM pg_stat_wal"
+	if u.Version < 180000 {
+		walQuery = "SELECT wal_records, wal_fpi, wal_bytes::bigint, wal_write, wal_sync FROM pg_stat_wal"
+	}
+	if err := tx.QueryRow(qctx, walQuery).Scan(&u.WALRecords, &u.WALFPI, &u.WALBytes, &u.WALWrites, &u.WALSyncs); err != nil {
+		return u, r.fail(fmt.Errorf("pg_stat_wal: %w", err))
+	}
+	if u.Version >= 160000 {
+		q := "SELECT coalesce(sum(writes), 0)::bigint FROM pg_stat_io WHERE object = 'relation'"
+		if err := tx.QueryRow(qctx, q).Scan(&u.DataWrites); err != nil {
+			return u, r.fail(fmt.Errorf("pg_stat_io: %w", err))
+		}
+	}
+	if err := tx.Commit(qctx); err != nil {
+		return u, r.fail(err)
+	}
+	if r.PID > 0 && r.Proc != nil {
+		if t, err := ReadTree(r.Proc, r.PID); err == nil {
+			u.CPU, u.HasCPU = t.CPU, true
+		}
+	}
+	return u, nil
+}
+
+func (r *DBUsageReader) fail(err error) error {
+	r.Close()
+	return err
+}
+
+// Close closes the connection.
+func (r *DBUsageReader) Close() {
+	if r.conn != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		r.conn.Close(ctx)
+		r.conn = nil
+	}
+}
+
+// DBCost is what the database did over a window, in total and per
+// successful operation.
+type DBCost struct {
+	Available bool    `json:"available"`
+	Reason    string  `json:"reason,omitempty"` // why not, or what is missing
+	Window    float64 `json:"window_s,omitempty"`
+	Ops       int64   `json:"ops,omitempty"` // successful iterations the figures are divided by
+
+	// Totals over the window.
+	CPU           float64 `json:"cpu_s,omitempty"` // postmaster tree; 0 with CPUMeasured false
+	CPUMeasured   bool    `json:"cpu_measured"`
+	Xacts         int64   `json:"xacts"` // commits + rollbacks, kcbench's own readings taken off
+	WALRecords    int64   `json:"wal_records"`
+	WALFPI        int64   `json:"wal_fpi"`
+	WALBytes      int64   `json:"wal_bytes"`
+	WALWrites     int64   `json:"wal_writes"`  // -1: not reported by this server
+	WALSyncs      int64   `json:"wal_syncs"`   // -1: not reported by this server
+	DataWrites    int64   `json:"data_writes"` // -1: not reported by this server
+	TuplesWritten int64   `json:"tuples_written"`
+	BlksRead      int64   `json:"blks_read"`
+	BlksHit       int64   `json:"blks_hit"`
+	PeakBackends  int64   `json:"peak_backends"`
+
+	// Per successful operation.
+	CPUMsPerOp      float64 `json:"cpu_ms_per_op,omitempty"`
+	XactsPerOp      float64 `json:"xacts_per_op"`
+	WALBytesPerOp   float64 `json:"wal_bytes_per_op"`
+	WALRecordsPerOp float64 `json:"wal_records_per_op"`
+	TuplesPerOp     float64 `json:"tuples_written_per_op"`
+	BlksReadPerOp   float64 `json:"blks_read_per_op"`
+	// WriteIOPSPerOp is (WAL syncs + data writes) per operation: the
+	// writes a durable database issues to storage (WriteIOPSFormula).
+	WriteIOPSPerOp float64 `json:"write_iops_per_op,omitempty"`
+	// Durable says whether the server syncs its writes (fsync and
+	// synchronous_commit on): without it the WAL syncs are not a
+	// durable database's (the caller sets it).
+	Durable bool `json:"durable"`
+}
+
+// WriteIOPSFormula says how WriteIOPSPerOp is derived.
+const WriteIOPSFormula = "(pg_stat_wal.wal_sync + pg_stat_io relation writes) ÷ successful operations"
+
+// Cost is the database's work between readings a and b, over window
+// seconds and ops successful operations; readings is how many of
+// kcbench's own readings fell between them (each is one transaction).
+func Cost(a, b DBUsage, window float64, ops int64, readings int64) DBCost {
+	c := DBCost{Available: true, Window: window, Ops: ops,
+		Xacts:      max(0, b.Commits+b.Rollbacks-a.Commits-a.Rollbacks-readings),
+		WALRecords: b.WALRecords - a.WALRecords, WALFPI: b.WALFPI - a.WALFPI, WALBytes: b.WALBytes - a.WALBytes,
+		WALWrites: -1, WALSyncs: -1, DataWrites: -1,
+		TuplesWritten: b.TuplesWritten - a.TuplesWritten, BlksRead: b.BlksRead - a.BlksRead, BlksHit: b.BlksHit - a.BlksHit,
+		PeakBackends: max(a.Backends, b.Backends),
+	}
+	if a.WALSyncs >= 0 && b.WALSyncs >= 0 {
+		c.WALWrites, c.WALSyncs = b.WALWrites-a.WALWrites, b.WALSyncs-a.WALSyncs
+	}
+	if a.DataWrites >= 0 && b.DataWrites >= 0 {
+		c.DataWrites = b.DataWrites - a.DataWrites
+	}
+	if a.HasCPU && b.HasCPU {
+		c.CPU, c.CPUMeasured = (b.CPU - a.CPU).Seconds(), true
+	}
+	c.Durable = a.Durable && b.Durable
+	var missing []string
+	if !c.CPUMeasured {
+		missing = append(missing, "CPU not measured (the database is not a local process)")
+	}
+	if c.WALSyncs < 0 {
+		missing = append(missing, "WAL syncs not reported (PostgreSQL 18 moved them to pg_stat_io)")
+	}
+	if c.DataWrites < 0 {
+		missing = append(missing, "data writes not reported (pg_stat_io needs PostgreSQL 16)")
+	}
+	if !c.Durable {
+		missing = append(missing, "write IOPS not reported: the database does not sync (fsync or synchronous_commit off)")
+	}
+	if len(missing) > 0 {
+		c.Reason = strings.Join(missing, "; ")
+	}
+	if ops <= 0 {
+		return c
+	}
+	n := float64(ops)
+	if c.CPUMeasured {
+		c.CPUMsPerOp = c.CPU * 1000 / n
+	}
+	c.XactsPerOp = float64(c.Xacts) / n
+	c.WALBytesPerOp, c.WALRecordsPerOp = float64(c.WALBytes)/n, float64(c.WALRecords)/n
+	c.TuplesPerOp, c.BlksReadPerOp = float64(c.TuplesWritten)/n, float64(c.BlksRead)/n
+	if c.WALSyncs >= 0 && c.DataWrites >= 0 && c.Durable {
+		// a database that does not sync issues no storage writes worth
+		// counting as a durable one's IOPS
+		c.WriteIOPSPerOp = float64(c.WALSyncs+c.DataWrites) / n
+	}
+	return c
+}
+
+// Write prints the cost as the load summary's "database:" lines.
+func (c *DBCost) Write(w io.Writer) error {
+	if !c.Available {
+		_, err := fmt.Fprintf(w, "database:     unavailable: %s\n", c.Reason)
+		return err
+	}
+	cpu := "CPU not measured"
+	if c.CPUMeasured {
+		cpu = fmt.Sprintf("%.2f s CPU (%.2f cores)", c.CPU, c.CPU/max(c.Window, 1e-9))
+	}
+	if _, err := fmt.Fprintf(w, "database:     %s, %d transactions, %s WAL over %.1f s measured\n", cpu, c.Xacts, byteSize(float64(c.WALBytes)), c.Window); err != nil {
+		return err
+	}
+	if c.Ops == 0 {
+		return nil
+	}
+	line := "  per successful iteration:"
+	if c.CPUMeasured {
+		line += fmt.Sprintf(" %.3f ms CPU,", c.CPUMsPerOp)
+	}
+	line += fmt.Sprintf(" %.2f transactions, %s WAL (%.1f records), %.1f tuples written, %.2f blocks read (%s hit)",
+		c.XactsPerOp, byteSize(c.WALBytesPerOp), c.WALRecordsPerOp, c.TuplesPerOp, c.BlksReadPerOp, hitRatio(c.BlksRead, c.BlksHit))
+	if _, err := fmt.Fprintln(w, line); err != nil {
+		return err
+	}
+	switch {
+	case c.WriteIOPSPerOp > 0 || (c.WALSyncs >= 0 && c.DataWrites >= 0 && c.Durable):
+		_, err := fmt.Fprintf(w, "  write IOPS: %.3f per iteration = %.0f per 100 iterations/s, from %s\n", c.WriteIOPSPerOp, 100*c.WriteIOPSPerOp, WriteIOPSFormula)
+		return err
+	case !c.Durable:
+		_, err := fmt.Fprintln(w, "  write IOPS: not reported: the database does not sync its writes (fsync or synchronous_commit off; kcbench up --pg-durable)")
+		return err
+	}
+	return nil
+}
+
+func byteSize(b float64) string {
+	switch {
+	case b >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", b/(1<<20))
+	case b >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", b/(1<<10))
+	}
+	return fmt.Sprintf("%.0f B", b)
+}
+
+func hitRatio(read, hit int64) string {
+	if read+hit == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f%%", 100*float64(hit)/float64(read+hit))
+}
