@@ -72,7 +72,7 @@ type RunResult struct {
 	CPU ServerCPU
 	// DB is the database's work over the measured window (nil when the
 	// target's database is unknown: not a local stack).
-	DB *observe.DBCost
+	DB *results.DBCost
 	// Recorder holds the interval histograms (Recorder.WriteHlog).
 	Recorder *load.Recorder
 	// Params, when set, describe the run's setting in summary.json
@@ -432,7 +432,7 @@ func (w *dbWindow) end() {
 
 // result is the database's cost over the measured window, per successful
 // iteration; nil when the target's database is unknown.
-func (w *dbWindow) result(s results.Stats) *observe.DBCost {
+func (w *dbWindow) result(s results.Stats) *results.DBCost {
 	if w.reader == nil {
 		return nil
 	}
@@ -440,9 +440,9 @@ func (w *dbWindow) result(s results.Stats) *observe.DBCost {
 	defer w.mu.Unlock()
 	switch {
 	case !w.started:
-		return &observe.DBCost{Reason: "no iteration ran"}
+		return &results.DBCost{Reason: "no iteration ran"}
 	case w.err != nil:
-		return &observe.DBCost{Reason: "database statistics unreadable: " + w.err.Error()}
+		return &results.DBCost{Reason: "database statistics unreadable: " + w.err.Error()}
 	}
 	var ok int64
 	if it, found := s.Op(results.IterationOp); found {
@@ -524,7 +524,7 @@ func WriteSummaryJSON(w io.Writer, s results.Stats, srv ServerCPU, params map[st
 // writeSummaryJSON writes the engine's summary with server_cpu (and,
 // when given, params) added at the end, so that results.Stats still reads it and sizing finds the
 // CPU-ms.
-func writeSummaryJSON(w io.Writer, s results.Stats, srv ServerCPU, db *observe.DBCost, params map[string]string) error {
+func writeSummaryJSON(w io.Writer, s results.Stats, srv ServerCPU, db *results.DBCost, params map[string]string) error {
 	var buf bytes.Buffer
 	if err := results.WriteStatsJSON(&buf, s); err != nil {
 		return err

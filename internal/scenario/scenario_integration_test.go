@@ -288,7 +288,7 @@ func TestDatabaseCostPerOperation(t *testing.T) {
 	}
 	direct := &observe.DBUsageReader{DSN: f.tg.DB}
 	defer direct.Close()
-	cost := func(scen string) *observe.DBCost {
+	cost := func(scen string) *results.DBCost {
 		before, err := direct.Read(context.Background())
 		if err != nil {
 			t.Fatal(err)

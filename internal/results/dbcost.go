@@ -1,0 +1,102 @@
+package results
+
+import (
+	"fmt"
+	"io"
+)
+
+// DBCost is what the database did over a run's measured window, in total
+// and per successful iteration: summary.json's "database" (observe.Cost
+// computes it).
+type DBCost struct {
+	Available bool    `json:"available"`
+	Reason    string  `json:"reason,omitempty"` // why not, or what is missing
+	Window    float64 `json:"window_s,omitempty"`
+	Ops       int64   `json:"ops,omitempty"` // successful iterations the figures are divided by
+
+	// Totals over the window.
+	CPU           float64 `json:"cpu_s,omitempty"` // postmaster tree; 0 with CPUMeasured false
+	CPUMeasured   bool    `json:"cpu_measured"`
+	Xacts         int64   `json:"xacts"` // commits + rollbacks, kcbench's own readings taken off
+	WALRecords    int64   `json:"wal_records"`
+	WALFPI        int64   `json:"wal_fpi"`
+	WALBytes      int64   `json:"wal_bytes"`
+	WALWrites     int64   `json:"wal_writes"`  // -1: not reported by this server
+	WALSyncs      int64   `json:"wal_syncs"`   // -1: not reported by this server
+	DataWrites    int64   `json:"data_writes"` // -1: not reported by this server
+	TuplesWritten int64   `json:"tuples_written"`
+	BlksRead      int64   `json:"blks_read"`
+	BlksHit       int64   `json:"blks_hit"`
+	PeakBackends  int64   `json:"peak_backends"`
+
+	// Per successful operation.
+	CPUMsPerOp      float64 `json:"cpu_ms_per_op,omitempty"`
+	XactsPerOp      float64 `json:"xacts_per_op"`
+	WALBytesPerOp   float64 `json:"wal_bytes_per_op"`
+	WALRecordsPerOp float64 `json:"wal_records_per_op"`
+	TuplesPerOp     float64 `json:"tuples_written_per_op"`
+	BlksReadPerOp   float64 `json:"blks_read_per_op"`
+	// WriteIOPSPerOp is (WAL syncs + data writes) per operation: the
+	// writes a durable database issues to storage (WriteIOPSFormula).
+	WriteIOPSPerOp float64 `json:"write_iops_per_op,omitempty"`
+	// Durable says whether the server syncs its writes (fsync and
+	// synchronous_commit on): without it the WAL syncs are not a
+	// durable database's (the caller sets it).
+	Durable bool `json:"durable"`
+}
+
+// WriteIOPSFormula says how WriteIOPSPerOp is derived.
+const WriteIOPSFormula = "(pg_stat_wal.wal_sync + pg_stat_io relation writes) ÷ successful operations"
+
+// Write prints the cost as the load summary's "database:" lines.
+func (c *DBCost) Write(w io.Writer) error {
+	if !c.Available {
+		_, err := fmt.Fprintf(w, "database:     unavailable: %s\n", c.Reason)
+		return err
+	}
+	cpu := "CPU not measured"
+	if c.CPUMeasured {
+		cpu = fmt.Sprintf("%.2f s CPU (%.2f cores)", c.CPU, c.CPU/max(c.Window, 1e-9))
+	}
+	if _, err := fmt.Fprintf(w, "database:     %s, %d transactions, %s WAL over %.1f s measured\n", cpu, c.Xacts, byteSize(float64(c.WALBytes)), c.Window); err != nil {
+		return err
+	}
+	if c.Ops == 0 {
+		return nil
+	}
+	line := "  per successful iteration:"
+	if c.CPUMeasured {
+		line += fmt.Sprintf(" %.3f ms CPU,", c.CPUMsPerOp)
+	}
+	line += fmt.Sprintf(" %.2f transactions, %s WAL (%.1f records), %.1f tuples written, %.2f blocks read (%s hit)",
+		c.XactsPerOp, byteSize(c.WALBytesPerOp), c.WALRecordsPerOp, c.TuplesPerOp, c.BlksReadPerOp, hitRatio(c.BlksRead, c.BlksHit))
+	if _, err := fmt.Fprintln(w, line); err != nil {
+		return err
+	}
+	switch {
+	case c.WriteIOPSPerOp > 0 || (c.WALSyncs >= 0 && c.DataWrites >= 0 && c.Durable):
+		_, err := fmt.Fprintf(w, "  write IOPS: %.3f per iteration = %.0f per 100 iterations/s, from %s\n", c.WriteIOPSPerOp, 100*c.WriteIOPSPerOp, WriteIOPSFormula)
+		return err
+	case !c.Durable:
+		_, err := fmt.Fprintln(w, "  write IOPS: not reported: the database does not sync its writes (fsync or synchronous_commit off; kcbench up --pg-durable)")
+		return err
+	}
+	return nil
+}
+
+func byteSize(b float64) string {
+	switch {
+	case b >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", b/(1<<20))
+	case b >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", b/(1<<10))
+	}
+	return fmt.Sprintf("%.0f B", b)
+}
+
+func hitRatio(read, hit int64) string {
+	if read+hit == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f%%", 100*float64(hit)/float64(read+hit))
+}
