@@ -270,3 +270,28 @@ func TestAdaptiveClimbsBackFromALowEstimate(t *testing.T) {
 		t.Errorf("%d steps to climb from a first probe that failed at 20/s", len(r.Steps))
 	}
 }
+
+func TestWriteTextSaysTheDatabaseCostAtTheMax(t *testing.T) {
+	m := &saturating{limit: 500, base: 5 * time.Millisecond, cpuMs: 2}
+	run := func(ctx context.Context, rate float64, d time.Duration) (StepResult, error) {
+		r, err := m.run(ctx, rate, d)
+		r.DB = &results.DBCost{Available: true, Ops: 100, CPUMeasured: true, CPUMsPerOp: 0.25, XactsPerOp: 1.5, WALBytesPerOp: 1700}
+		return r, err
+	}
+	r, err := Search(t.Context(), run, adaptiveOpts(t, 2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := WriteText(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"database:        0.250 ms CPU, 1.50 transactions, 1700 WAL bytes", "bracket:", "predicted:       1000/s", "elapsed:"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, b.String())
+		}
+	}
+	if r.Best().Database == nil {
+		t.Error("the best step lost its database cost")
+	}
+}

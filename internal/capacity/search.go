@@ -74,6 +74,8 @@ type StepResult struct {
 	CPUMsPerOp  float64 // server CPU-ms per successful iteration
 	ServerCores float64 // server CPU time / window
 	RSSBytes    int64   // peak server RSS
+	// DB is the database's work over the window (nil when unknown).
+	DB *results.DBCost
 	// Note is carried into the step, e.g. why the server CPU is unknown.
 	Note string
 }
@@ -237,7 +239,7 @@ func (o Options) settings() results.CapacitySettings {
 func (o Options) Judge(rate float64, r StepResult) results.CapacityStep {
 	s := r.Stats
 	st := results.CapacityStep{Rate: rate, Duration: s.Duration.Seconds(), Dropped: s.Dropped, Interrupted: s.Interrupted,
-		CPUMsPerOp: r.CPUMsPerOp, ServerCores: r.ServerCores, RSSBytes: r.RSSBytes, Note: r.Note, Start: s.Start}
+		CPUMsPerOp: r.CPUMsPerOp, ServerCores: r.ServerCores, RSSBytes: r.RSSBytes, Database: r.DB, Note: r.Note, Start: s.Start}
 	it, _ := s.Op(results.IterationOp)
 	st.Iterations, st.OK, st.Errors = it.Count, it.OK, it.Errors
 	st.Achieved = it.Rate

@@ -40,6 +40,14 @@ func WriteText(w io.Writer, r *results.CapacityResult) error {
 				r.CPUMsPerOp, r.OpsPerCPUSecond, r.ServerCores)
 		}
 	}
+	if b := r.Best(); b != nil && b.Database != nil && b.Database.Available && b.Database.Ops > 0 {
+		d := b.Database
+		cpu := "CPU not measured"
+		if d.CPUMeasured {
+			cpu = fmt.Sprintf("%.3f ms CPU", d.CPUMsPerOp)
+		}
+		fmt.Fprintf(w, "database:        %s, %.2f transactions, %.0f WAL bytes, %.2f blocks read per operation at the max\n", cpu, d.XactsPerOp, d.WALBytesPerOp, d.BlksReadPerOp)
+	}
 	if r.Settings.Mode == results.ModeAdaptive {
 		if r.Found && r.FirstFailedRate > 0 {
 			fmt.Fprintf(w, "bracket:         %g/s passed, %g/s failed: known within %.1f%% (asked %g%%)\n", r.MaxRate, r.FirstFailedRate, r.ResolutionPct, r.Settings.PrecisionPct)

@@ -77,6 +77,8 @@ type CapacityStep struct {
 	CPUMsPerOp  float64 `json:"cpu_ms_per_op,omitempty"` // server CPU-ms per successful iteration
 	ServerCores float64 `json:"server_cores,omitempty"`  // server CPU time over the window
 	RSSBytes    int64   `json:"rss_bytes,omitempty"`     // server peak RSS during the step
+	// Database is the database's work over the step (nil when unknown).
+	Database *DBCost `json:"database,omitempty"`
 	// SLOs are the SLOs evaluated on the step.
 	SLOs []ThresholdResult `json:"slos"`
 	// Pass is true when the step met every SLO and every guard (achieved
