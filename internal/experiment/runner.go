@@ -378,7 +378,7 @@ func (r *Runner) runPoint(ctx context.Context, p Point) (*results.Summary, error
 					return fmt.Errorf("%s %s: %w", phase, w.Name, err)
 				}
 				wl := results.Workload{Name: w.Name, Scenario: cfg.Scenario, Phase: phase, Stats: res.Stats,
-					ServerCPUMsPerOp: res.CPU.PerIteration, ServerCPUSource: res.CPU.Source}
+					ServerCPUMsPerOp: res.CPU.PerIteration, ServerCPUSource: res.CPU.Source, Database: res.DB}
 				sum.Workloads = append(sum.Workloads, wl)
 				timelines = append(timelines, res.Stats.Timeline)
 				recs = append(recs, res.Recorder)

@@ -107,6 +107,9 @@ type Workload struct {
 	// Server resource use during the workload.
 	MaxRSSBytes int64   `json:"max_rss_bytes,omitempty"`
 	MeanCPUPct  float64 `json:"mean_cpu_pct,omitempty"`
+	// Database is the database's work per successful iteration (nil
+	// when unknown).
+	Database *DBCost `json:"database,omitempty"`
 }
 
 // Capacity is a capacity search run at a point; its folder (Dir, relative
