@@ -28,7 +28,7 @@ type agentFlags struct {
 }
 
 func (a *agentFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&a.segment, "segment", a.segment, "`I/N`: run as agent I (0-based) of N, with 1/N of the VUs or rate and a disjoint slice of the users; merge the agents' --out folders with kcbench merge")
+	fs.StringVar(&a.segment, "segment", a.segment, "`I/N`: run as agent I (0-based) of N: every N-th arrival of the schedule (open model) or 1/N of the VUs (closed), and a disjoint slice of the users; merge the agents' --out folders with kcbench merge")
 	fs.IntVar(&a.segments, "segments", a.segments, "`N` agents, this one's index from $"+jobIndexEnv+" (a Kubernetes Indexed Job)")
 	fs.BoolVar(&a.emit, "emit-results", a.emit, "after writing --out, print the folder on stdout as a bundle (a gzipped tar in base64 lines between markers) for kcbench k8s collect to read back from the pods' logs")
 	fs.StringVar(&a.startAt, "start-at", a.startAt, "`TIME` (RFC 3339, e.g. 2026-11-25T06:00:00Z) at which the run's clock starts, after the VUs are set up: agents started apart begin together")

@@ -142,6 +142,11 @@ func TestSplitLoadMerge(t *testing.T) {
 	}
 	mi, _ := st.Op(results.IterationOp)
 	ri, _ := ref.Op(results.IterationOp)
+	// The agents make every third arrival of the whole schedule: together,
+	// exactly the arrivals of one process.
+	if st.Iterations+st.Dropped != ref.Iterations+ref.Dropped {
+		t.Errorf("merged arrivals %d+%d dropped; one process %d+%d", st.Iterations, st.Dropped, ref.Iterations, ref.Dropped)
+	}
 	if d := mi.Rate/ri.Rate - 1; d > 0.05 || d < -0.05 {
 		t.Errorf("merged rate %.1f/s, one process at the full rate %.1f/s", mi.Rate, ri.Rate)
 	}

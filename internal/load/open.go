@@ -24,6 +24,9 @@ type ConstantArrivalRate struct {
 	PreAllocatedVUs int
 	MaxVUs          int
 	GracefulStop    time.Duration
+	// Segment, when set, makes this agent's share of a split run: every
+	// Count-th arrival of Rate's schedule (Strided).
+	Segment Segment
 }
 
 // Validate implements Executor.
@@ -36,12 +39,15 @@ func (e ConstantArrivalRate) Validate() error {
 		errs = append(errs, fmt.Errorf("duration must be positive, got %v", e.Duration))
 	}
 	errs = checkVUs(errs, e.PreAllocatedVUs, e.MaxVUs)
+	if err := e.Segment.Validate(); err != nil {
+		errs = append(errs, err)
+	}
 	return errors.Join(checkGraceful(errs, e.GracefulStop)...)
 }
 
 // Schedule returns the arrival schedule of e.
 func (e ConstantArrivalRate) Schedule() Schedule {
-	return Constant{Rate: e.Rate, Duration: e.Duration}
+	return stride(Constant{Rate: e.Rate, Duration: e.Duration}, e.Segment)
 }
 
 // Run implements Executor.
@@ -68,6 +74,9 @@ type RampingArrivalRate struct {
 	PreAllocatedVUs int
 	MaxVUs          int
 	GracefulStop    time.Duration
+	// Segment, when set, makes this agent's share of a split run (see
+	// ConstantArrivalRate.Segment).
+	Segment Segment
 }
 
 // Validate implements Executor.
@@ -91,6 +100,9 @@ func (e RampingArrivalRate) Validate() error {
 		errs = append(errs, errors.New("stages must last longer than zero"))
 	}
 	errs = checkVUs(errs, e.PreAllocatedVUs, e.MaxVUs)
+	if err := e.Segment.Validate(); err != nil {
+		errs = append(errs, err)
+	}
 	return errors.Join(checkGraceful(errs, e.GracefulStop)...)
 }
 
@@ -107,7 +119,7 @@ func (e RampingArrivalRate) Run(ctx context.Context, sc Scenario, rec *Recorder)
 	s := e.Schedule()
 	return openRun{
 		name:     NameRampingArrivalRate,
-		schedule: s,
+		schedule: stride(s, e.Segment),
 		duration: s.Duration(),
 		graceful: e.GracefulStop,
 		pre:      e.PreAllocatedVUs,

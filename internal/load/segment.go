@@ -3,8 +3,10 @@ package load
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // MaxSegments bounds the number of agents a run is split over.
@@ -91,4 +93,38 @@ func (s Segment) ShareRate(rate float64) float64 {
 		return rate
 	}
 	return rate / float64(s.Count)
+}
+
+// Strided is the part of schedule S that agent Seg of a split open-model
+// run makes: arrivals Seg.Index, Seg.Index+Count, Seg.Index+2·Count… of
+// S. The agents' arrivals together are exactly S's, each at the time S
+// gives it, so N agents make the arrivals of one process at the full rate
+// (not N schedules at 1/N of it, each rounded on its own).
+type Strided struct {
+	S   Schedule
+	Seg Segment
+}
+
+var _ Schedule = Strided{}
+
+// At implements Schedule.
+func (s Strided) At(i uint64) (time.Duration, bool) {
+	if s.Seg.Whole() {
+		return s.S.At(i)
+	}
+	n := uint64(s.Seg.Count)
+	if i > (math.MaxUint64-uint64(s.Seg.Index))/n {
+		return 0, false
+	}
+	return s.S.At(uint64(s.Seg.Index) + i*n)
+}
+
+func (s Strided) String() string { return fmt.Sprintf("%v, arrivals %s", s.S, s.Seg) }
+
+// stride returns s as agent seg makes it.
+func stride(s Schedule, seg Segment) Schedule {
+	if seg.Whole() {
+		return s
+	}
+	return Strided{S: s, Seg: seg}
 }

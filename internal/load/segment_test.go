@@ -3,6 +3,7 @@ package load
 import (
 	"context"
 	"errors"
+	"math"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -111,6 +112,86 @@ func TestWithStartAtCancelled(t *testing.T) {
 		_, err := e.Run(ctx, &fakeScenario{}, NewRecorder(WithStartAt(time.Now().Add(time.Hour))))
 		if !errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("err = %v, want the context's deadline", err)
+		}
+	})
+}
+
+// TestStridedUnion: the agents' strided schedules together are exactly
+// the full schedule, arrival for arrival, for constant and ramping rates
+// and agent counts that do and do not divide the arrivals.
+func TestStridedUnion(t *testing.T) {
+	scheds := []Schedule{
+		Constant{Rate: 500, Duration: 20 * time.Second},
+		Constant{Rate: 7, Duration: 3 * time.Second},
+		Ramp{Start: 1, Stages: []Stage{{Target: 50, Duration: 5 * time.Second}, {Target: 50, Duration: 2 * time.Second}, {Target: 0, Duration: 3 * time.Second}}},
+	}
+	for _, full := range scheds {
+		var want []time.Duration
+		for i := uint64(0); ; i++ {
+			off, ok := full.At(i)
+			if !ok {
+				break
+			}
+			want = append(want, off)
+		}
+		for n := 1; n <= 4; n++ {
+			got := make([]time.Duration, len(want))
+			seen := 0
+			for a := range n {
+				s := stride(full, Segment{Index: a, Count: n})
+				for k := uint64(0); ; k++ {
+					off, ok := s.At(k)
+					if !ok {
+						break
+					}
+					j := a + int(k)*n
+					if j >= len(want) || got[j] != 0 && j != 0 {
+						t.Fatalf("%v over %d agents: agent %d's arrival %d is arrival %d of the full schedule, beyond or twice", full, n, a, k, j)
+					}
+					got[j] = off
+					seen++
+				}
+			}
+			if seen != len(want) {
+				t.Fatalf("%v over %d agents: %d arrivals, want %d", full, n, seen, len(want))
+			}
+			for j := range want {
+				if got[j] != want[j] {
+					t.Fatalf("%v over %d agents: arrival %d at %v, want %v", full, n, j, got[j], want[j])
+				}
+			}
+		}
+	}
+	if off, ok := (Strided{S: Constant{Rate: 1}, Seg: Segment{Index: 1, Count: 2}}).At(math.MaxUint64); ok {
+		t.Errorf("arrival past the end of uint64 at %v", off)
+	}
+}
+
+// TestSplitOpenRun: three agents at 1/3 each (strided) make the arrivals
+// one process at the full rate makes.
+func TestSplitOpenRun(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		full := ConstantArrivalRate{Rate: 500, Duration: 2 * time.Second, PreAllocatedVUs: 10, MaxVUs: 50, GracefulStop: time.Second}
+		one, err := full.Run(t.Context(), &fakeScenario{iterate: busy(10 * time.Millisecond)}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sum int64
+		for i := range 3 {
+			e := full
+			e.Segment = Segment{Index: i, Count: 3}
+			s, err := e.Run(t.Context(), &fakeScenario{iterate: busy(10 * time.Millisecond)}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sum += s.Iterations
+		}
+		if one.Iterations != 1000 || sum != one.Iterations {
+			t.Fatalf("3 agents made %d iterations, one process %d (want 1000)", sum, one.Iterations)
+		}
+		if err := (ConstantArrivalRate{Rate: 1, Duration: time.Second, PreAllocatedVUs: 1, Segment: Segment{Index: 3, Count: 3}}).Validate(); err == nil {
+			t.Error("segment 3/3 accepted")
 		}
 	})
 }

@@ -98,6 +98,7 @@ func Run(ctx context.Context, in RunInput) (*RunResult, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	whole := cfg
 	cfg, err := cfg.Split(in.Segment)
 	if err != nil {
 		return nil, err
@@ -139,7 +140,7 @@ func Run(ctx context.Context, in RunInput) (*RunResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	ex := cfg.NewExecutor()
+	ex := cfg.AgentExecutor(whole, in.Segment)
 	if err := ex.Validate(); err != nil {
 		return nil, fmt.Errorf("%s: %w", cfg.Executor, err)
 	}

@@ -16,7 +16,9 @@ import (
 // not repeat each other's choices. Split(the zero Segment) is c.
 //
 // A closed-model run whose VUs do not reach every agent is an error: an
-// agent without VUs would measure nothing.
+// agent without VUs would measure nothing. An open-model agent does not
+// run a schedule of its own at the share rate: AgentExecutor has it make
+// every N-th arrival of the whole run's schedule.
 func (c Config) Split(s load.Segment) (Config, error) {
 	if err := s.Validate(); err != nil {
 		return c, err
@@ -56,6 +58,27 @@ func (c Config) Split(s load.Segment) (Config, error) {
 		c.Seed += uint64(s.Index) * 0x9e3779b97f4a7c15 // distinct, reproducible per agent
 	}
 	return c, errors.Join(errs...)
+}
+
+// AgentExecutor is the executor of c, agent s's share (Split) of whole:
+// in the open model it makes arrivals s.Index, s.Index+N… of whole's
+// schedule (load.Strided), so that the agents together make exactly the
+// arrivals of one process at the full rate, at the same instants.
+func (c *Config) AgentExecutor(whole Config, s load.Segment) load.Executor {
+	ex := c.NewExecutor()
+	if s.Whole() {
+		return ex
+	}
+	switch e := ex.(type) {
+	case load.ConstantArrivalRate:
+		e.Rate, e.Segment = whole.Rate, s
+		return e
+	case load.RampingArrivalRate:
+		w := whole.NewExecutor().(load.RampingArrivalRate)
+		w.PreAllocatedVUs, w.MaxVUs, w.Segment = e.PreAllocatedVUs, e.MaxVUs, s
+		return w
+	}
+	return ex
 }
 
 // Slice returns the pool agent s of a split run draws from: in every

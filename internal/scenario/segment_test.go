@@ -91,3 +91,34 @@ func TestConfigSplit(t *testing.T) {
 		t.Errorf("split %+v (original stages %v)", s, o.Stages)
 	}
 }
+
+func TestAgentExecutor(t *testing.T) {
+	whole := Config{Scenario: "client-credentials", Executor: load.NameConstantArrivalRate, Rate: 300, VUs: 30, Duration: time.Second}
+	whole.ApplyDefaults()
+	seg := load.Segment{Index: 1, Count: 3}
+	share, err := whole.Split(seg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, ok := share.AgentExecutor(whole, seg).(load.ConstantArrivalRate)
+	if !ok || e.Rate != 300 || e.Segment != seg || e.PreAllocatedVUs != 10 {
+		t.Fatalf("agent executor %+v: want the whole rate strided, 10 VUs", e)
+	}
+	rw := Config{Scenario: "client-credentials", Executor: load.NameRampingArrivalRate, StartRate: 30, VUs: 30, MaxVUs: 90,
+		Stages: Stages{{Duration: time.Second, Target: 90}}}
+	rw.ApplyDefaults()
+	rs, err := rw.Split(seg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, ok := rs.AgentExecutor(rw, seg).(load.RampingArrivalRate)
+	if !ok || r.StartRate != 30 || r.Stages[0].Target != 90 || r.Segment != seg || r.MaxVUs != 30 {
+		t.Fatalf("ramping agent executor %+v", r)
+	}
+	c := Config{Scenario: "password-grant", Executor: load.NameConstantVUs, VUs: 9, Duration: time.Second}
+	c.ApplyDefaults()
+	cs, _ := c.Split(seg)
+	if v, ok := cs.AgentExecutor(c, seg).(load.ConstantVUs); !ok || v.VUs != 3 {
+		t.Fatalf("closed model: %+v", v)
+	}
+}
