@@ -78,6 +78,7 @@ func cmdDatasetExport(ctx context.Context, e *env, args []string) error {
 	sf.register(fs)
 	dir := fs.String("dir", "", "folder to write realm JSON files into (required)")
 	manifest := fs.String("manifest", "", "export the dataset of this manifest (default: the local stack's, else the dataset flags)")
+	quiet := fs.Bool("quiet", false, "no progress on stderr")
 	if err := parse(fs, args, 0); err != nil {
 		return err
 	}
@@ -88,7 +89,7 @@ func cmdDatasetExport(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	files, err := dataset.Export(spec, *dir)
+	files, err := dataset.Export(spec, *dir, progressBar(e, *quiet, "realm files"))
 	if err != nil {
 		return err
 	}

@@ -47,6 +47,12 @@ func cmdUp(ctx context.Context, e *env, args []string) error {
 	return ctx.Err()
 }
 
+// Bounds of status --timeout.
+const (
+	defaultStatusTimeout = 10 * time.Second
+	maxStatusTimeout     = 10 * time.Minute
+)
+
 func cmdStatus(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "status", "status [flags]")
 	var w where
@@ -54,15 +60,24 @@ func cmdStatus(ctx context.Context, e *env, args []string) error {
 	var t targetFlags
 	t.register(fs)
 	asJSON := fs.Bool("json", false, "print JSON")
+	timeout := fs.Duration("timeout", defaultStatusTimeout, "with --target: give up after this long")
 	if err := parse(fs, args, 0); err != nil {
 		return err
+	}
+	if *timeout <= 0 || *timeout > maxStatusTimeout {
+		return usagef("--timeout %v: must be positive and at most %v", *timeout, maxStatusTimeout)
 	}
 	if t.set() {
 		tg, err := t.target()
 		if err != nil {
 			return err
 		}
-		info, err := kc.Check(ctx, tg, nil)
+		cctx, cancel := context.WithTimeout(ctx, *timeout)
+		defer cancel()
+		info, err := kc.Check(cctx, tg, nil)
+		if cctx.Err() != nil && ctx.Err() == nil {
+			return fmt.Errorf("%s did not answer within %v (--timeout)", tg.BaseURL, *timeout)
+		}
 		if err != nil {
 			return err
 		}

@@ -460,7 +460,7 @@ func TestExportThenSeedFromFiles(t *testing.T) {
 	e := newEnv(t)
 	dir := t.TempDir()
 	s := spec(dataset.ModeRealms, "px", 2)
-	if _, err := dataset.Export(s, dir); err != nil {
+	if _, err := dataset.Export(s, dir, nil); err != nil {
 		t.Fatal(err)
 	}
 	files, err := dataset.ReadRealmDir(dir)

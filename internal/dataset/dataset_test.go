@@ -183,7 +183,7 @@ func TestParseRealmErrors(t *testing.T) {
 func TestExportReadsBack(t *testing.T) {
 	dir := t.TempDir()
 	s := Spec{Mode: ModeRealms, Tenants: 2, Content: DefaultContent, Prefix: "kcb", Seed: 1, Policy: Policy{Algorithm: "pbkdf2-sha256", Iterations: 1}}
-	if _, err := Export(s, dir); err != nil {
+	if _, err := Export(s, dir, nil); err != nil {
 		t.Fatal(err)
 	}
 	files, err := ReadRealmDir(dir)

@@ -12,7 +12,7 @@ import (
 // per realm (<realm>-realm.json, the name `kc.sh export` uses), in the
 // format `kc.sh import` and the admin console read. Passwords are
 // pre-hashed where the policy allows, so an import does not hash.
-func Export(spec Spec, dir string) ([]string, error) {
+func Export(spec Spec, dir string, progress func(done, total int)) ([]string, error) {
 	if err := spec.Validate(); err != nil {
 		return nil, err
 	}
@@ -37,11 +37,17 @@ func Export(spec Spec, dir string) ([]string, error) {
 		if err := write(spec.SharedRealm(), b.sharedRealm(all)); err != nil {
 			return files, err
 		}
+		if progress != nil {
+			progress(1, 1)
+		}
 		return files, nil
 	}
 	for i := 1; i <= spec.Tenants; i++ {
 		if err := write(spec.RealmOf(i), b.tenantRealm(i)); err != nil {
 			return files, fmt.Errorf("export tenant %s: %w", TenantID(i), err)
+		}
+		if progress != nil {
+			progress(i, spec.Tenants)
 		}
 	}
 	return files, nil
