@@ -115,6 +115,8 @@ type Measurement struct {
 	// OK counts the successful iterations it is averaged over.
 	OK     int64  `json:"ok"`
 	Source string `json:"source,omitempty"` // SourceWorkload (default) or SourceCapacity
+	// DB is the database's cost per iteration, when measured.
+	DB *results.DBCost `json:"database,omitempty"`
 }
 
 func (m Measurement) usable() bool { return m.CPUMsPerOp > 0 && finite(m.CPUMsPerOp) && m.OK > 0 }
@@ -219,7 +221,10 @@ type Calibration struct {
 	// Cold are the cold-phase figures (after a restart, caches empty) of
 	// the cells used, when the figures used are warm ones.
 	Cold  []Figure `json:"cold,omitempty"`
-	Notes []string `json:"notes,omitempty"`
+	// Database holds the database's measured cost per operation, in the
+	// cells of the figures used, where it was measured.
+	Database []DBFigure `json:"database,omitempty"`
+	Notes    []string   `json:"notes,omitempty"`
 }
 
 // Figure returns the figure for op.
@@ -325,6 +330,9 @@ func Calibrate(ms []Measurement) ([]Calibration, error) {
 			}
 			best := figs[0]
 			c.Figures = append(c.Figures, best)
+			if d, ok := dbFigure(op, best, groups[k]); ok {
+				c.Database = append(c.Database, d)
+			}
 			for _, f := range figs[1:] {
 				switch {
 				case f.Phase == best.Phase:

@@ -46,7 +46,7 @@ func Measurements(pts []*results.Point) (ms []Measurement, notes []string) {
 				Point: p.Manifest.Point, Variant: s.Params["variant"], Policy: pointPolicy(p.Manifest),
 				Keycloak: p.Manifest.Keycloak, Mode: s.Params["mode"], Tenants: paramInt(s.Params, "tenants"),
 				Repeat: paramInt(s.Params, "repeat"), Workload: w.Name, Scenario: w.Scenario, Phase: w.Phase,
-				CPUMsPerOp: w.ServerCPUMsPerOp, OK: it.OK, Source: SourceWorkload,
+				CPUMsPerOp: w.ServerCPUMsPerOp, OK: it.OK, Source: SourceWorkload, DB: w.Database,
 			})
 		}
 	}
@@ -95,7 +95,7 @@ func CapacityMeasurements(dir string, pts []*results.Point) (ms []Measurement, n
 			Point: cmp.Or(r.Params["point"], d), Variant: variant, Policy: r.Params["password_policy"],
 			Keycloak: r.Params["keycloak_version"], Mode: r.Params["mode"], Tenants: paramInt(r.Params, "tenants"),
 			Repeat: paramInt(r.Params, "repeat"), Workload: workload, Scenario: r.Scenario, Phase: PhaseCapacity,
-			CPUMsPerOp: r.CPUMsPerOp, OK: r.Steps[r.BestStep].OK, Source: SourceCapacity,
+			CPUMsPerOp: r.CPUMsPerOp, OK: r.Steps[r.BestStep].OK, Source: SourceCapacity, DB: r.Steps[r.BestStep].Database,
 		})
 	}
 	return ms, notes

@@ -131,6 +131,9 @@ func WriteFromSizing(w io.Writer, format string, in Input, cals []Calibration, o
 		if err := v.Measured.WriteText(w); err != nil {
 			return err
 		}
+		if err := v.Calibration.WriteDatabase(w, v.Measured.Input, v.Guide.Database); err != nil {
+			return err
+		}
 		if err := WriteComparisons(w, v.RatesComparison, v.SizingComparison); err != nil {
 			return err
 		}
