@@ -22,6 +22,7 @@ import (
 	"github.com/kcbench/kcbench/internal/kc"
 	"github.com/kcbench/kcbench/internal/load"
 	"github.com/kcbench/kcbench/internal/progress"
+	"github.com/kcbench/kcbench/internal/results"
 	"github.com/kcbench/kcbench/internal/scenario"
 	"github.com/kcbench/kcbench/internal/stack"
 )
@@ -35,6 +36,11 @@ type loadFile struct {
 	Out             string `yaml:"out"`
 	Manifest        string `yaml:"manifest"`
 	Procs           int    `yaml:"procs"`
+	// Events are timed faults ("30s kill node=2"), as --event.
+	Events []string `yaml:"events"`
+	// RecoverySLO is the p99 the run must come back under after each
+	// event (0: scenario.DefaultRecoverySLO).
+	RecoverySLO time.Duration `yaml:"recovery_slo"`
 }
 
 // defaultProcs: one core keeps the generator's CPU per request lowest (no
@@ -87,6 +93,8 @@ func (f *loadFile) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.Out, "out", f.Out, "`DIR` for summary.json, timeline.csv and one HDR log per operation (<op>.hlog)")
 	fs.StringVar(&f.Manifest, "manifest", f.Manifest, "dataset manifest `FILE` (default: the local stack's dataset.json)")
 	fs.IntVar(&f.Procs, "procs", f.Procs, "`N` CPU cores the load generator may use (GOMAXPROCS; 0: all)")
+	fs.Var((*listFlag)(&f.Events), "event", eventHelp)
+	fs.DurationVar(&f.RecoverySLO, "recovery-slo", f.RecoverySLO, fmt.Sprintf("with --event: the p99 the run must come back under (and stay under for %v) after each event (0: %v)", results.RecoveryHold, scenario.DefaultRecoverySLO))
 }
 
 // validate reports every problem at once.
@@ -94,6 +102,14 @@ func (f *loadFile) validate() error {
 	errs := []error{f.Config.Validate()}
 	if f.Procs < 0 || f.Procs > maxProcs {
 		errs = append(errs, fmt.Errorf("procs: %d: must be between 0 and %d", f.Procs, maxProcs))
+	}
+	for _, ev := range f.Events {
+		if _, err := stack.ParseFault(ev); err != nil {
+			errs = append(errs, fmt.Errorf("event: %w", err))
+		}
+	}
+	if f.RecoverySLO < 0 {
+		errs = append(errs, fmt.Errorf("recovery slo: %v: must be positive (0: %v)", f.RecoverySLO, scenario.DefaultRecoverySLO))
 	}
 	if f.Realm != "" && f.Manifest != "" {
 		errs = append(errs, errors.New("realm and manifest exclude each other"))
@@ -152,7 +168,13 @@ progress on stderr, and with --out writes summary.json, timeline.csv and
 /proc for the local stack, or from --management-url's /metrics.
 Exit code 3 when a --threshold fails, 5 when the target died, was
 unreachable or failed every iteration (after the results of what ran are
-written; --keep-going runs on and exits 0 instead).`
+written; --keep-going runs on and exits 0 instead).
+
+--event "AT ACTION [node=N]" acts on the local stack during the run
+(kill, stop, start, restart a node; add-node, remove-node behind the
+balancer; db-restart) and stamps it in summary.json's events with the
+recovery measured after it. A node an event took down is not "the target
+died"; a run with events does not stop when every connection is refused.`
 
 func cmdLoad(ctx context.Context, e *env, args []string) error {
 	cfg := defaultLoadFile()
@@ -219,11 +241,14 @@ func cmdLoad(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	in := scenario.RunInput{Target: tg, Config: cfg.Config, KeepGoing: keepGoing, RequireSuccess: true, Segment: seg, StartAt: startAt}
+	in := scenario.RunInput{Target: tg, Config: cfg.Config, KeepGoing: keepGoing, RequireSuccess: true, Segment: seg, StartAt: startAt, RecoverySLO: cfg.RecoverySLO}
 	// params describe the run's setting in summary.json, as other
 	// results' params do.
 	params := map[string]string{"target": "external", "machine_cores": fmt.Sprint(runtime.NumCPU())}
 	agentParams(params, seg, startAt)
+	if in.Events, err = eventsFor(e, cfg.Events, st, cfg.Total()); err != nil {
+		return err
+	}
 	if st != nil {
 		in.Alive = st.Watch().Check
 		params["target"], params["keycloak_version"] = "local", st.State().Options.Version

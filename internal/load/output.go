@@ -69,6 +69,32 @@ func WriteSummary(w io.Writer, s results.Stats) error {
 		}
 	}
 
+	if len(s.Events) > 0 {
+		p("\nevents\n")
+		for _, e := range s.Events {
+			p("  %s", fmtSeconds(e.At))
+			p(" %s", strings.TrimSpace(e.Action+" "+e.Args))
+			if e.Err != "" {
+				p(": failed: %s\n", e.Err)
+				continue
+			}
+			p(" (took %s)", fmtSeconds(e.Took))
+			if r := e.Recovery; r != nil {
+				if r.Recovered {
+					p("; p99 back under %s after %s", r.SLO, fmtSeconds(r.After))
+				} else {
+					p("; p99 not back under %s within %s", r.SLO, fmtSeconds(r.Window))
+				}
+				p(", %d failed iterations", r.Errors)
+				for _, k := range slices.Sorted(maps.Keys(r.ErrorKinds)) {
+					p(", %s %d", k, r.ErrorKinds[k])
+				}
+				p(", %.0f iterations short of %.1f/s", r.Dip, r.BaselineRate)
+			}
+			p("\n")
+		}
+	}
+
 	if len(s.Thresholds) > 0 {
 		p("\nthresholds\n")
 		for _, r := range s.Thresholds {

@@ -64,18 +64,31 @@ type Event struct {
 	Action string        // e.g. "kill", "start", "latency"
 	Args   string        // e.g. "node=2", "node-db=50ms"
 	Err    string        // why the action failed, if it did
+	// Took is how long the action ran (a started node: until it was
+	// ready, in the cluster and up in the balancer).
+	Took time.Duration
+	// Recovery is what the run went through after the event (nil: not
+	// measured).
+	Recovery *Recovery
 }
 
 type eventJSON struct {
-	At     float64 `json:"at_s"`
-	Action string  `json:"action"`
-	Args   string  `json:"args,omitempty"`
-	Err    string  `json:"error,omitempty"`
+	At       float64       `json:"at_s"`
+	Action   string        `json:"action"`
+	Args     string        `json:"args,omitempty"`
+	Err      string        `json:"error,omitempty"`
+	Took     float64       `json:"took_s,omitempty"`
+	Recovery *recoveryJSON `json:"recovery,omitempty"`
 }
 
 // MarshalJSON writes e with its offset in seconds.
 func (e Event) MarshalJSON() ([]byte, error) {
-	return json.Marshal(eventJSON{At: e.At.Seconds(), Action: e.Action, Args: e.Args, Err: e.Err})
+	j := eventJSON{At: e.At.Seconds(), Action: e.Action, Args: e.Args, Err: e.Err, Took: e.Took.Seconds()}
+	if e.Recovery != nil {
+		r := e.Recovery.toJSON()
+		j.Recovery = &r
+	}
+	return json.Marshal(j)
 }
 
 // UnmarshalJSON reads what MarshalJSON wrote.
@@ -84,7 +97,11 @@ func (e *Event) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &j); err != nil {
 		return err
 	}
-	*e = Event{At: fromSeconds(j.At), Action: j.Action, Args: j.Args, Err: j.Err}
+	*e = Event{At: fromSeconds(j.At), Action: j.Action, Args: j.Args, Err: j.Err, Took: fromSeconds(j.Took)}
+	if j.Recovery != nil {
+		r := j.Recovery.recovery()
+		e.Recovery = &r
+	}
 	return nil
 }
 

@@ -46,6 +46,9 @@ type downWatch struct {
 	after time.Duration
 	stop  func(error) // cancels the run with its cause; nil: keep going
 	start time.Time
+	// noConnectRule: every iteration failing at connect does not count as
+	// the target down (a run with fault events).
+	noConnectRule bool
 
 	mu    sync.Mutex
 	ticks []load.Progress // the last ticks, enough to span after
@@ -64,7 +67,7 @@ func (w *downWatch) observe(p load.Progress) {
 	w.ticks = w.ticks[i:]
 	old := w.ticks[0]
 	w.mu.Unlock()
-	if p.Elapsed-old.Elapsed < w.after {
+	if w.noConnectRule || p.Elapsed-old.Elapsed < w.after {
 		return
 	}
 	n, refused := p.Iterations-old.Iterations, p.ConnectErrors-old.ConnectErrors

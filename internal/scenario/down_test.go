@@ -139,3 +139,39 @@ func diesAfter(n int32) func(context.Context) error {
 		return nil
 	}
 }
+
+// A run with fault events: the events run at their offsets and are
+// stamped in the stats; a target that refuses every connection (the
+// event took it down) does not stop the run.
+func TestRunWithEvents(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs for seconds")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := "http://" + ln.Addr().String()
+	ln.Close()
+	cfg := Config{Scenario: results.ScenarioJWKS, VUs: 2, Duration: 3 * time.Second, Realm: "r"}
+	cfg.ApplyDefaults()
+	var ran atomic.Int32
+	evs := []load.Event{
+		{At: 2 * time.Second, Action: "start", Args: "node=1", Do: func(context.Context) error { ran.Add(1); return errors.New("no luck") }},
+		{At: 500 * time.Millisecond, Action: "kill", Args: "node=1", Do: func(context.Context) error { ran.Add(1); return nil }},
+	}
+	res, err := Run(context.Background(), RunInput{Target: kc.Target{BaseURL: closed}, Config: cfg, DownAfter: time.Second, Events: evs})
+	if res == nil || res.Stats.Aborted {
+		t.Fatalf("%v, %+v", err, res)
+	}
+	ev := res.Stats.Events
+	if ran.Load() != 2 || len(ev) != 2 || ev[0].Action != "kill" || ev[1].Err != "no luck" ||
+		ev[0].At < 500*time.Millisecond || ev[0].At > 1500*time.Millisecond || ev[1].At < 2*time.Second {
+		t.Fatalf("events: %+v", ev)
+	}
+	// Every request was refused: no recovery, connect errors counted.
+	r := ev[0].Recovery
+	if r == nil || r.Recovered || r.SLO != DefaultRecoverySLO || r.Errors == 0 || r.ErrorKinds["conn_refused"] == 0 {
+		t.Fatalf("recovery: %+v", r)
+	}
+}

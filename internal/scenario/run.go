@@ -48,6 +48,16 @@ type RunInput struct {
 	// KeepGoing runs on to the end when the target goes down, and returns
 	// no DownError; the summary still says what happened (Stats.EndReason).
 	KeepGoing bool
+	// Events are timed actions on the system under test (a node killed,
+	// started), run one at a time at their offsets from the run's start
+	// and stamped in Stats.Events. A run with events does not stop when
+	// every connection is refused for a while (an event may have taken
+	// the only node down on purpose); Alive should then ignore what the
+	// events took down.
+	Events []load.Event
+	// RecoverySLO is the p99 a run must come back under after each event
+	// (results.Recovery; 0: DefaultRecoverySLO).
+	RecoverySLO time.Duration
 	// RequireSuccess makes a run in which iterations ran and none
 	// succeeded return a *DownError naming the errors (a capacity step
 	// that fails them all is a finding of its search instead).
@@ -151,6 +161,8 @@ func Run(ctx context.Context, in RunInput) (*RunResult, error) {
 	if in.KeepGoing {
 		watch.stop = nil
 	}
+	watch.noConnectRule = len(in.Events) > 0
+	events := load.NewEventRunner(in.Events)
 	opts := []load.RecorderOption{load.WithWarmup(cfg.Warmup)}
 	if !in.StartAt.IsZero() {
 		opts = append(opts, load.WithStartAt(in.StartAt))
@@ -179,9 +191,21 @@ func Run(ctx context.Context, in RunInput) (*RunResult, error) {
 		if in.Alive != nil {
 			go watch.poll(runCtx, in.Alive)
 		}
+		if len(in.Events) > 0 {
+			events.Start(runCtx, watch.start)
+		}
 	}
-	stats, runErr := ex.Run(runCtx, &markFirst{Scenario: sc, first: first}, rec)
+	mf := &markFirst{Scenario: sc, first: first}
+	if len(in.Events) > 0 {
+		mf.errs = &errorLog{}
+	}
+	stats, runErr := ex.Run(runCtx, mf, rec)
 	stop(nil)
+	events.Wait()
+	stats.Events = events.Events(stats.Start)
+	if len(stats.Events) > 0 {
+		results.MeasureRecovery(&stats, cmp.Or(in.RecoverySLO, DefaultRecoverySLO), mf.errs.since(stats.Start))
+	}
 	cpu.end()
 	db.end()
 	if runErr != nil && stats.Start.IsZero() {
@@ -210,6 +234,57 @@ type markFirst struct {
 	load.Scenario
 	once  sync.Once
 	first func()
+	errs  *errorLog // when set, every failed operation is logged
+}
+
+// DefaultRecoverySLO is the p99 a run must come back under after an event
+// when none is given: the capacity search's usual SLO.
+const DefaultRecoverySLO = 500 * time.Millisecond
+
+// errorLog keeps when each operation failed and how, for the recovery
+// after fault events (only failures are logged).
+type errorLog struct {
+	mu   sync.Mutex
+	errs []struct {
+		at    time.Time
+		class string
+	}
+}
+
+func (l *errorLog) add(class string) {
+	l.mu.Lock()
+	l.errs = append(l.errs, struct {
+		at    time.Time
+		class string
+	}{time.Now(), class})
+	l.mu.Unlock()
+}
+
+// since returns the failures with offsets from start.
+func (l *errorLog) since(start time.Time) []results.TimedError {
+	if l == nil {
+		return nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make([]results.TimedError, len(l.errs))
+	for i, e := range l.errs {
+		out[i] = results.TimedError{At: e.at.Sub(start), Class: e.class}
+	}
+	return out
+}
+
+// loggingRecorder logs the failures it records.
+type loggingRecorder struct {
+	load.OpRecorder
+	log *errorLog
+}
+
+func (r loggingRecorder) Record(op string, start time.Time, err error) {
+	r.OpRecorder.Record(op, start, err)
+	if err != nil {
+		r.log.add(load.Classify(err))
+	}
 }
 
 func (m *markFirst) NewUser(ctx context.Context, id int) (load.User, error) {
@@ -227,6 +302,9 @@ type markFirstUser struct {
 
 func (u *markFirstUser) Iterate(ctx context.Context, rec load.OpRecorder) error {
 	u.m.once.Do(u.m.first)
+	if u.m.errs != nil {
+		rec = loggingRecorder{OpRecorder: rec, log: u.m.errs}
+	}
 	return u.User.Iterate(ctx, rec)
 }
 

@@ -223,10 +223,11 @@ func (n NodeState) ClusterView() int {
 // viewPoll is how often the nodes' logs are read for the cluster view.
 const viewPoll = 100 * time.Millisecond
 
-// waitClusterView waits until every node's log reports a view of all the
-// stack's nodes. It returns when each node reached it.
+// waitClusterView waits until every running node's log reports a view of
+// all the stack's running nodes (a node a fault event stopped is out of
+// the cluster). It returns when each node reached it.
 func (s *Stack) waitClusterView(ctx context.Context, timeout time.Duration) error {
-	want := len(s.st.Nodes)
+	want := s.runningNodes()
 	deadline := time.NewTimer(timeout)
 	defer deadline.Stop()
 	tick := time.NewTicker(viewPoll)
@@ -236,6 +237,9 @@ func (s *Stack) waitClusterView(ctx context.Context, timeout time.Duration) erro
 		var views []int
 		for i := range s.st.Nodes {
 			n := &s.st.Nodes[i]
+			if n.Proc == nil {
+				continue
+			}
 			v := n.ClusterView()
 			views = append(views, v)
 			if v == want {
@@ -264,4 +268,15 @@ func (s *Stack) waitClusterView(ctx context.Context, timeout time.Duration) erro
 		case <-tick.C:
 		}
 	}
+}
+
+// runningNodes counts the nodes with a process.
+func (s *Stack) runningNodes() int {
+	k := 0
+	for _, n := range s.st.Nodes {
+		if n.Proc != nil {
+			k++
+		}
+	}
+	return k
 }

@@ -10,10 +10,14 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/kcbench/kcbench/internal/load"
+	"github.com/kcbench/kcbench/internal/results"
+	"github.com/kcbench/kcbench/internal/scenario"
 	"github.com/kcbench/kcbench/internal/stack"
 	"github.com/kcbench/kcbench/internal/stack/stacktest"
 )
@@ -163,6 +167,97 @@ func TestCluster(t *testing.T) {
 			if n.View != 2 {
 				t.Errorf("node %d: view %d after node 2's restart", n.Index, n.View)
 			}
+		}
+	})
+
+	t.Run("kill node 2 under load, start it again", func(t *testing.T) {
+		// A token issued on node 2 before the kill must refresh on node 1
+		// after it (Keycloak 26 keeps user sessions in the database).
+		tok, err := token(ctx, st.Nodes[1].URL(), lb.Host, url.Values{"grant_type": {"password"}, "client_id": {"admin-cli"}, "username": {stack.AdminUser}, "password": {pw}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		secret, err := readSecret(s, "admin-client-secret")
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := scenario.Config{Scenario: results.ScenarioClientCredentials, Executor: "constant-arrival-rate", Rate: 5, VUs: 4, MaxVUs: 50,
+			Duration: 45 * time.Second, Realm: "master", ClientID: stack.AdminClientID, ClientSecret: secret}
+		cfg.ApplyDefaults()
+		fault := func(spec string) load.Event {
+			f, err := stack.ParseFault(spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return load.Event{At: f.At, Action: f.Action, Args: f.Args(), Do: func(ctx context.Context) error { return s.ApplyFault(ctx, f) }}
+		}
+		if err := stack.CheckFaults([]stack.Fault{{At: 5 * time.Second, Action: stack.FaultKill, Node: 2}, {At: 12 * time.Second, Action: stack.FaultStart, Node: 2}}, s.State().Topology, cfg.Total()); err != nil {
+			t.Fatal(err)
+		}
+		var refreshErr error
+		events := []load.Event{
+			fault("5s kill node=2"),
+			{At: 8 * time.Second, Action: "refresh-on-node-1", Do: func(ctx context.Context) error {
+				_, refreshErr = token(ctx, st.Nodes[0].URL(), lb.Host, url.Values{"grant_type": {"refresh_token"}, "client_id": {"admin-cli"}, "refresh_token": {tok.RefreshToken}})
+				return refreshErr
+			}},
+			fault("12s start node=2"),
+		}
+		res, err := scenario.Run(ctx, scenario.RunInput{Target: tg, Config: cfg, Alive: s.Watch().Check, Events: events, RecoverySLO: time.Second, RequireSuccess: true})
+		if err != nil || res == nil {
+			t.Fatalf("the run did not survive the kill: %v", err)
+		}
+		var text strings.Builder
+		load.WriteSummary(&text, res.Stats)
+		t.Logf("%s", text.String())
+		if res.Stats.Aborted || res.Stats.EndReason != "" {
+			t.Errorf("aborted %v, end reason %q", res.Stats.Aborted, res.Stats.EndReason)
+		}
+		ev := res.Stats.Events
+		if len(ev) != 3 {
+			t.Fatalf("events %+v", ev)
+		}
+		for _, e := range ev {
+			if e.Err != "" {
+				t.Errorf("%s %s: %s", e.Action, e.Args, e.Err)
+			}
+		}
+		if refreshErr != nil {
+			t.Errorf("refresh on node 1 of a token issued on node 2, after node 2 was killed: %v", refreshErr)
+		}
+		kill := ev[0].Recovery
+		it, _ := res.Stats.Op(results.IterationOp)
+		if kill == nil || it.OK == 0 {
+			t.Fatalf("kill: recovery %+v, iterations %+v", kill, it)
+		}
+		// Until HAProxy's checks take node 2 out (fall 2 × inter 1 s), about
+		// half the requests go to it: errors are bounded by the rate over
+		// a few seconds, far from all of them.
+		if kill.Errors > 5*10 || it.Errors > it.Count/4 {
+			t.Errorf("errors after the kill: %d in the window, %d of %d overall", kill.Errors, it.Errors, it.Count)
+		}
+		if !slices.ContainsFunc(ev[2:], func(e results.Event) bool { return e.Recovery != nil && e.Recovery.Recovered }) && !kill.Recovered {
+			t.Errorf("the p99 never came back under %s: kill %+v, start %+v", kill.SLO, kill, ev[2].Recovery)
+		}
+		if ev[2].Took <= 0 || !s.Status(ctx).Ready {
+			t.Errorf("node 2 back: took %s, ready %v", ev[2].Took, s.Status(ctx).Ready)
+		}
+		// Node 2 receives traffic again through the balancer.
+		before, err := s.BalancerStats(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 4 {
+			if _, err := token(ctx, tg.BaseURL, "", url.Values{"grant_type": {"client_credentials"}, "client_id": {stack.AdminClientID}, "client_secret": {secret}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		after, err := s.BalancerStats(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(after) != 2 || after[1].Requests <= before[1].Requests {
+			t.Errorf("node 2 after its start: %+v → %+v", before, after)
 		}
 	})
 

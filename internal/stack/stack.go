@@ -94,6 +94,9 @@ type Stack struct {
 	st   State
 	logf func(string, ...any)
 	mu   sync.Mutex // serializes save() of nodes starting in parallel
+
+	watchMu  sync.Mutex
+	watchers []*Watcher // Watch's, told about nodes fault events stop and start
 }
 
 // BootResult is one Keycloak start measured from process start to ready.
@@ -488,6 +491,9 @@ func (s *Stack) Procs() []Proc {
 	var ps []Proc
 	if s.st.LB != nil && s.st.LB.Proc.PID > 0 {
 		ps = append(ps, s.st.LB.Proc)
+		if p := s.st.LB.Prev; p.PID > 0 && p.Alive() { // a reload's old process, finishing
+			ps = append(ps, p)
+		}
 	}
 	for _, ns := range s.st.Nodes {
 		if n := ns.Proc; n != nil {

@@ -3,9 +3,11 @@ package stack
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/http"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -13,36 +15,68 @@ import (
 
 // Watch watches the stack's Keycloak from now on, for a run that needs to
 // know when the server goes away (scenario.RunInput.Alive takes its
-// Check). In a cluster every node is watched; one gone is enough.
+// Check). In a cluster every node is watched; one gone is enough. Nodes
+// that fault events (ApplyFault) take down are not watched until an event
+// brings them back, as their new process.
 func (s *Stack) Watch() *Watcher {
-	var ws []*Watcher
+	w := &Watcher{nodes: map[int]*nodeWatch{}}
 	for _, ns := range s.st.Nodes {
-		w := &Watcher{log: ns.Log, ready: ns.MgmtURL() + "/health/ready",
-			hc: &http.Client{Timeout: watchReadyTimeout}}
-		if len(s.st.Nodes) > 1 {
-			w.who = fmt.Sprintf("Keycloak node %d", ns.Index)
-		}
-		if n := ns.Proc; n != nil {
-			w.jvm = n.JVM
-		}
-		if fi, err := os.Stat(w.log); err == nil {
-			w.off = fi.Size()
-		}
-		ws = append(ws, w)
+		w.nodes[ns.Index] = s.newNodeWatch(ns)
 	}
-	if len(ws) == 0 {
-		return &Watcher{log: s.LogPath(), hc: &http.Client{Timeout: watchReadyTimeout}}
+	if len(w.nodes) == 0 {
+		w.nodes[1] = &nodeWatch{log: s.LogPath(), hc: &http.Client{Timeout: watchReadyTimeout}}
 	}
-	ws[0].more = ws[1:]
-	return ws[0]
+	s.watchMu.Lock()
+	s.watchers = append(s.watchers, w)
+	s.watchMu.Unlock()
+	return w
+}
+
+func (s *Stack) newNodeWatch(ns NodeState) *nodeWatch {
+	w := &nodeWatch{log: ns.Log, ready: ns.MgmtURL() + "/health/ready",
+		hc: &http.Client{Timeout: watchReadyTimeout}}
+	if len(s.st.Nodes) > 1 {
+		w.who = fmt.Sprintf("Keycloak node %d", ns.Index)
+	}
+	if n := ns.Proc; n != nil {
+		w.jvm = n.JVM
+	}
+	if fi, err := os.Stat(w.log); err == nil {
+		w.off = fi.Size()
+	}
+	return w
+}
+
+// watchNode tells the stack's watchers that node i went down (up=false:
+// no longer watched) or is up again as its current process.
+func (s *Stack) watchNode(i int, up bool) {
+	up = up && i >= 1 && i <= len(s.st.Nodes)
+	s.watchMu.Lock()
+	defer s.watchMu.Unlock()
+	for _, w := range s.watchers {
+		w.mu.Lock()
+		if up {
+			nw := s.newNodeWatch(s.st.Nodes[i-1])
+			nw.off = s.st.Nodes[i-1].LogOffset
+			w.nodes[i] = nw
+		} else {
+			delete(w.nodes, i)
+		}
+		w.mu.Unlock()
+	}
 }
 
 // Watcher tells whether Keycloak is still there: its JVM runs, its log
 // shows no OutOfMemoryError since the watch began, and its readiness
 // endpoint does not answer that it is down.
 type Watcher struct {
-	who   string     // "Keycloak node 2" in a cluster; "" means "Keycloak"
-	more  []*Watcher // the cluster's other nodes
+	mu    sync.Mutex
+	nodes map[int]*nodeWatch // by node index; a node down by an event is absent
+}
+
+// nodeWatch watches one node.
+type nodeWatch struct {
+	who   string // "Keycloak node 2" in a cluster; "" means "Keycloak"
 	jvm   Proc
 	log   string
 	off   int64
@@ -69,18 +103,22 @@ var oomRe = regexp.MustCompile(`(?:java\.lang\.)?OutOfMemoryError(?::\s*([^\r\n]
 // Check returns nil while Keycloak is there, else an error saying what
 // happened, e.g. "Keycloak exited: OutOfMemoryError: Java heap space".
 func (w *Watcher) Check(ctx context.Context) error {
-	if err := w.check(ctx); err != nil {
-		return err
+	w.mu.Lock()
+	ids := slices.Sorted(maps.Keys(w.nodes))
+	nodes := make([]*nodeWatch, len(ids))
+	for k, i := range ids {
+		nodes[k] = w.nodes[i]
 	}
-	for _, o := range w.more {
-		if err := o.check(ctx); err != nil {
+	w.mu.Unlock()
+	for _, n := range nodes {
+		if err := n.check(ctx); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (w *Watcher) check(ctx context.Context) error {
+func (w *nodeWatch) check(ctx context.Context) error {
 	who := w.who
 	if who == "" {
 		who = "Keycloak"
@@ -122,7 +160,7 @@ func (w *Watcher) check(ctx context.Context) error {
 // oom returns the first OutOfMemoryError line Keycloak logged since the
 // watch began, shortened to "OutOfMemoryError: <what ran out>". Each call
 // reads only what was logged since the last (whole lines).
-func (w *Watcher) oom() string {
+func (w *nodeWatch) oom() string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.found != "" {

@@ -32,7 +32,7 @@ func TestWatcher(t *testing.T) {
 	}
 	newWatcher := func() *Watcher {
 		fi, _ := os.Stat(log)
-		return &Watcher{jvm: jvm, log: log, off: fi.Size(), ready: srv.URL, hc: srv.Client()}
+		return &Watcher{nodes: map[int]*nodeWatch{1: {jvm: jvm, log: log, off: fi.Size(), ready: srv.URL, hc: srv.Client()}}}
 	}
 	ctx := context.Background()
 
@@ -105,5 +105,38 @@ func TestHeapFromArgs(t *testing.T) {
 	// This test's own process: no heap flags, the default share.
 	if h, err := HeapInForce(os.Getpid()); err != nil || h.Max <= 0 {
 		t.Errorf("own process: %+v, %v", h, err)
+	}
+}
+
+// A node that a fault event took down is not watched until an event
+// brings it back.
+func TestWatcherSkipsNodesDownByEvent(t *testing.T) {
+	dir := t.TempDir()
+	cmd := exec.Command("sleep", "60")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	jvm, err := identify(cmd.Process.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	s := &Stack{st: State{Nodes: []NodeState{
+		{Index: 1, Host: "127.0.0.2", Log: filepath.Join(dir, "1.log")},
+		{Index: 2, Host: "127.0.0.3", Log: filepath.Join(dir, "2.log"), Proc: &node{JVM: jvm}},
+	}}}
+	w := s.Watch()
+	ctx := context.Background()
+	if err := w.Check(ctx); err == nil || !strings.HasPrefix(err.Error(), "Keycloak node 2 exited") {
+		t.Fatalf("dead node 2: %v", err)
+	}
+	s.watchNode(2, false)
+	if err := w.Check(ctx); err != nil {
+		t.Fatalf("node 2 down by an event: %v", err)
+	}
+	s.watchNode(2, true) // back, as its (here still dead) process
+	if err := w.Check(ctx); err == nil {
+		t.Fatal("node 2 back but dead: no error")
 	}
 }

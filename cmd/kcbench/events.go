@@ -1,0 +1,73 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/kcbench/kcbench/internal/load"
+	"github.com/kcbench/kcbench/internal/stack"
+)
+
+const eventHelp = "timed fault `EVENT`, repeatable: \"AT ACTION [node=N]\" with ACTION one of " + stack.FaultActions +
+	", e.g. --event \"30s kill node=2\" --event \"60s start node=2\" (local stack only; AT from the start of the run, warm-up included)"
+
+// parseEvents reads --event values (and a run file's events) and checks
+// them against the stack's topology and the run's length, before anything
+// starts.
+func parseEvents(specs []string, topo stack.Topology, runLen time.Duration) ([]stack.Fault, error) {
+	var fs []stack.Fault
+	var errs []error
+	for _, s := range specs {
+		f, err := stack.ParseFault(s)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		fs = append(fs, f)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	if err := stack.CheckFaults(fs, topo, runLen); err != nil {
+		return nil, err
+	}
+	return fs, nil
+}
+
+// faultEvents turns checked faults into the engine's events, each acting
+// on st (the stack whose Watch watches the run), logging as it goes.
+func faultEvents(e *env, st *stack.Stack, fs []stack.Fault) []load.Event {
+	var evs []load.Event
+	for _, f := range fs {
+		evs = append(evs, load.Event{At: f.At, Action: f.Action, Args: f.Args(), Do: func(ctx context.Context) error {
+			start := time.Now()
+			e.logf("event: %s", f)
+			err := st.ApplyFault(ctx, f)
+			if err != nil {
+				e.logf("event %s failed after %s: %v", f, time.Since(start).Round(time.Millisecond), err)
+				return err
+			}
+			e.logf("event %s done in %s", f, time.Since(start).Round(time.Millisecond))
+			return nil
+		}})
+	}
+	return evs
+}
+
+// eventsFor checks --event values for a run against the local stack
+// (nil when there are none) and returns the engine's events.
+func eventsFor(e *env, specs []string, st *stack.Stack, runLen time.Duration) ([]load.Event, error) {
+	if len(specs) == 0 {
+		return nil, nil
+	}
+	if st == nil {
+		return nil, usagef("--event: fault events act on the local stack; an external --target cannot take them")
+	}
+	fs, err := parseEvents(specs, st.State().Topology, runLen)
+	if err != nil {
+		return nil, usageError{fmt.Errorf("--event: %w", err)}
+	}
+	return faultEvents(e, st, fs), nil
+}
