@@ -142,6 +142,11 @@ func TestBadFiles(t *testing.T) {
 		"name: x\nstack: {node_cpus: -1}\nworkloads:\n  - scenario: jwks\n":                                                 "stack: node cpus -1",
 		"name: x\nvariants:\n  - {name: a, nodes: 5}\nworkloads:\n  - scenario: jwks\n":                                     "variants[0].nodes: 5",
 		"name: x\nstack: {nodes: 2, lb: none}\nvariants:\n  - {name: a, lb_sticky: true}\nworkloads:\n  - scenario: jwks\n": "variants[0]: lb_sticky needs a balancer",
+		"name: x\nworkloads:\n  - scenario: jwks\n    events: ['10s explode']\n":                                            `workloads[0] (jwks).events: event "10s explode": unknown action`,
+		"name: x\nworkloads:\n  - scenario: jwks\n    duration: 30s\n    events: ['40s kill']\n":                            "after the run's end (30s",
+		"name: x\nstack: {nodes: 3}\nworkloads:\n  - scenario: jwks\n    events: ['10s kill node=4']\n":                     "node 4 does not exist then",
+		"name: x\nstack: {nodes: 3}\nvariants:\n  - {name: two, nodes: 2}\nworkloads:\n  - scenario: jwks\n    events: ['10s kill node=3']\n": "(variant two): event \"10s kill node=3\": node 3 does not exist",
+		"name: x\nworkloads:\n  - scenario: jwks\n    capacity: {}\n    events: ['1s kill']\n":                              "events apply to load workloads, not to capacity searches",
 	}
 	for in, want := range cases {
 		_, err := Parse([]byte(in))

@@ -99,6 +99,34 @@ type Workload struct {
 	// point, after the phases (its own warm-up included); the executor
 	// fields do not apply.
 	Capacity *CapacitySpec `yaml:"capacity"`
+	// Events are timed faults during each run of the workload, as
+	// `kcbench load --event` takes them ("30s kill node=2"); their times
+	// scale with --scale. After the run the stack is brought back to its
+	// topology (nodes started, added ones removed).
+	Events []string `yaml:"events"`
+	// RecoverySLO is the p99 each run must come back under after an
+	// event (0: scenario.DefaultRecoverySLO).
+	RecoverySLO Duration `yaml:"recovery_slo"`
+}
+
+// Faults are the workload's events, their times multiplied by scale
+// (≤ 0: 1).
+func (w Workload) Faults(scale float64) ([]stack.Fault, error) {
+	if scale <= 0 {
+		scale = 1
+	}
+	var fs []stack.Fault
+	var errs []error
+	for _, e := range w.Events {
+		f, err := stack.ParseFault(e)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		f.At = time.Duration(float64(f.At) * scale)
+		fs = append(fs, f)
+	}
+	return fs, errors.Join(errs...)
 }
 
 // CapacitySpec is a capacity search, as `kcbench capacity` takes it.
@@ -370,6 +398,9 @@ func (f *File) Validate() error {
 				add("workloads[%d] (%s): %v", i, w.Name, e)
 			}
 		}
+		if len(w.Events) > 0 {
+			f.validateEvents(i, w, add)
+		}
 	}
 	if f.Repeats < 1 || f.Repeats > 100 {
 		add("repeats: %d: must be between 1 and 100", f.Repeats)
@@ -483,4 +514,47 @@ func topologyOf(sp StackSpec, v Variant) stack.Topology {
 		}
 	}
 	return t
+}
+
+// validateEvents checks workload i's events against every variant's
+// topology and the shortest of its runs (the cold phase has no warm-up).
+func (f *File) validateEvents(i int, w Workload, add func(string, ...any)) {
+	if w.Capacity != nil {
+		add("workloads[%d] (%s).events: events apply to load workloads, not to capacity searches", i, w.Name)
+		return
+	}
+	if w.RecoverySLO.Duration < 0 {
+		add("workloads[%d] (%s).recovery_slo: must not be negative", i, w.Name)
+	}
+	fs, err := w.Faults(1)
+	if err != nil {
+		for _, e := range unjoin(err) {
+			add("workloads[%d] (%s).events: %v", i, w.Name, e)
+		}
+		return
+	}
+	cfg := w.Config
+	if slices.Contains(f.Phases, "cold") || len(f.Phases) == 0 {
+		cfg.Warmup = 0
+	}
+	variants := f.Variants
+	if len(variants) == 0 {
+		variants = []Variant{{}}
+	}
+	seen := map[string]bool{}
+	for _, v := range variants {
+		top := topologyOf(f.Stack, v)
+		if err := stack.CheckFaults(slices.Clone(fs), top, cfg.Total()); err != nil {
+			for _, e := range unjoin(err) {
+				msg := fmt.Sprintf("workloads[%d] (%s).events: %v", i, w.Name, e)
+				if len(f.Variants) > 0 {
+					msg = fmt.Sprintf("workloads[%d] (%s).events (variant %s): %v", i, w.Name, v.Name, e)
+				}
+				if !seen[msg] {
+					seen[msg] = true
+					add("%s", msg)
+				}
+			}
+		}
+	}
 }

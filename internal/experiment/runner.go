@@ -367,13 +367,24 @@ func (r *Runner) runPoint(ctx context.Context, p Point) (*results.Summary, error
 				}
 				cfg.Seed = r.File.Seed
 				r.Logf("  %s %s: %s", phase, w.Name, cfg.Describe())
+				events, err := r.events(w)
+				if err != nil {
+					return fmt.Errorf("%s %s: %w", phase, w.Name, err)
+				}
 				res, err := scenario.Run(pctx, scenario.RunInput{Target: tg, Manifest: m, Config: cfg,
-					Alive: r.st.Watch().Check, // a dead Keycloak fails the point, named
+					Alive:  r.st.Watch().Check, // a dead Keycloak fails the point, named
+					Events: events, RecoverySLO: w.RecoverySLO.Duration,
 					Progress: func(pr load.Progress) {
 						if r.Progress != nil {
 							r.Progress(p.ID, phase+" "+w.Name, pr)
 						}
 					}})
+				if len(events) > 0 {
+					// Back to the point's topology for what follows.
+					if rerr := r.st.RestoreTopology(pctx, topologyOf(r.File.Stack, p.Variant).Nodes); rerr != nil && err == nil {
+						err = fmt.Errorf("after the events: %w", rerr)
+					}
+				}
 				if err != nil {
 					return fmt.Errorf("%s %s: %w", phase, w.Name, err)
 				}

@@ -250,3 +250,35 @@ func (s *Stack) restartDB(ctx context.Context) error {
 	}
 	return s.save()
 }
+
+// RestoreTopology brings the stack back to nodes nodes after a run's
+// fault events: nodes added beyond it are removed, stopped ones started.
+func (s *Stack) RestoreTopology(ctx context.Context, nodes int) error {
+	if nodes < 1 {
+		nodes = 1
+	}
+	for len(s.st.Nodes) > nodes {
+		if err := s.removeNode(ctx); err != nil {
+			return err
+		}
+	}
+	var down []int
+	for _, n := range s.st.Nodes {
+		if n.Proc == nil {
+			down = append(down, n.Index)
+		}
+	}
+	if len(down) == 0 {
+		return nil
+	}
+	last := s.st.LastBoot
+	_, err := s.startNodes(ctx, false, down)
+	s.st.LastBoot = last
+	for _, i := range down {
+		s.watchNode(i, err == nil)
+	}
+	if err != nil {
+		return err
+	}
+	return s.save()
+}
