@@ -345,6 +345,9 @@ func cmdCapacity(ctx context.Context, e *env, args []string) error {
 		for k, v := range s.State().Topology.Params() {
 			params[k] = v
 		}
+		for k, v := range s.LatencyParams() {
+			params[k] = v
+		}
 		local = s
 	}
 	if _, err := scenario.ByName(f.scen.Scenario, scenario.ProbeEnv(tg, m, f.scen)); err != nil {

@@ -69,5 +69,10 @@ func eventsFor(e *env, specs []string, st *stack.Stack, runLen time.Duration) ([
 	if err != nil {
 		return nil, usageError{fmt.Errorf("--event: %w", err)}
 	}
+	for _, f := range fs {
+		if f.Action == stack.FaultLatency && !st.HoldsLatencyProxy() {
+			return nil, usagef("--event %q: the stack's latency proxy lives in the process that started it; change latency from an experiment's events", f.String())
+		}
+	}
 	return faultEvents(e, st, fs), nil
 }

@@ -256,6 +256,9 @@ func cmdLoad(ctx context.Context, e *env, args []string) error {
 			params["heap"] = h.String()
 			e.logf("load: Keycloak heap %s", h)
 		}
+		for k, v := range st.LatencyParams() {
+			params[k] = v
+		}
 	}
 	desc := "realm " + cfg.Realm
 	if cfg.Realm == "" {

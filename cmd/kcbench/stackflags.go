@@ -104,6 +104,9 @@ func (f *stackFlags) config(e *env, detached bool) (stack.Config, error) {
 	if err := checkTopologyFlags(f.top); err != nil {
 		return stack.Config{}, err
 	}
+	if detached && !f.top.Latency.Zero() {
+		return stack.Config{}, usagef("--latency: the latency proxies live in kcbench's process: use up --foreground (or quickstart, capacity, experiment)")
+	}
 	f.kc.CacheSizes = f.cacheSizes
 	f.kc.BuildOptions = f.buildOpts
 	f.kc.ExtraOptions = f.kcOpts
@@ -135,6 +138,11 @@ func registerTopology(fs *flag.FlagSet, t *stack.Topology) {
 	fs.StringVar(&t.LB, "lb", "", "load balancer in front of the nodes: haproxy or none (default: haproxy for several nodes, none for one)")
 	fs.BoolVar(&t.Sticky, "lb-sticky", false, "the balancer keeps a client on the node of its AUTH_SESSION_ID")
 	fs.StringVar(&t.HAProxy, "haproxy", "", "haproxy binary (default: haproxy on PATH)")
+	fs.Func("latency", "round trip `LINK=D[~JITTER]` added by an in-process proxy, e.g. node-db=2ms or node-db=5ms~1ms (the nodes' JDBC URL points at it; measured at start; needs a stack kcbench holds: up --foreground, quickstart, capacity, experiment)", func(v string) error {
+		l, err := stack.ParseLatency(v)
+		t.Latency = l
+		return err
+	})
 	fs.Float64Var(&t.NodeCPUs, "node-cpus", 0, "CPU quota of each Keycloak node in cores, e.g. 1 or 0.5 (cgroup v2 cpu.max, v1 cpu.cfs_quota_us, else taskset pinning; 0: no limit)")
 }
 

@@ -73,6 +73,9 @@ type StackSpec struct {
 	NodeCPUs float64 `yaml:"node_cpus"`
 	// HAProxy is the haproxy binary (default: haproxy on PATH).
 	HAProxy string `yaml:"haproxy"`
+	// Latency is injected on the node-db link, as --latency takes it
+	// ("node-db=2ms", "node-db=5ms~1ms").
+	Latency string `yaml:"latency"`
 }
 
 // DatasetSpec says what each point holds.
@@ -201,6 +204,8 @@ type Variant struct {
 	Nodes    int     `yaml:"nodes"`
 	NodeCPUs float64 `yaml:"node_cpus"`
 	LBSticky *bool   `yaml:"lb_sticky"`
+	// Latency overrides the stack's injected latency ("node-db=0s": none).
+	Latency string `yaml:"latency"`
 }
 
 // Watchdog limits a point; crossing one aborts it, and larger tenant
@@ -328,6 +333,9 @@ func (f *File) Validate() error {
 	if f.Stack.Nodes < 0 || f.Stack.Nodes > stack.MaxNodes {
 		add("stack.nodes: %d: must be between 1 and %d", f.Stack.Nodes, stack.MaxNodes)
 	}
+	if _, err := stack.ParseLatency(f.Stack.Latency); err != nil {
+		add("stack.latency: %v", err)
+	}
 	if err := (stack.Topology{LB: f.Stack.LB, NodeCPUs: f.Stack.NodeCPUs}).Validate(); err != nil {
 		for _, e := range unjoin(err) {
 			add("stack: %v", e)
@@ -424,6 +432,9 @@ func (f *File) Validate() error {
 		if v.Nodes < 0 || v.Nodes > stack.MaxNodes {
 			add("variants[%d].nodes: %d: must be between 1 and %d", i, v.Nodes, stack.MaxNodes)
 		}
+		if _, err := stack.ParseLatency(v.Latency); err != nil {
+			add("variants[%d].latency: %v", i, err)
+		}
 		if v.NodeCPUs < 0 {
 			add("variants[%d].node_cpus: %g: must be > 0 (cores; 0: no limit)", i, v.NodeCPUs)
 		}
@@ -503,6 +514,10 @@ func topologyOf(sp StackSpec, v Variant) stack.Topology {
 	}
 	if v.LBSticky != nil {
 		t.Sticky = *v.LBSticky
+	}
+	t.Latency, _ = stack.ParseLatency(sp.Latency) // Validate reports errors
+	if v.Latency != "" {
+		t.Latency, _ = stack.ParseLatency(v.Latency)
 	}
 	if t.Nodes == 0 {
 		t.Nodes = 1

@@ -42,6 +42,9 @@ type Topology struct {
 	HAProxy string `json:"haproxy,omitempty"`
 	// NodeCPUs is each node's CPU quota in cores (0: no limit).
 	NodeCPUs float64 `json:"node_cpus,omitempty"`
+	// Latency is injected on the links kcbench controls (zero: none, and
+	// no proxy).
+	Latency Latency `json:"latency,omitzero"`
 }
 
 // ServerCores is the CPU the nodes may use together on a machine with
@@ -95,7 +98,11 @@ func (t Topology) Params() map[string]string {
 	if t.Sticky {
 		lb += "+sticky"
 	}
-	return map[string]string{"nodes": strconv.Itoa(t.Nodes), "node_cpus": strconv.FormatFloat(t.NodeCPUs, 'g', -1, 64), "lb": lb}
+	p := map[string]string{"nodes": strconv.Itoa(t.Nodes), "node_cpus": strconv.FormatFloat(t.NodeCPUs, 'g', -1, 64), "lb": lb}
+	if !t.Latency.Zero() {
+		p["latency"] = t.Latency.String()
+	}
+	return p
 }
 
 // Clustered reports whether the nodes form an Infinispan cluster.

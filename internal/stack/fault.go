@@ -19,22 +19,25 @@ const (
 	FaultAddNode    = "add-node"    // a new node joins the cluster and the balancer
 	FaultRemoveNode = "remove-node" // the last node leaves the balancer, then stops
 	FaultDBRestart  = "db-restart"  // PostgreSQL stopped (fast) and started again
+	FaultLatency    = "latency"     // change the injected latency: latency node-db=50ms
 )
 
 // faultActions lists the actions with whether they take node=N.
 var faultActions = map[string]bool{
 	FaultKill: true, FaultStop: true, FaultStart: true, FaultRestart: true,
-	FaultAddNode: false, FaultRemoveNode: false, FaultDBRestart: false,
+	FaultAddNode: false, FaultRemoveNode: false, FaultDBRestart: false, FaultLatency: false,
 }
 
 // FaultActions names the actions in the order --help lists them.
-const FaultActions = "kill, stop, start, restart (node=N), add-node, remove-node, db-restart"
+const FaultActions = "kill, stop, start, restart (node=N), add-node, remove-node, db-restart, latency node-db=D"
 
 // Fault is one timed action on the stack, e.g. "30s kill node=2".
 type Fault struct {
 	At     time.Duration // offset from the start of the run, warm-up included
 	Action string
 	Node   int // 1-based; 0: none given (a single node's stack means node 1)
+	// Latency is a latency event's new latency.
+	Latency Latency
 }
 
 // ParseFault reads "AT ACTION [node=N]": AT a Go duration ≥ 0 ("30s",
@@ -55,6 +58,15 @@ func ParseFault(s string) (Fault, error) {
 	if !ok {
 		return f, fmt.Errorf("event %q: unknown action %q (want one of %s)", s, f.Action, FaultActions)
 	}
+	if f.Action == FaultLatency {
+		if len(fields) != 3 {
+			return f, fmt.Errorf("event %q: want \"AT latency node-db=D\", e.g. \"60s latency node-db=50ms\"", s)
+		}
+		if f.Latency, err = ParseLatency(fields[2]); err != nil {
+			return f, fmt.Errorf("event %q: %w", s, err)
+		}
+		return f, nil
+	}
 	for _, a := range fields[2:] {
 		k, v, _ := strings.Cut(a, "=")
 		if k != "node" || !takesNode {
@@ -74,6 +86,12 @@ func ParseFault(s string) (Fault, error) {
 
 // Args is the event's arguments as written ("node=2"; "" for none).
 func (f Fault) Args() string {
+	if f.Action == FaultLatency {
+		if f.Latency.Zero() {
+			return "node-db=0s"
+		}
+		return f.Latency.String()
+	}
 	if f.Node == 0 {
 		return ""
 	}
@@ -160,6 +178,10 @@ func CheckFaults(fs []Fault, t Topology, runLen time.Duration) error {
 				n++
 				up[n] = true
 			}
+		case FaultLatency:
+			if t.Latency.NodeDB.Zero() {
+				bad("the stack has no proxy on the node-db link: start it with --latency node-db=… (a changed latency needs one from the start)")
+			}
 		case FaultRemoveNode:
 			if n <= 1 {
 				bad("the stack's last node cannot be removed")
@@ -229,6 +251,8 @@ func (s *Stack) ApplyFault(ctx context.Context, f Fault) error {
 		return s.removeNode(ctx)
 	case FaultDBRestart:
 		return s.restartDB(ctx)
+	case FaultLatency:
+		return s.SetLatency(f.Latency)
 	}
 	return fmt.Errorf("unknown action %q", f.Action)
 }

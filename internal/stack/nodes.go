@@ -119,7 +119,10 @@ func (s *Stack) launchNode(i int, first bool) error {
 	if h := s.st.Options.Heap; h != "" {
 		env["JAVA_OPTS_KC_HEAP"] = "-Xms" + h + " -Xmx" + h
 	}
-	args := s.st.Options.startArgs(s.st.DB, *ns)
+	if !s.st.Topology.Latency.NodeDB.Zero() && s.links == nil {
+		return fmt.Errorf("the stack's node-db latency proxy lives in the kcbench process that started it (up --foreground); start or restart nodes from there")
+	}
+	args := s.st.Options.startArgs(s.nodeDB(), *ns)
 	n, off, err := launchKeycloak(ns.Home, s.st.Java, args, env, ns.Log, s.st.Detached, ns.CPU)
 	if err != nil {
 		return err

@@ -75,6 +75,11 @@ type State struct {
 	// LastBoot is the last start of all nodes (a cluster's: until every
 	// node is ready and sees every other).
 	LastBoot *BootResult `json:"last_boot,omitempty"`
+	// MeasuredLatency is the round trip each latency proxy added when it
+	// was placed (Topology.Latency is what was asked).
+	MeasuredLatency struct {
+		NodeDB time.Duration `json:"node_db_ns,omitempty"`
+	} `json:"measured_latency,omitzero"`
 }
 
 // stateSchema 2 has Nodes; 1 had one node's fields at the top (read by
@@ -94,6 +99,8 @@ type Stack struct {
 	st   State
 	logf func(string, ...any)
 	mu   sync.Mutex // serializes save() of nodes starting in parallel
+
+	links *latencyLinks // latency proxies, in this process
 
 	watchMu  sync.Mutex
 	watchers []*Watcher // Watch's, told about nodes fault events stop and start
@@ -206,6 +213,9 @@ func Start(ctx context.Context, cfg Config) (s *Stack, err error) {
 	}
 
 	// Checks that need no side effects come first.
+	if err := cfg.Topology.Latency.validate(cfg.Detached, cfg.DB != nil); err != nil {
+		return nil, err
+	}
 	nodes := cfg.Topology.Nodes
 	for i := 1; i <= nodes; i++ {
 		host := nodeHost(i, nodes)
@@ -309,6 +319,9 @@ func Start(ctx context.Context, cfg Config) (s *Stack, err error) {
 			return s, err
 		}
 		s.st.DB = dbConn{URL: fmt.Sprintf("jdbc:postgresql://127.0.0.1:%d/keycloak", port), User: "keycloak"}
+		if err := s.startLatency(); err != nil {
+			return s, err
+		}
 	}
 	for i := 1; i <= nodes; i++ {
 		n, err := newNode(dir, i, nodes, cfg.Keycloak)
@@ -543,6 +556,7 @@ func containsInt(xs []int, x int) bool {
 // its folder. Pids from the state file are trusted only if their start time
 // matches.
 func (s *Stack) Down(ctx context.Context) error {
+	defer s.links.close()
 	var errs []error
 	if s.st.LB != nil {
 		if err := s.st.LB.stop(); err != nil {

@@ -1,0 +1,100 @@
+package stack
+
+import (
+	"bytes"
+	"crypto/rand"
+	"io"
+	"net"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseLatency(t *testing.T) {
+	good := map[string]Latency{
+		"":                    {},
+		"node-db=2ms":         {NodeDB: Delay{RTT: 2 * time.Millisecond}},
+		" node-db=5ms~1ms ":   {NodeDB: Delay{RTT: 5 * time.Millisecond, Jitter: time.Millisecond}},
+		"node-db=0s":          {},
+		"node-db=1.5ms~0.5ms": {NodeDB: Delay{RTT: 1500 * time.Microsecond, Jitter: 500 * time.Microsecond}},
+	}
+	for in, want := range good {
+		l, err := ParseLatency(in)
+		if err != nil || l != want {
+			t.Errorf("%q: %+v, %v", in, l, err)
+		}
+		if back, err := ParseLatency(l.String()); err != nil || back != l {
+			t.Errorf("%q: String %q reads back as %+v, %v", in, l.String(), back, err)
+		}
+	}
+	bad := map[string]string{
+		"node-db=-2ms":            "cannot be negative",
+		"node-db=2ms~-1ms":        "cannot be negative",
+		"node-db=2ms~3ms":         "jitter above the latency",
+		"node-db=soon":            "want a duration",
+		"node-db=1h":              "at most 10s",
+		"node-db":                 "want LINK=DURATION",
+		"node-db=1ms,node-db=2ms": "given twice",
+		"node-pg=1ms":             `unknown link "node-pg"`,
+		"node-node=5ms":           "node-node: not available yet",
+	}
+	for in, want := range bad {
+		if _, err := ParseLatency(in); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want %q", in, err, want)
+		}
+	}
+	if err := (Latency{NodeDB: Delay{RTT: time.Millisecond}}).validate(true, false); err == nil || !strings.Contains(err.Error(), "up --foreground") {
+		t.Errorf("detached: %v", err)
+	}
+	if err := (Latency{NodeDB: Delay{RTT: time.Millisecond}}).validate(false, true); err == nil || !strings.Contains(err.Error(), "--db-url") {
+		t.Errorf("external db: %v", err)
+	}
+}
+
+// The proxy adds at least the round trip asked for, keeps the bytes and
+// their order, and changes its delay on the fly.
+func TestDelayProxy(t *testing.T) {
+	if testing.Short() {
+		t.Skip("times round trips")
+	}
+	echo, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer echo.Close()
+	go func() {
+		for {
+			c, err := echo.Accept()
+			if err != nil {
+				return
+			}
+			go func() { io.Copy(c, c); c.(*net.TCPConn).CloseWrite() }()
+		}
+	}()
+	p, err := startDelayProxy("127.0.0.1:0", echo.Addr().String(), Delay{RTT: 20 * time.Millisecond, Jitter: 4 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	rtt, err := addedRTT(p, []byte{1})
+	if err != nil || rtt < 18*time.Millisecond || rtt > 500*time.Millisecond { // 20 ms ± jitter/2 each way, at least 18 ms
+		t.Fatalf("added round trip %s, %v; want about 20 ms", rtt, err)
+	}
+	// 1 MiB through and back, unchanged.
+	c, err := net.Dial("tcp", p.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := make([]byte, 1<<20)
+	rand.Read(data)
+	go func() { c.Write(data); c.(*net.TCPConn).CloseWrite() }()
+	got, err := io.ReadAll(c)
+	c.Close()
+	if err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("echo through the proxy: %d bytes, equal %v, %v", len(got), bytes.Equal(got, data), err)
+	}
+	p.SetDelay(Delay{})
+	if rtt, err := addedRTT(p, []byte{1}); err != nil || rtt > 10*time.Millisecond {
+		t.Errorf("after SetDelay(0): %s, %v", rtt, err)
+	}
+}
