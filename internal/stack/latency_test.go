@@ -98,3 +98,48 @@ func TestDelayProxy(t *testing.T) {
 		t.Errorf("after SetDelay(0): %s, %v", rtt, err)
 	}
 }
+
+// BenchmarkDelayProxy is the proxy's own cost: 100-byte ping-pongs (a
+// JDBC statement's size) through it at zero delay, against the same
+// straight to the echo server.
+//
+//	go test -run '^$' -bench DelayProxy -benchtime 20000x ./internal/stack/
+func BenchmarkDelayProxy(b *testing.B) {
+	echo, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer echo.Close()
+	go func() {
+		for {
+			c, err := echo.Accept()
+			if err != nil {
+				return
+			}
+			go func() { io.Copy(c, c); c.Close() }()
+		}
+	}()
+	p, err := startDelayProxy("127.0.0.1:0", echo.Addr().String(), Delay{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer p.Close()
+	for _, c := range []struct{ name, addr string }{{"direct", echo.Addr().String()}, {"proxy", p.Addr()}} {
+		b.Run(c.name, func(b *testing.B) {
+			conn, err := net.Dial("tcp", c.addr)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer conn.Close()
+			msg := make([]byte, 100)
+			for b.Loop() {
+				if _, err := conn.Write(msg); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := io.ReadFull(conn, msg); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
