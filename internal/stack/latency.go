@@ -104,12 +104,15 @@ func (s *Stack) startLatency() error {
 		return err
 	}
 	s.links = &latencyLinks{db: p}
-	rtt, err := addedRTT(p, pgSSLRequest)
+	if _, err := probeRTT(p.Addr(), pgSSLRequest); err != nil {
+		return fmt.Errorf("latency node-db: PostgreSQL does not answer through the proxy: %w", err)
+	}
+	rtt, err := s.MeasureLatency()
 	if err != nil {
 		return fmt.Errorf("latency node-db: timing a round trip through the proxy: %w", err)
 	}
 	s.st.MeasuredLatency.NodeDB = rtt
-	s.logf("latency node-db: %s injected, %s measured through the proxy (PostgreSQL SSLRequest round trip)", lat.NodeDB, rtt.Round(10*time.Microsecond))
+	s.logf("latency node-db: %s injected, %s measured (round trips through the proxy's delay)", lat.NodeDB, rtt.Round(10*time.Microsecond))
 	return nil
 }
 
@@ -145,14 +148,20 @@ func (s *Stack) LatencyParams() map[string]string {
 	return map[string]string{"latency": l.String(), "latency_node_db_measured_ms": strconv.FormatFloat(float64(s.st.MeasuredLatency.NodeDB.Microseconds())/1000, 'f', 2, 64)}
 }
 
-// MeasureLatency times the round trip the node-db proxy adds now (a
-// PostgreSQL SSLRequest through it against one straight to PostgreSQL,
-// medians of 5).
+// MeasureLatency times the round trip the node-db proxy adds now: round
+// trips through a proxy with the same delay in front of a loopback echo
+// server, against straight to it (medians of 5). PostgreSQL itself is no
+// good probe: its only answer before a login (to an SSLRequest) comes
+// from a freshly forked backend, whose fork varies by milliseconds on a
+// busy box, more than the latency being checked.
 func (s *Stack) MeasureLatency() (time.Duration, error) {
 	if s.links == nil || s.links.db == nil {
 		return 0, errors.New("the stack has no latency proxy in this process")
 	}
-	return addedRTT(s.links.db, pgSSLRequest)
+	s.links.db.mu.Lock()
+	d := s.links.db.delay
+	s.links.db.mu.Unlock()
+	return echoRTT(d)
 }
 
 // HoldsLatencyProxy reports whether this process holds the stack's

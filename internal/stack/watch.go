@@ -110,9 +110,17 @@ func (w *Watcher) Check(ctx context.Context) error {
 		nodes[k] = w.nodes[i]
 	}
 	w.mu.Unlock()
-	for _, n := range nodes {
+	for k, n := range nodes {
 		if err := n.check(ctx); err != nil {
-			return err
+			// A fault event may have taken the node down (or brought a
+			// new process up) while it was checked: only the node still
+			// watched as this process counts.
+			w.mu.Lock()
+			current := w.nodes[ids[k]] == n
+			w.mu.Unlock()
+			if current {
+				return err
+			}
 		}
 	}
 	return nil
