@@ -5,6 +5,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -107,6 +108,30 @@ func TestLoadCommand(t *testing.T) {
 
 	// Two agents of a split run log in disjoint users.
 	splitUsersDisjoint(t, c, s)
+
+	// A fault event: the only node restarted mid-run. The run goes on
+	// while it is down (connections refused), finishes the restart after
+	// its end, exits 0 and stamps the event with what it cost.
+	out3 := filepath.Join(t.TempDir(), "restart")
+	text = c.mustRun("load", "--scenario", "client-credentials", "--executor", "constant-arrival-rate", "--rate", "5",
+		"--duration", "15s", "--event", "3s restart", "--out", out3)
+	t.Logf("restart event:\n%s", text)
+	st3, err := results.ReadStats(out3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st3.Events) != 1 || st3.Events[0].Action != "restart" || st3.Events[0].Args != "node=1" || st3.Events[0].Err != "" || st3.Events[0].Took <= 0 {
+		t.Fatalf("events: %+v", st3.Events)
+	}
+	if r := st3.Events[0].Recovery; r == nil || r.Errors == 0 || len(r.ErrorKinds) == 0 || r.BaselineRate <= 0 {
+		t.Errorf("recovery after the restart: %+v", r)
+	}
+	if !strings.Contains(text, "events\n  3") || !strings.Contains(text, "restart node=1 (took ") {
+		t.Errorf("the summary does not show the event:\n%s", text)
+	}
+	if s, err = stack.Attach(c.dirs, stack.DefaultStackName); err != nil || !s.Status(context.Background()).Ready {
+		t.Fatalf("the stack after the restart event: %v", err)
+	}
 
 	// Last, as it kills the stack's Keycloak: killed mid-load, the run
 	// ends by itself, says so, writes what ran and exits 5.

@@ -40,8 +40,11 @@ func NewEventRunner(events []Event) *EventRunner {
 }
 
 // Start runs the events in the background, each at start+At, until ctx
-// ends. Call it once; Wait waits for the action under way.
-func (r *EventRunner) Start(ctx context.Context, start time.Time) {
+// ends (the run's end: no event starts after it). Each action runs with
+// doCtx, so that one under way when the run ends is finished rather than
+// cut off (a node half started), while an interrupt (doCtx cancelled)
+// stops it. Call Start once; Wait waits for the action under way.
+func (r *EventRunner) Start(ctx, doCtx context.Context, start time.Time) {
 	r.mu.Lock()
 	r.start = start
 	r.mu.Unlock()
@@ -55,7 +58,7 @@ func (r *EventRunner) Start(ctx context.Context, start time.Time) {
 			at := time.Since(start) // when the action began
 			var err error
 			if e.Do != nil {
-				err = e.Do(ctx)
+				err = e.Do(doCtx)
 			}
 			re := results.Event{At: at, Action: e.Action, Args: e.Args, Took: time.Since(start) - at}
 			if err != nil {

@@ -26,7 +26,7 @@ func TestEventRunner(t *testing.T) {
 		})
 		ctx, cancel := context.WithCancel(t.Context())
 		begin := time.Now()
-		r.Start(ctx, begin.Add(-500*time.Millisecond)) // the run started before
+		r.Start(ctx, t.Context(), begin.Add(-500*time.Millisecond)) // the run started before
 		time.Sleep(30 * time.Second)
 		cancel()
 		r.Wait()

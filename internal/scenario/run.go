@@ -192,7 +192,7 @@ func Run(ctx context.Context, in RunInput) (*RunResult, error) {
 			go watch.poll(runCtx, in.Alive)
 		}
 		if len(in.Events) > 0 {
-			events.Start(runCtx, watch.start)
+			events.Start(runCtx, ctx, watch.start)
 		}
 	}
 	mf := &markFirst{Scenario: sc, first: first}
