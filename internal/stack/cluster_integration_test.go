@@ -264,6 +264,53 @@ func TestCluster(t *testing.T) {
 		}
 	})
 
+	t.Run("add a node behind the balancer, remove it", func(t *testing.T) {
+		oldLB := s.State().LB.Proc // the balancer's process before the reloads
+		if err := s.ApplyFault(ctx, stack.Fault{Action: stack.FaultAddNode}); err != nil {
+			t.Fatal(err)
+		}
+		status := s.Status(ctx)
+		if len(status.Nodes) != 3 || !status.Ready {
+			t.Fatalf("after add-node: %d nodes, ready %v", len(status.Nodes), status.Ready)
+		}
+		for _, n := range status.Nodes {
+			if n.View != 3 {
+				t.Errorf("node %d: view %d, want 3", n.Index, n.View)
+			}
+		}
+		secret, err := readSecret(s, "admin-client-secret")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 6 {
+			if _, err := token(ctx, tg.BaseURL, "", url.Values{"grant_type": {"client_credentials"}, "client_id": {stack.AdminClientID}, "client_secret": {secret}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		lbs, err := s.BalancerStats(ctx)
+		if err != nil || len(lbs) != 3 || lbs[2].Requests == 0 {
+			t.Fatalf("balancer after add-node (reloaded): %+v, %v", lbs, err)
+		}
+		t.Logf("add-node: balancer %+v", lbs)
+		if err := s.ApplyFault(ctx, stack.Fault{Action: stack.FaultRemoveNode}); err != nil {
+			t.Fatal(err)
+		}
+		if status := s.Status(ctx); len(status.Nodes) != 2 || !status.Ready {
+			t.Fatalf("after remove-node: %d nodes, ready %v", len(status.Nodes), status.Ready)
+		}
+		if lbs, err := s.BalancerStats(ctx); err != nil || len(lbs) != 2 {
+			t.Fatalf("balancer after remove-node: %+v, %v", lbs, err)
+		}
+		// The haproxy processes replaced by the reloads finish and exit.
+		deadline := time.Now().Add(40 * time.Second)
+		for oldLB.Alive() && time.Now().Before(deadline) {
+			time.Sleep(200 * time.Millisecond)
+		}
+		if oldLB.Alive() {
+			t.Errorf("the haproxy replaced by the reload (pid %d) is still alive", oldLB.PID)
+		}
+	})
+
 	t.Run("down leaves nothing", func(t *testing.T) {
 		procs := s.Procs()
 		if len(procs) < 5 { // haproxy, 2 × (kc.sh + JVM), postmaster
