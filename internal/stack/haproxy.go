@@ -54,7 +54,6 @@ type balancer struct {
 	Prev Proc `json:"previous_process,omitzero"`
 
 	exited chan struct{}
-	err    error
 }
 
 // URL is the balancer's address: the stack's target.
@@ -133,8 +132,12 @@ func (b *balancer) start(ctx context.Context, detached bool, extra ...string) er
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("start haproxy: %w", err)
 	}
-	b.exited = make(chan struct{})
-	go func() { b.err = cmd.Wait(); close(b.exited) }()
+	// This process's own channel and error: a reload starts another
+	// while this one finishes.
+	exited := make(chan struct{})
+	var werr error
+	b.exited = exited
+	go func() { werr = cmd.Wait(); close(exited) }()
 	b.Proc, _ = identify(cmd.Process.Pid)
 	if b.Proc.PID == 0 {
 		b.Proc = Proc{PID: cmd.Process.Pid, PGID: cmd.Process.Pid}
@@ -146,8 +149,8 @@ func (b *balancer) start(ctx context.Context, detached bool, extra ...string) er
 			return nil
 		}
 		select {
-		case <-b.exited:
-			return fmt.Errorf("haproxy exited (%s): %s", exitDescription(b.err), lastLines(readFrom(b.Log, off), 8))
+		case <-exited:
+			return fmt.Errorf("haproxy exited (%s): %s", exitDescription(werr), lastLines(readFrom(b.Log, off), 8))
 		case <-ctx.Done():
 			b.stop()
 			return ctx.Err()
@@ -192,6 +195,9 @@ func (b *balancer) serverStats(ctx context.Context, hc *http.Client) ([]BackendS
 	if err != nil {
 		return nil, err
 	}
+	// A fresh connection each time: after a reload, a kept-alive one
+	// would still reach the old process, which finishes its connections.
+	req.Close = true
 	resp, err := hc.Do(req)
 	if err != nil {
 		return nil, err
