@@ -9,10 +9,9 @@ import (
 )
 
 // addNode lays out node N+1 like the others (its own address, ports,
-// folder and log, the same CPU limit), starts it, waits until it is ready
-// and in every running node's cluster view, then puts it behind the
-// balancer (config rewritten, HAProxy reloaded) and waits until the
-// balancer sees it up.
+// folder and log, the same CPU limit), puts it in the balancer's config
+// (HAProxy reloaded), starts it, and waits until it is ready, in every
+// running node's cluster view and up in the balancer.
 func (s *Stack) addNode(ctx context.Context) error {
 	if s.st.LB == nil || !s.st.Topology.Clustered() {
 		return errors.New("add-node needs a cluster behind the balancer (--nodes 2 or more, --lb haproxy)")
@@ -37,12 +36,22 @@ func (s *Stack) addNode(ctx context.Context) error {
 	}
 	s.st.Nodes = append(s.st.Nodes, ns)
 	s.st.Topology.Nodes = i
-	if _, err := s.startNodes(ctx, false, []int{i}); err != nil {
+	// The balancer learns of the node first: its health check keeps the
+	// node out of rotation until /health/ready answers, so traffic starts
+	// the moment the node is ready, as behind a real balancer.
+	if err := s.reloadBalancer(ctx); err != nil {
 		s.dropLastNode()
-		return err
+		return errors.Join(err, s.reloadBalancer(ctx))
+	}
+	last := s.st.LastBoot
+	_, err = s.startNodes(ctx, false, []int{i})
+	s.st.LastBoot = last
+	if err != nil {
+		s.dropLastNode()
+		return errors.Join(err, s.reloadBalancer(ctx))
 	}
 	s.watchNode(i, true)
-	return s.reloadBalancer(ctx)
+	return s.save()
 }
 
 // removeNode takes the last node out of the balancer (config rewritten,
