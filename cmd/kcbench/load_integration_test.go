@@ -154,12 +154,14 @@ func killMidLoad(t *testing.T, c *cli, s *stack.Stack) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	// The first progress line says iterations are running.
+	// The first progress line with finished iterations says they run
+	// (a Keycloak just restarted takes a while over its first grants).
 	var errText strings.Builder
 	sc := bufio.NewScanner(stderr)
+	running := regexp.MustCompile(`iterations [1-9]`)
 	for sc.Scan() {
 		errText.WriteString(sc.Text() + "\n")
-		if strings.Contains(sc.Text(), "iterations ") {
+		if running.MatchString(sc.Text()) {
 			break
 		}
 	}
