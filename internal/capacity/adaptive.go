@@ -216,7 +216,7 @@ func (s *searcher) adaptive(ctx context.Context) error {
 	if estimate == 0 {
 		return nil
 	}
-	s.res.Estimate = estimate
+	s.res.Estimate = roundRate(estimate)
 	return s.bracket(ctx, roundRate(0.9*estimate))
 }
 
