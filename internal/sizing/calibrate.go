@@ -220,7 +220,7 @@ type Calibration struct {
 	Others []Figure `json:"others,omitempty"`
 	// Cold are the cold-phase figures (after a restart, caches empty) of
 	// the cells used, when the figures used are warm ones.
-	Cold  []Figure `json:"cold,omitempty"`
+	Cold []Figure `json:"cold,omitempty"`
 	// Database holds the database's measured cost per operation, in the
 	// cells of the figures used, where it was measured.
 	Database []DBFigure `json:"database,omitempty"`
