@@ -62,22 +62,7 @@ func (o Options) adaptiveDefaults() Options {
 	if o.MaxLatencyRise == 0 {
 		o.MaxLatencyRise = DefaultMaxLatencyRise
 	}
-	if o.MinOK == 0 {
-		o.MinOK = DefaultMinOK
-	}
-	if o.MinAchieved == 0 {
-		o.MinAchieved = results.DefaultMinAchieved
-	}
-	if o.MaxDropped == 0 {
-		o.MaxDropped = DefaultMaxDropped
-	}
-	if o.Pause == 0 {
-		o.Pause = DefaultPause
-	}
-	if o.MaxSteps == 0 {
-		o.MaxSteps = DefaultMaxSteps
-	}
-	return o
+	return o.guardDefaults()
 }
 
 func (o Options) validateAdaptive() error {

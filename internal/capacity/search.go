@@ -152,6 +152,12 @@ func (o Options) WithDefaults() Options {
 	if o.Resolution == 0 {
 		o.Resolution = o.Step / DefaultResolutionDivisor
 	}
+	return o.guardDefaults()
+}
+
+// guardDefaults sets the defaults both searches share: the guards, the
+// pause and the step limit.
+func (o Options) guardDefaults() Options {
 	if o.MinOK == 0 {
 		o.MinOK = DefaultMinOK
 	}
