@@ -1,6 +1,7 @@
 package capacity
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -41,27 +42,13 @@ import (
 // through it (a growing queue) fails (MaxLatencyRise).
 
 func (o Options) adaptiveDefaults() Options {
-	if o.Start == 0 {
-		o.Start = DefaultAdaptiveStart
-	}
-	if o.Warmup == 0 {
-		o.Warmup = -1 // the probe warms the server up
-	}
-	if o.Precision == 0 {
-		o.Precision = DefaultPrecision
-	}
-	if o.MinStepDuration == 0 {
-		o.MinStepDuration = DefaultMinStepDuration
-	}
-	if o.MaxStepDuration == 0 {
-		o.MaxStepDuration = DefaultMaxStepDuration
-	}
-	if o.ProbeDuration == 0 {
-		o.ProbeDuration = DefaultProbeDuration
-	}
-	if o.MaxLatencyRise == 0 {
-		o.MaxLatencyRise = DefaultMaxLatencyRise
-	}
+	o.Start = cmp.Or(o.Start, DefaultAdaptiveStart)
+	o.Warmup = cmp.Or(o.Warmup, -1) // the probe warms the server up
+	o.Precision = cmp.Or(o.Precision, DefaultPrecision)
+	o.MinStepDuration = cmp.Or(o.MinStepDuration, DefaultMinStepDuration)
+	o.MaxStepDuration = cmp.Or(o.MaxStepDuration, DefaultMaxStepDuration)
+	o.ProbeDuration = cmp.Or(o.ProbeDuration, DefaultProbeDuration)
+	o.MaxLatencyRise = cmp.Or(o.MaxLatencyRise, DefaultMaxLatencyRise)
 	return o.guardDefaults()
 }
 

@@ -1,6 +1,7 @@
 package capacity
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -137,42 +138,22 @@ func (o Options) WithDefaults() Options {
 	if o.Adaptive {
 		return o.adaptiveDefaults()
 	}
-	if o.Start == 0 {
-		o.Start = DefaultStart
-	}
-	if o.Step == 0 {
-		o.Step = DefaultStep
-	}
-	if o.StepDuration == 0 {
-		o.StepDuration = DefaultStepDuration
-	}
-	if o.Warmup == 0 {
-		o.Warmup = DefaultWarmup
-	}
-	if o.Resolution == 0 {
-		o.Resolution = o.Step / DefaultResolutionDivisor
-	}
+	o.Start = cmp.Or(o.Start, DefaultStart)
+	o.Step = cmp.Or(o.Step, DefaultStep)
+	o.StepDuration = cmp.Or(o.StepDuration, DefaultStepDuration)
+	o.Warmup = cmp.Or(o.Warmup, DefaultWarmup)
+	o.Resolution = cmp.Or(o.Resolution, o.Step/DefaultResolutionDivisor)
 	return o.guardDefaults()
 }
 
 // guardDefaults sets the defaults both searches share: the guards, the
 // pause and the step limit.
 func (o Options) guardDefaults() Options {
-	if o.MinOK == 0 {
-		o.MinOK = DefaultMinOK
-	}
-	if o.MinAchieved == 0 {
-		o.MinAchieved = results.DefaultMinAchieved
-	}
-	if o.MaxDropped == 0 {
-		o.MaxDropped = DefaultMaxDropped
-	}
-	if o.Pause == 0 {
-		o.Pause = DefaultPause
-	}
-	if o.MaxSteps == 0 {
-		o.MaxSteps = DefaultMaxSteps
-	}
+	o.MinOK = cmp.Or(o.MinOK, DefaultMinOK)
+	o.MinAchieved = cmp.Or(o.MinAchieved, results.DefaultMinAchieved)
+	o.MaxDropped = cmp.Or(o.MaxDropped, DefaultMaxDropped)
+	o.Pause = cmp.Or(o.Pause, DefaultPause)
+	o.MaxSteps = cmp.Or(o.MaxSteps, DefaultMaxSteps)
 	return o
 }
 
