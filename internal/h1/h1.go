@@ -267,6 +267,14 @@ func (t *Transport) roundTripFallback(req *http.Request) (*http.Response, error)
 		req = req.WithContext(ctx)
 	}
 	resp, err := t.fallbackRT().RoundTrip(req)
+	if err == nil && req.Context().Err() != nil {
+		// net/http may hand over an answer that came only because the
+		// deadline closed the connection (the server's handler saw its
+		// request cancelled and returned): past the deadline it is a
+		// timeout, as on the h1 path.
+		resp.Body.Close()
+		resp, err = nil, req.Context().Err()
+	}
 	if err != nil {
 		cancel()
 		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
