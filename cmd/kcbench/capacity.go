@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/kcbench/kcbench/internal/capacity"
+	"github.com/kcbench/kcbench/internal/cliutil"
 	"github.com/kcbench/kcbench/internal/dataset"
 	"github.com/kcbench/kcbench/internal/experiment"
 	"github.com/kcbench/kcbench/internal/fileutil"
@@ -274,7 +275,7 @@ func cmdCapacity(ctx context.Context, e *env, args []string) error {
 		}
 	})
 	if err := f.validate(); err != nil {
-		return usageError{flagNames(fs, err)}
+		return cliutil.Usage(flagNames(fs, err))
 	}
 	if err := f.dash.check(); err != nil {
 		return err
@@ -351,7 +352,7 @@ func cmdCapacity(ctx context.Context, e *env, args []string) error {
 		local = s
 	}
 	if _, err := scenario.ByName(f.scen.Scenario, scenario.ProbeEnv(tg, m, f.scen)); err != nil {
-		return usageError{err}
+		return cliutil.Usage(err)
 	}
 	search := f.search(e)
 	search.Local = local

@@ -6,13 +6,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"sort"
-	"strconv"
-	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/kcbench/kcbench/internal/buildinfo"
+	"github.com/kcbench/kcbench/internal/cliutil"
 	"github.com/kcbench/kcbench/internal/progress"
 )
 
@@ -72,12 +70,9 @@ func commands() []command {
 }
 
 // usageError marks errors that deserve exit code 2.
-type usageError struct{ err error }
+type usageError = cliutil.UsageError
 
-func (u usageError) Error() string { return u.err.Error() }
-func (u usageError) Unwrap() error { return u.err }
-
-func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
+func usagef(format string, args ...any) error { return cliutil.Usagef(format, args...) }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
 	e := &env{stdout: stdout, stderr: stderr, getenv: getenv}
@@ -154,18 +149,8 @@ func newFlags(e *env, name, synopsis string) *flag.FlagSet {
 	return fs
 }
 
-// parse parses flags and rejects positional arguments beyond maxArgs.
 func parse(fs *flag.FlagSet, args []string, maxArgs int) error {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return usageError{err}
-	}
-	if fs.NArg() > maxArgs {
-		return usagef("%s: unexpected arguments: %s", fs.Name(), strings.Join(fs.Args()[maxArgs:], " "))
-	}
-	return nil
+	return cliutil.Parse(fs, args, maxArgs)
 }
 
 // progressBar returns the Update of a progress bar on stderr counting
@@ -177,55 +162,12 @@ func progressBar(e *env, quiet bool, what string) func(done, total int) {
 	return progress.New(e.stderr, what).Update
 }
 
-// flagNames rewrites the problems in err, one per line as "key: …", so
-// that a key that is also a flag of fs (with - for _ and space) is named as the
-// flag: "vus: 0: …" becomes "--vus: 0: …".
-func flagNames(fs *flag.FlagSet, err error) error {
-	lines := strings.Split(err.Error(), "\n")
-	for i, l := range lines {
-		k, rest, ok := strings.Cut(l, ":")
-		if !ok {
-			continue
-		}
-		if name := strings.NewReplacer("_", "-", " ", "-").Replace(k); fs.Lookup(name) != nil {
-			lines[i] = "--" + name + ":" + rest
-		}
-	}
-	return errors.New(strings.Join(lines, "\n"))
-}
+func flagNames(fs *flag.FlagSet, err error) error { return cliutil.FlagNames(fs, err) }
 
-// listFlag is a repeatable string flag.
-type listFlag []string
-
-func (l *listFlag) String() string     { return strings.Join(*l, ",") }
-func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
-
-// mapFlag is a repeatable name=int flag (also name=int,name=int).
-type mapFlag map[string]int
-
-func (m mapFlag) String() string {
-	var parts []string
-	for k, v := range m {
-		parts = append(parts, fmt.Sprintf("%s=%d", k, v))
-	}
-	sort.Strings(parts)
-	return strings.Join(parts, ",")
-}
-
-func (m mapFlag) Set(v string) error {
-	for _, part := range strings.Split(v, ",") {
-		k, val, ok := strings.Cut(part, "=")
-		if !ok || k == "" {
-			return fmt.Errorf("%q: want NAME=NUMBER", part)
-		}
-		n, err := strconv.Atoi(strings.TrimSpace(val))
-		if err != nil || n < 0 {
-			return fmt.Errorf("%q: want NAME=NUMBER, a whole number ≥ 0", part)
-		}
-		m[k] = n
-	}
-	return nil
-}
+type (
+	listFlag = cliutil.List
+	mapFlag  = cliutil.Map
+)
 
 func cmdVersion(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "version", "version")

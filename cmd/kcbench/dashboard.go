@@ -6,6 +6,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/kcbench/kcbench/internal/cliutil"
 	"github.com/kcbench/kcbench/internal/experiment"
 	"github.com/kcbench/kcbench/internal/load"
 	"github.com/kcbench/kcbench/internal/report"
@@ -32,7 +33,7 @@ func (d *dashboardFlags) check() error {
 		return nil
 	}
 	if err := report.CheckDashboardAddr(d.addr, d.remote); err != nil {
-		return usageError{err}
+		return cliutil.Usage(err)
 	}
 	return nil
 }
@@ -45,7 +46,7 @@ func (d *dashboardFlags) start(e *env, title string) (*report.Live, error) {
 	}
 	l, err := report.ListenLive(d.addr, d.remote, title)
 	if err != nil {
-		return nil, usageError{err}
+		return nil, cliutil.Usage(err)
 	}
 	e.logf("dashboard: %s", l.URL())
 	return l, nil

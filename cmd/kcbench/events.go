@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/kcbench/kcbench/internal/cliutil"
 	"github.com/kcbench/kcbench/internal/load"
 	"github.com/kcbench/kcbench/internal/stack"
 )
@@ -67,7 +68,7 @@ func eventsFor(e *env, specs []string, st *stack.Stack, runLen time.Duration) ([
 	}
 	fs, err := parseEvents(specs, st.State().Topology, runLen)
 	if err != nil {
-		return nil, usageError{fmt.Errorf("--event: %w", err)}
+		return nil, cliutil.Usage(fmt.Errorf("--event: %w", err))
 	}
 	for _, f := range fs {
 		if f.Action == stack.FaultLatency && !st.HoldsLatencyProxy() {

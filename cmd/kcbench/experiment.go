@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kcbench/kcbench/experiments"
+	"github.com/kcbench/kcbench/internal/cliutil"
 	"github.com/kcbench/kcbench/internal/experiment"
 	"github.com/kcbench/kcbench/internal/load"
 	"github.com/kcbench/kcbench/internal/progress"
@@ -24,7 +25,7 @@ func loadExperiment(arg string) (*experiment.File, error) {
 	if _, err := os.Stat(arg); err == nil {
 		f, err := experiment.Load(arg)
 		if err != nil {
-			return nil, usageError{err}
+			return nil, cliutil.Usage(err)
 		}
 		return f, nil
 	}
@@ -42,7 +43,7 @@ func loadExperiment(arg string) (*experiment.File, error) {
 	}
 	f, err := experiment.Parse(b)
 	if err != nil {
-		return nil, usageError{fmt.Errorf("%s (shipped): %w", name, err)}
+		return nil, cliutil.Usage(fmt.Errorf("%s (shipped): %w", name, err))
 	}
 	return f, nil
 }
@@ -94,7 +95,7 @@ func cmdExperiment(ctx context.Context, e *env, args []string) error {
 	}
 	pts, err := experiment.Plan(f)
 	if err != nil {
-		return usageError{err}
+		return cliutil.Usage(err)
 	}
 	if *calibrate != "" && sub != "plan" && !*dry {
 		return usagef("--calibrate applies to plan and --dry-run")

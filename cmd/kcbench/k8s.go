@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kcbench/kcbench/internal/cliutil"
 	"github.com/kcbench/kcbench/internal/fileutil"
 	"github.com/kcbench/kcbench/internal/k8s"
 	"github.com/kcbench/kcbench/internal/load"
@@ -100,7 +101,7 @@ func cmdK8sManifests(e *env, args []string) error {
 	if *startAt != "" {
 		a := agentFlags{startAt: *startAt}
 		if _, o.StartAt, err = a.resolve(e.getenv, now); err != nil {
-			return usageError{err}
+			return cliutil.Usage(err)
 		}
 	} else if *startIn <= 0 {
 		return usagef("--start-in %v: must be positive", *startIn)
@@ -112,7 +113,7 @@ func cmdK8sManifests(e *env, args []string) error {
 	}
 	b, err := k8s.Manifests(o)
 	if err != nil {
-		return usageError{err}
+		return cliutil.Usage(err)
 	}
 	e.logf("k8s: %d agents start at %s: apply before then", o.Agents, o.StartAt.UTC().Format(time.RFC3339))
 	_, err = e.stdout.Write(b)
@@ -138,7 +139,7 @@ func cmdK8sCollect(e *env, args []string) error {
 		for _, l := range logs {
 			f, err := os.Open(l)
 			if err != nil {
-				return usageError{err}
+				return cliutil.Usage(err)
 			}
 			defer f.Close()
 			rs = append(rs, f)

@@ -17,6 +17,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/kcbench/kcbench/internal/cliutil"
 	"github.com/kcbench/kcbench/internal/dataset"
 	"github.com/kcbench/kcbench/internal/fileutil"
 	"github.com/kcbench/kcbench/internal/kc"
@@ -214,17 +215,17 @@ func cmdLoad(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	if err := cfg.validate(); err != nil {
-		return usageError{flagNames(fs, err)}
+		return cliutil.Usage(flagNames(fs, err))
 	}
 	if err := df.check(); err != nil {
 		return err
 	}
 	seg, startAt, err := af.resolve(e.getenv, time.Now())
 	if err != nil {
-		return usageError{err}
+		return cliutil.Usage(err)
 	}
 	if _, err := cfg.Config.Split(seg); err != nil {
-		return usageError{err}
+		return cliutil.Usage(err)
 	}
 	if err := mf.check(); err != nil {
 		return err
@@ -272,7 +273,7 @@ func cmdLoad(ctx context.Context, e *env, args []string) error {
 	}
 	// Check the scenario against the users and clients before starting.
 	if _, err := scenario.ByName(cfg.Scenario, scenario.ProbeEnv(tg, in.Manifest, cfg.Config)); err != nil {
-		return usageError{err}
+		return cliutil.Usage(err)
 	}
 	if cfg.Procs > 0 {
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(cfg.Procs))
@@ -357,7 +358,7 @@ func cmdLoad(ctx context.Context, e *env, args []string) error {
 	return nil
 }
 
-// codedError gives an error its own exit code (cli.go exitCode reads it).
+// codedError gives an error its own exit code (cliutil.go exitCode reads it).
 type codedError struct {
 	code int
 	err  error
@@ -383,7 +384,7 @@ func loadTarget(e *env, c *loadFile, tf *targetFlags, w *where) (kc.Target, *sta
 			tg = kc.Target{BaseURL: tf.url, ManagementURL: tf.mgmtURL}
 			for _, u := range []string{tg.BaseURL, tg.ManagementURL} {
 				if err := checkURL(u); u != "" && err != nil {
-					return tg, nil, "", usageError{err}
+					return tg, nil, "", cliutil.Usage(err)
 				}
 			}
 		} else {

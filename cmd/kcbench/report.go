@@ -3,13 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/kcbench/kcbench/internal/cliutil"
 	"github.com/kcbench/kcbench/internal/fileutil"
 	"github.com/kcbench/kcbench/internal/report"
 )
@@ -82,25 +82,8 @@ func cmdCompare(ctx context.Context, e *env, args []string) error {
 	return c.WriteText(e.stdout)
 }
 
-// parseInterspersed parses flags that may come before, between or after
-// the positional arguments (compare A B --json), and returns the
-// positional ones.
 func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return nil, err
-			}
-			return nil, usageError{err}
-		}
-		rest := fs.Args()
-		if len(rest) == 0 {
-			return pos, nil
-		}
-		pos = append(pos, rest[0])
-		args = rest[1:]
-	}
+	return cliutil.ParseInterspersed(fs, args)
 }
 
 func listed(ss []string) string {

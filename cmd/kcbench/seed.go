@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/kcbench/kcbench/internal/cliutil"
 	"github.com/kcbench/kcbench/internal/dataset"
 	"github.com/kcbench/kcbench/internal/kc"
 	"github.com/kcbench/kcbench/internal/stack"
@@ -100,7 +101,7 @@ func (f *specFlags) spec() (dataset.Spec, error) {
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
-		return s, usageError{err}
+		return s, cliutil.Usage(err)
 	}
 	return s, nil
 }
@@ -155,7 +156,7 @@ func cmdSeed(ctx context.Context, e *env, args []string) error {
 	var strat dataset.Strategy // "": clone on the local stack, else fast
 	if *strategy != "" {
 		if strat, err = dataset.ParseStrategy(*strategy); err != nil {
-			return usageError{err}
+			return cliutil.Usage(err)
 		}
 	}
 	if *conc < 0 || *conc > maxConcurrency {
@@ -213,7 +214,7 @@ func seedHTTPClient() *httpClient { return newHTTPClient(30 * time.Minute) }
 func seedFromDir(ctx context.Context, e *env, w *where, t *targetFlags, dir, manifest string, seed int64, conc int, quiet bool) error {
 	files, err := dataset.ReadRealmDir(dir)
 	if err != nil {
-		return usageError{err}
+		return cliutil.Usage(err)
 	}
 	tg, mpath, cpu, _, err := datasetTarget(e, t, w, manifest)
 	if err != nil {

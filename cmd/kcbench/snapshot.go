@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/kcbench/kcbench/internal/cliutil"
 	"github.com/kcbench/kcbench/internal/stack"
 )
 
@@ -76,7 +77,7 @@ func parseSnapshotName(fs *flag.FlagSet, args []string) (string, error) {
 		return "", err
 	}
 	if err := stack.ValidSnapshotName(name); err != nil {
-		return "", usageError{err}
+		return "", cliutil.Usage(err)
 	}
 	return name, nil
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/kcbench/kcbench/internal/cliutil"
 	"github.com/kcbench/kcbench/internal/fileutil"
 	"github.com/kcbench/kcbench/internal/kc"
 	"github.com/kcbench/kcbench/internal/stack"
@@ -187,7 +188,7 @@ func cmdLogs(ctx context.Context, e *env, args []string) error {
 	}
 	path, err := s.NodeLogPath(*nodeN)
 	if err != nil {
-		return usageError{err}
+		return cliutil.Usage(err)
 	}
 	if *pg {
 		if path = s.PGLogPath(); path == "" {

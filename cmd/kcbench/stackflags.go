@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/kcbench/kcbench/internal/cliutil"
 	"github.com/kcbench/kcbench/internal/fileutil"
 	"github.com/kcbench/kcbench/internal/kc"
 	"github.com/kcbench/kcbench/internal/stack"
@@ -126,7 +127,7 @@ func (f *stackFlags) config(e *env, detached bool) (stack.Config, error) {
 		if f.fs != nil {
 			err = flagNames(f.fs, err)
 		}
-		return cfg, usageError{err}
+		return cfg, cliutil.Usage(err)
 	}
 	return cfg, nil
 }
@@ -153,7 +154,7 @@ func checkTopologyFlags(t stack.Topology) error {
 		return usagef("--nodes %d: want 1 to %d", t.Nodes, stack.MaxNodes)
 	}
 	if err := t.Validate(); err != nil {
-		return usageError{err}
+		return cliutil.Usage(err)
 	}
 	return nil
 }
@@ -197,7 +198,7 @@ func (t *targetFlags) target() (kc.Target, error) {
 		tg.Admin = kc.Credentials{Username: t.user, Password: kc.Secret(s)}
 	}
 	if err := tg.Validate(); err != nil {
-		return tg, usageError{err}
+		return tg, cliutil.Usage(err)
 	}
 	return tg, nil
 }

@@ -1,0 +1,112 @@
+// Package cliutil holds the few pieces of a command line that kcbench's
+// packages share with cmd/kcbench: the usage error (exit code 2), flag
+// parsing that rejects stray arguments, repeatable flag values, and the
+// naming of problems by their flag. It imports the standard library only,
+// so that any package may register and check its own flags.
+package cliutil
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// UsageError marks errors that deserve exit code 2.
+type UsageError struct{ Err error }
+
+func (u UsageError) Error() string { return u.Err.Error() }
+func (u UsageError) Unwrap() error { return u.Err }
+
+// Usagef formats a UsageError.
+func Usagef(format string, args ...any) error { return UsageError{fmt.Errorf(format, args...)} }
+
+// Parse parses flags and rejects positional arguments beyond maxArgs.
+func Parse(fs *flag.FlagSet, args []string, maxArgs int) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return Usage(err)
+	}
+	if fs.NArg() > maxArgs {
+		return Usagef("%s: unexpected arguments: %s", fs.Name(), strings.Join(fs.Args()[maxArgs:], " "))
+	}
+	return nil
+}
+
+// ParseInterspersed parses flags that may come before, between or after
+// the positional arguments (compare A B --json), and returns the
+// positional ones.
+func ParseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, err
+			}
+			return nil, Usage(err)
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}
+
+// FlagNames rewrites the problems in err, one per line as "key: …", so
+// that a key that is also a flag of fs (with - for _ and space) is named as the
+// flag: "vus: 0: …" becomes "--vus: 0: …".
+func FlagNames(fs *flag.FlagSet, err error) error {
+	lines := strings.Split(err.Error(), "\n")
+	for i, l := range lines {
+		k, rest, ok := strings.Cut(l, ":")
+		if !ok {
+			continue
+		}
+		if name := strings.NewReplacer("_", "-", " ", "-").Replace(k); fs.Lookup(name) != nil {
+			lines[i] = "--" + name + ":" + rest
+		}
+	}
+	return errors.New(strings.Join(lines, "\n"))
+}
+
+// List is a repeatable string flag.
+type List []string
+
+func (l *List) String() string     { return strings.Join(*l, ",") }
+func (l *List) Set(v string) error { *l = append(*l, v); return nil }
+
+// Map is a repeatable name=int flag (also name=int,name=int).
+type Map map[string]int
+
+func (m Map) String() string {
+	var parts []string
+	for k, v := range m {
+		parts = append(parts, fmt.Sprintf("%s=%d", k, v))
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, ",")
+}
+
+func (m Map) Set(v string) error {
+	for _, part := range strings.Split(v, ",") {
+		k, val, ok := strings.Cut(part, "=")
+		if !ok || k == "" {
+			return fmt.Errorf("%q: want NAME=NUMBER", part)
+		}
+		n, err := strconv.Atoi(strings.TrimSpace(val))
+		if err != nil || n < 0 {
+			return fmt.Errorf("%q: want NAME=NUMBER, a whole number ≥ 0", part)
+		}
+		m[k] = n
+	}
+	return nil
+}
+
+// Usage marks err as a usage error.
+func Usage(err error) error { return UsageError{Err: err} }
