@@ -16,6 +16,7 @@ import (
 	"github.com/kcbench/kcbench/internal/load"
 	"github.com/kcbench/kcbench/internal/progress"
 	"github.com/kcbench/kcbench/internal/report"
+	"github.com/kcbench/kcbench/internal/results"
 	"github.com/kcbench/kcbench/internal/stack"
 )
 
@@ -103,7 +104,7 @@ func cmdExperiment(ctx context.Context, e *env, args []string) error {
 	if sub == "plan" || *dry {
 		var costs *experiment.Costs
 		if *calibrate != "" {
-			done, err := readResults("calibrate", *calibrate)
+			done, err := results.ReadDir("calibrate", *calibrate)
 			if err != nil {
 				return err
 			}

@@ -421,13 +421,14 @@ lines:
 func runSizeFake(t *testing.T, hc *http.Client, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	now := time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC)
-	d := sizeDeps{
-		now:   func() time.Time { return now },
-		sleep: func(_ context.Context, dd time.Duration) error { now = now.Add(dd); return nil },
-		hc:    hc,
-	}
 	var out, errb bytes.Buffer
 	e := &env{stdout: &out, stderr: &errb, getenv: func(string) string { return "" }}
+	d := sizing.Deps{
+		Now:   func() time.Time { return now },
+		Sleep: func(_ context.Context, dd time.Duration) error { now = now.Add(dd); return nil },
+		HC:    hc,
+		Logf:  e.logf,
+	}
 	ctx := context.Background()
 	if len(args) > 0 && args[0] == "size" {
 		args = args[1:]
@@ -607,10 +608,10 @@ func TestSizeFromMetricsInterrupted(t *testing.T) {
 	t.Parallel()
 	srv := newMetricsServer(t, capture(t, "kc26.7.3-before.txt"))
 	ctx, cancel := context.WithCancel(context.Background())
-	d := sizeDeps{now: time.Now, sleep: func(ctx context.Context, _ time.Duration) error { cancel(); <-ctx.Done(); return ctx.Err() },
-		hc: srv.Client()}
 	var out, errb bytes.Buffer
 	e := &env{stdout: &out, stderr: &errb, getenv: func(string) string { return "" }}
+	d := sizing.Deps{Now: time.Now, Sleep: func(ctx context.Context, _ time.Duration) error { cancel(); <-ctx.Done(); return ctx.Err() },
+		HC: srv.Client(), Logf: e.logf}
 	if code := exitCode(ctx, e, runSize(ctx, e, []string{"--from-metrics", srv.URL}, d)); code != exitInterrupted {
 		t.Errorf("exit %d, want %d; stderr %s", code, exitInterrupted, errb.String())
 	}
@@ -690,7 +691,7 @@ func TestSizeTenants(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("--json: exit %d\nstderr: %s", code, errs)
 	}
-	var o tenantsOutput
+	var o sizing.TenantsOutput
 	if err := json.Unmarshal([]byte(out), &o); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}

@@ -76,7 +76,7 @@ func TestSizeFlagsReachInput(t *testing.T) {
 		}},
 		{"concurrent clients", []string{"--concurrent-clients", "6000"}, func(in *sizing.Input) { in.ConcurrentClients = 6000 }},
 		{"memory override", []string{"--memory-request-mib", "900"}, func(in *sizing.Input) {
-			in.Memory.RequestMiB, in.Memory.Source = 900, memoryOverrideSource
+			in.Memory.RequestMiB, in.Memory.Source = 900, sizing.MemoryOverrideSource
 		}},
 	}
 	for _, c := range cases {
@@ -201,7 +201,7 @@ func TestSizeCalibrated(t *testing.T) {
 	if p := both.Measured.Sites[0].Pod; p.CPURequest != 2835 || p.CPULimit != 7088 {
 		t.Errorf("measured pod: %+v", p)
 	}
-	if both.Measured.Input.Rates.Source != measuredSource || both.Guide.Input.Rates.Source != sizing.GuideSource {
+	if both.Measured.Input.Rates.Source != sizing.MeasuredSource || both.Guide.Input.Rates.Source != sizing.GuideSource {
 		t.Errorf("sources: guide %q, measured %q", both.Guide.Input.Rates.Source, both.Measured.Input.Rates.Source)
 	}
 	if len(both.RatesComparison.Rows) == 0 || len(both.SizingComparison.Rows) == 0 {

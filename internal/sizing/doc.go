@@ -5,12 +5,13 @@
 // The per-vCPU rates can be replaced by ones measured with kcbench
 // (RatesFromCPUms), so the same arithmetic yields a calibrated sizing.
 //
-// Its one job is arithmetic. It does no I/O except rendering to an io.Writer
-// the caller passes in (WriteText, WriteK8s, Comparison.WriteText,
-// Calibration.WriteText, Live.WriteText, WriteTenantsText), and it imports
-// only the standard library: results files and /metrics are read by the
-// caller (cmd/kcbench), which hands their numbers in. It must not import any
-// other kcbench package.
+// Its job is arithmetic. Rendering goes to an io.Writer the caller passes
+// in (WriteText, WriteK8s, Comparison.WriteText, Calibration.WriteText,
+// Live.WriteText, WriteTenantsText). kcbench size's flags, their checks and
+// its modes live here too (Flags, Usage, Run): the results folders are read
+// through internal/results and /metrics through internal/observe, with the
+// clock and HTTP client handed in (Deps). It must not import the stages
+// that drive a server (stack, kc, dataset, load, scenario) nor experiment.
 //
 // Three inputs besides the flags' load:
 //
