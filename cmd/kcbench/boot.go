@@ -11,8 +11,8 @@ import (
 
 func cmdBoot(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "boot", "boot [--repeat N] [--json] [stack flags]")
-	var f stackFlags
-	f.register(fs)
+	var f stack.Flags
+	f.RegisterFlags(fs)
 	repeat := fs.Int("repeat", 3, "number of restarts to measure")
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
 	if err := parse(fs, args, 0); err != nil {
@@ -21,20 +21,20 @@ func cmdBoot(ctx context.Context, e *env, args []string) error {
 	if *repeat < 1 || *repeat > 1000 {
 		return usagef("--repeat: %d: must be between 1 and 1000", *repeat)
 	}
-	d, err := f.dirs(e)
+	d, err := f.Dirs(e.getenv)
 	if err != nil {
 		return err
 	}
 	rep := stack.BootReport{}
-	s, err := stack.Attach(d, f.name)
+	s, err := stack.Attach(d, f.Name)
 	switch {
 	case err == nil && s.Running():
 		s.SetLogf(e.logf)
-		e.logf("measuring %d restarts of stack %q", *repeat, f.name)
+		e.logf("measuring %d restarts of stack %q", *repeat, f.Name)
 	case err == nil || errors.Is(err, stack.ErrNotUp):
 		// No stack up: run a foreground one for the measurement only.
-		f.name = fmt.Sprintf("boot-%d", os.Getpid())
-		cfg, err := f.config(e, false)
+		f.Name = fmt.Sprintf("boot-%d", os.Getpid())
+		cfg, err := f.Config(e.getenv, e.logf, false)
 		if err != nil {
 			return err
 		}

@@ -79,7 +79,7 @@ type capacityFlags struct {
 	live         *report.Live
 }
 
-func (f *capacityFlags) register(fs *flag.FlagSet) {
+func (f *capacityFlags) RegisterFlags(fs *flag.FlagSet) {
 	c := &f.scen
 	fs.StringVar(&c.Scenario, "scenario", "", "`NAME` of the workload (see kcbench scenarios), mix included")
 	f.dash.register(fs)
@@ -119,7 +119,7 @@ func (f *capacityFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.versions, "kc-version", "", "version matrix: `LIST` of Keycloak 26.x versions, each on a fresh local stack")
 	fs.StringVar(&f.heap, "heap", "", "version matrix: JVM heap of each stack (e.g. 1g; default Keycloak's own)")
 	fs.StringVar(&f.pgVersion, "pg-version", stack.DefaultPGVersion, "version matrix: PostgreSQL of each stack")
-	registerTopology(fs, &f.top)
+	f.top.RegisterFlags(fs)
 }
 
 // search options from the flags; checked by validate.
@@ -250,15 +250,15 @@ func (f *capacityFlags) search(e *env) *experiment.Search {
 
 func cmdCapacity(ctx context.Context, e *env, args []string) error {
 	var f capacityFlags
-	var w where
-	var tf targetFlags
+	var w stack.Where
+	var tf kc.TargetFlags
 	var sf specFlags
 	var mf metricsFlags
 	fs := newFlags(e, "capacity", capacitySynopsis)
-	f.register(fs)
+	f.RegisterFlags(fs)
 	mf.register(fs)
-	w.register(fs)
-	tf.register(fs)
+	w.RegisterFlags(fs)
+	tf.RegisterFlags(fs)
 	sf.register(fs)
 	if err := parse(fs, args, 0); err != nil {
 		return err
@@ -283,7 +283,7 @@ func cmdCapacity(ctx context.Context, e *env, args []string) error {
 	if err := mf.check(); err != nil {
 		return err
 	}
-	if f.versions != "" && tf.set() {
+	if f.versions != "" && tf.Set() {
 		return usagef("--kc-version starts local stacks: --target does not apply")
 	}
 	topSet := false
@@ -296,7 +296,7 @@ func cmdCapacity(ctx context.Context, e *env, args []string) error {
 	if topSet && f.versions == "" {
 		return usagef("--nodes, --lb, --lb-sticky, --haproxy and --node-cpus shape the stacks of a version matrix (--kc-version); for one search start the stack with kcbench up --nodes …")
 	}
-	if err := checkTopologyFlags(f.top); err != nil {
+	if err := f.top.CheckFlags(); err != nil {
 		return err
 	}
 	if f.out == "" {
@@ -335,9 +335,9 @@ func cmdCapacity(ctx context.Context, e *env, args []string) error {
 		experiment.AddSpecParams(params, m.Spec)
 	}
 	var local *stack.Stack
-	if tf.set() {
+	if tf.Set() {
 		params["target"] = "external"
-	} else if s, err := w.attach(e); err == nil {
+	} else if s, err := w.Attach(e.getenv, e.logf); err == nil {
 		params["target"] = "local"
 		params["keycloak_version"] = s.State().Options.Version
 		if h, err := s.Heap(); err == nil {
@@ -394,7 +394,7 @@ func cmdCapacity(ctx context.Context, e *env, args []string) error {
 
 // runMatrix searches each version on a fresh local stack seeded with the
 // same dataset (experiment.RunMatrix).
-func runMatrix(ctx context.Context, e *env, f *capacityFlags, w *where, sf *specFlags) error {
+func runMatrix(ctx context.Context, e *env, f *capacityFlags, w *stack.Where, sf *specFlags) error {
 	spec, err := sf.spec()
 	if err != nil {
 		return err
@@ -406,7 +406,7 @@ func runMatrix(ctx context.Context, e *env, f *capacityFlags, w *where, sf *spec
 		}
 		spec = m.Spec
 	}
-	dirs, err := w.dirs(e)
+	dirs, err := w.Dirs(e.getenv)
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/kcbench/kcbench/internal/dataset"
 	"github.com/kcbench/kcbench/internal/kc"
+	"github.com/kcbench/kcbench/internal/stack"
 )
 
 func cmdDataset(ctx context.Context, e *env, args []string) error {
@@ -30,10 +31,10 @@ func cmdDataset(ctx context.Context, e *env, args []string) error {
 
 func cmdDatasetVerify(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "dataset verify", "dataset verify [--manifest F] [flags]")
-	var w where
-	w.register(fs)
-	var t targetFlags
-	t.register(fs)
+	var w stack.Where
+	w.RegisterFlags(fs)
+	var t kc.TargetFlags
+	t.RegisterFlags(fs)
 	manifest := fs.String("manifest", "", "dataset manifest (default: dataset.json in the local stack's folder)")
 	asJSON := fs.Bool("json", false, "print JSON")
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
@@ -72,8 +73,8 @@ func cmdDatasetVerify(ctx context.Context, e *env, args []string) error {
 
 func cmdDatasetExport(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "dataset export", "dataset export --dir D [--manifest F | dataset flags]")
-	var w where
-	w.register(fs)
+	var w stack.Where
+	w.RegisterFlags(fs)
 	var sf specFlags
 	sf.register(fs)
 	dir := fs.String("dir", "", "folder to write realm JSON files into (required)")
@@ -99,9 +100,9 @@ func cmdDatasetExport(ctx context.Context, e *env, args []string) error {
 
 // exportSpec takes the dataset from --manifest, else the dataset flags if
 // any was set, else the local stack's manifest.
-func exportSpec(e *env, w *where, sf *specFlags, manifest string) (dataset.Spec, error) {
+func exportSpec(e *env, w *stack.Where, sf *specFlags, manifest string) (dataset.Spec, error) {
 	if manifest == "" && sf.tenants == 0 && sf.preset == "" {
-		if s, err := w.attach(e); err == nil {
+		if s, err := w.Attach(e.getenv, e.logf); err == nil {
 			manifest = s.State().Dir + "/dataset.json"
 		}
 	}
@@ -117,15 +118,15 @@ func exportSpec(e *env, w *where, sf *specFlags, manifest string) (dataset.Spec,
 
 func cmdDatasetShow(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "dataset show", "dataset show [--manifest F]")
-	var w where
-	w.register(fs)
+	var w stack.Where
+	w.RegisterFlags(fs)
 	manifest := fs.String("manifest", "", "dataset manifest (default: the local stack's)")
 	if err := parse(fs, args, 0); err != nil {
 		return err
 	}
 	mpath := *manifest
 	if mpath == "" {
-		s, err := w.attach(e)
+		s, err := w.Attach(e.getenv, e.logf)
 		if err != nil {
 			return err
 		}

@@ -59,8 +59,8 @@ func cmdExperiment(ctx context.Context, e *env, args []string) error {
 	}
 	sub := args[0]
 	fs := newFlags(e, "experiment "+sub, "experiment "+sub+" FILE|NAME [flags]")
-	var w where
-	w.register(fs)
+	var w stack.Where
+	w.RegisterFlags(fs)
 	resultsDir := fs.String("results", "results", "results folder; the experiment writes results/<name>/<point>/")
 	scale := fs.Float64("scale", 1, "multiply every phase duration (e.g. 0.1 for a quick look)")
 	quiet := fs.Bool("quiet", false, "run: no progress lines on stderr (the log of phases stays)")
@@ -116,7 +116,7 @@ func cmdExperiment(ctx context.Context, e *env, args []string) error {
 		}
 		return experiment.WritePlan(e.stdout, f, pts, *scale, costs)
 	}
-	d, err := w.dirs(e)
+	d, err := w.Dirs(e.getenv)
 	if err != nil {
 		return err
 	}
@@ -127,7 +127,7 @@ func cmdExperiment(ctx context.Context, e *env, args []string) error {
 	}
 	reportPath := ""
 	defer func() { finishDashboard(live, reportPath) }()
-	out, err := runExperiment(ctx, e, f, dir, d, w.name, *scale, *quiet, live)
+	out, err := runExperiment(ctx, e, f, dir, d, w.Name, *scale, *quiet, live)
 	if err != nil && !errors.Is(err, context.Canceled) {
 		return err
 	}

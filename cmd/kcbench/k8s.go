@@ -14,6 +14,7 @@ import (
 	"github.com/kcbench/kcbench/internal/cliutil"
 	"github.com/kcbench/kcbench/internal/fileutil"
 	"github.com/kcbench/kcbench/internal/k8s"
+	"github.com/kcbench/kcbench/internal/kc"
 	"github.com/kcbench/kcbench/internal/load"
 	"github.com/kcbench/kcbench/internal/merge"
 	"github.com/kcbench/kcbench/internal/results"
@@ -107,7 +108,7 @@ func cmdK8sManifests(e *env, args []string) error {
 		return usagef("--start-in %v: must be positive", *startIn)
 	}
 	for _, u := range []string{o.Target, o.MgmtURL} {
-		if err := checkURL(u); u != "" && err != nil {
+		if err := kc.CheckURL(u); u != "" && err != nil {
 			return usagef("%v", err)
 		}
 	}

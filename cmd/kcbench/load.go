@@ -7,7 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -60,7 +59,7 @@ func defaultLoadFile() loadFile {
 
 // register binds the flags to f, with f's current values as defaults, so
 // that registering over a decoded file lets flags override it.
-func (f *loadFile) register(fs *flag.FlagSet) {
+func (f *loadFile) RegisterFlags(fs *flag.FlagSet) {
 	c := &f.Config
 	fs.StringVar(&c.Scenario, "scenario", c.Scenario, "`NAME` of the workload (see kcbench scenarios)")
 	fs.StringVar(&c.Executor, "executor", c.Executor, "`NAME`: constant-vus, ramping-vus, per-vu-iterations (closed model); constant-arrival-rate, ramping-arrival-rate (open model)")
@@ -180,20 +179,20 @@ died"; a run with events does not stop when every connection is refused.`
 func cmdLoad(ctx context.Context, e *env, args []string) error {
 	cfg := defaultLoadFile()
 	var file string
-	var w where
-	var tf targetFlags
+	var w stack.Where
+	var tf kc.TargetFlags
 	var af agentFlags
 	var df dashboardFlags
 	var mf metricsFlags
 	var quiet, keepGoing bool
 	newFS := func(f *loadFile) *flag.FlagSet {
 		fs := newFlags(e, "load", loadSynopsis)
-		f.register(fs)
+		f.RegisterFlags(fs)
 		fs.StringVar(&file, "file", file, "YAML `FILE` with the run's settings (keys: the flag names with _ for -)")
 		fs.BoolVar(&quiet, "quiet", quiet, "no progress line on stderr")
 		fs.BoolVar(&keepGoing, "keep-going", keepGoing, "when the target dies or refuses every connection, run on to the end and exit 0 (or 3), e.g. for a deliberate restart; without it the run stops and exits 5")
-		w.register(fs)
-		tf.register(fs)
+		w.RegisterFlags(fs)
+		tf.RegisterFlags(fs)
 		af.register(fs)
 		df.register(fs)
 		mf.register(fs)
@@ -377,28 +376,18 @@ func skewDesc(s float64) string {
 
 // loadTarget resolves the Keycloak and the default manifest path. An
 // external --target needs admin credentials only for admin-api.
-func loadTarget(e *env, c *loadFile, tf *targetFlags, w *where) (kc.Target, *stack.Stack, string, error) {
-	if tf.set() {
-		var tg kc.Target
-		if tf.passwordFile == "" && tf.clientID == "" {
-			tg = kc.Target{BaseURL: tf.url, ManagementURL: tf.mgmtURL}
-			for _, u := range []string{tg.BaseURL, tg.ManagementURL} {
-				if err := checkURL(u); u != "" && err != nil {
-					return tg, nil, "", cliutil.Usage(err)
-				}
-			}
-		} else {
-			var err error
-			if tg, err = tf.target(); err != nil {
-				return tg, nil, "", err
-			}
+func loadTarget(e *env, c *loadFile, tf *kc.TargetFlags, w *stack.Where) (kc.Target, *stack.Stack, string, error) {
+	if tf.Set() {
+		tg, err := tf.LoadTarget()
+		if err != nil {
+			return tg, nil, "", err
 		}
 		if c.Realm == "" && c.Manifest == "" {
 			return tg, nil, "", usagef("with --target, give --manifest or --realm")
 		}
 		return tg, nil, c.Manifest, nil
 	}
-	s, err := w.attach(e)
+	s, err := w.Attach(e.getenv, e.logf)
 	if err != nil {
 		return kc.Target{}, nil, "", err
 	}
@@ -419,16 +408,4 @@ func cmdScenarios(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(tw, "%s\t%s\n", i.Name, i.Description)
 	}
 	return tw.Flush()
-}
-
-// checkURL accepts absolute http and https URLs.
-func checkURL(raw string) error {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return err
-	}
-	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("%q: want an http:// or https:// URL", raw)
-	}
-	return nil
 }

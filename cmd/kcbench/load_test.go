@@ -205,7 +205,7 @@ func TestLoadFileFlagsOverride(t *testing.T) {
 		t.Fatalf("%+v", c)
 	}
 	fs := newFlags(&env{stderr: io.Discard}, "load", "")
-	c.register(fs)
+	c.RegisterFlags(fs)
 	if err := fs.Parse([]string{"--vus", "3"}); err != nil {
 		t.Fatal(err)
 	}

@@ -12,8 +12,10 @@ import (
 
 	"github.com/kcbench/kcbench/internal/bench"
 	"github.com/kcbench/kcbench/internal/dataset"
+	"github.com/kcbench/kcbench/internal/kc"
 	"github.com/kcbench/kcbench/internal/results"
 	"github.com/kcbench/kcbench/internal/scenario"
+	"github.com/kcbench/kcbench/internal/stack"
 )
 
 func cmdLoadgenBench(ctx context.Context, e *env, args []string) error {
@@ -33,10 +35,10 @@ func cmdLoadgenBench(ctx context.Context, e *env, args []string) error {
 	procs := fs.Int("procs", defaultProcs, "`N` cores for kcbench's engine (GOMAXPROCS), as kcbench load --procs")
 	scen := fs.String("scenario", results.ScenarioJWKS, "`NAME` of kcbench's workload; other than jwks (e.g. password-grant, users from the local stack's dataset) only kcbench's clients run, to compare them")
 	clients := fs.String("clients", "h1", "kcbench's HTTP clients to measure, comma-separated: h1, fasthttp (behind http.RoundTripper), net-http; the first is held to the bars")
-	var w where
-	w.register(fs)
-	var tf targetFlags
-	tf.register(fs)
+	var w stack.Where
+	w.RegisterFlags(fs)
+	var tf kc.TargetFlags
+	tf.RegisterFlags(fs)
 	if err := parse(fs, args, 0); err != nil {
 		return err
 	}
@@ -52,10 +54,10 @@ func cmdLoadgenBench(ctx context.Context, e *env, args []string) error {
 	if *conns < 1 || *conns > scenario.MaxVUs || *dur <= 0 || *dur > time.Hour || *warm < 0 || *rounds < 1 || *dur/time.Duration(*rounds) < time.Second {
 		return usagef("--connections must be between 1 and %d, --rounds at least 1, --duration at most 1h and --duration/--rounds at least 1s, --warmup not negative", scenario.MaxVUs)
 	}
-	base := tf.url
+	base := tf.URL
 	newPool := func() (*scenario.Pool, error) { return scenario.NewSinglePool(scenario.Single{Realm: *realm}) }
-	if !tf.set() {
-		s, err := w.attach(e)
+	if !tf.Set() {
+		s, err := w.Attach(e.getenv, e.logf)
 		if err != nil {
 			return err
 		}

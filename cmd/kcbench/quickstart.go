@@ -19,19 +19,19 @@ import (
 // calibrated with the measured server CPU per operation.
 func cmdQuickstart(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "quickstart", "quickstart [flags]")
-	var w where
-	w.register(fs)
+	var w stack.Where
+	w.RegisterFlags(fs)
 	resultsDir := fs.String("results", "results", "results folder (the run goes to <results>/quickstart, replacing an earlier one)")
 	scale := fs.Float64("scale", 1, "multiply every phase duration")
 	quiet := fs.Bool("quiet", false, "no progress lines on stderr (the log of phases stays)")
 	var df dashboardFlags
 	df.register(fs)
 	var top stack.Topology
-	registerTopology(fs, &top)
+	top.RegisterFlags(fs)
 	if err := parse(fs, args, 0); err != nil {
 		return err
 	}
-	if err := checkTopologyFlags(top); err != nil {
+	if err := top.CheckFlags(); err != nil {
 		return err
 	}
 	if err := df.check(); err != nil {
@@ -45,7 +45,7 @@ func cmdQuickstart(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	f.Stack.Nodes, f.Stack.LB, f.Stack.LBSticky, f.Stack.NodeCPUs, f.Stack.HAProxy = top.Nodes, top.LB, top.Sticky, top.NodeCPUs, top.HAProxy
-	d, err := w.dirs(e)
+	d, err := w.Dirs(e.getenv)
 	if err != nil {
 		return err
 	}

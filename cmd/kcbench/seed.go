@@ -108,8 +108,8 @@ func (f *specFlags) spec() (dataset.Spec, error) {
 
 // datasetTarget resolves the Target, the manifest path, (local stack) a
 // server CPU reader and the database URL.
-func datasetTarget(e *env, t *targetFlags, w *where, manifest string) (kc.Target, string, func() (time.Duration, error), kc.Secret, error) {
-	tg, s, err := resolveTarget(e, t, w)
+func datasetTarget(e *env, t *kc.TargetFlags, w *stack.Where, manifest string) (kc.Target, string, func() (time.Duration, error), kc.Secret, error) {
+	tg, s, err := stack.ResolveTarget(t, w, e.getenv, e.logf)
 	if err != nil {
 		return tg, "", nil, "", err
 	}
@@ -132,10 +132,10 @@ func datasetTarget(e *env, t *targetFlags, w *where, manifest string) (kc.Target
 
 func cmdSeed(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "seed", "seed [--mode realms|orgs] [--tenants N] [--preset P] [flags]")
-	var w where
-	w.register(fs)
-	var t targetFlags
-	t.register(fs)
+	var w stack.Where
+	w.RegisterFlags(fs)
+	var t kc.TargetFlags
+	t.RegisterFlags(fs)
 	var sf specFlags
 	sf.register(fs)
 	strategy := fs.String("strategy", "", "clone (one tenant through the admin API, the others copied inside Keycloak's database; local stack only), fast (one representation per realm or tenant, passwords hashed once) or rest (one admin call per entity); default clone on the local stack, fast on a --target")
@@ -179,7 +179,7 @@ func cmdSeed(ctx context.Context, e *env, args []string) error {
 	if _, err := adm.Token(ctx); err != nil {
 		return err
 	}
-	dirs, err := w.dirs(e)
+	dirs, err := w.Dirs(e.getenv)
 	if err != nil {
 		return err
 	}
@@ -211,7 +211,7 @@ func cmdSeed(ctx context.Context, e *env, args []string) error {
 // thousands of users inline).
 func seedHTTPClient() *httpClient { return newHTTPClient(30 * time.Minute) }
 
-func seedFromDir(ctx context.Context, e *env, w *where, t *targetFlags, dir, manifest string, seed int64, conc int, quiet bool) error {
+func seedFromDir(ctx context.Context, e *env, w *stack.Where, t *kc.TargetFlags, dir, manifest string, seed int64, conc int, quiet bool) error {
 	files, err := dataset.ReadRealmDir(dir)
 	if err != nil {
 		return cliutil.Usage(err)

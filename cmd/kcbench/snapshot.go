@@ -55,10 +55,10 @@ Run 'kcbench snapshot <subcommand> -h' for its flags.
 
 // snapshotArgs parses the arguments of snapshot verb: the stack flags
 // and one NAME.
-func snapshotArgs(e *env, verb string, args []string) (string, *where, error) {
+func snapshotArgs(e *env, verb string, args []string) (string, *stack.Where, error) {
 	fs := newFlags(e, "snapshot "+verb, "snapshot "+verb+" NAME [flags]")
-	w := &where{}
-	w.register(fs)
+	w := &stack.Where{}
+	w.RegisterFlags(fs)
 	name, err := parseSnapshotName(fs, args)
 	return name, w, err
 }
@@ -83,23 +83,8 @@ func parseSnapshotName(fs *flag.FlagSet, args []string) (string, error) {
 }
 
 // attachForSnapshot finds the stack a save or restore works on.
-func attachForSnapshot(e *env, w *where) (*stack.Stack, error) {
-	return attachToRestart(e, w, "a snapshot")
-}
-
-// attachToRestart finds a stack whose servers this command restarts. A
-// foreground stack (owned by another kcbench, its servers tied to that
-// process's life) is refused: servers started from here would die with
-// this command. what names the command in the error.
-func attachToRestart(e *env, w *where, what string) (*stack.Stack, error) {
-	s, err := w.attach(e)
-	if err != nil {
-		return nil, err
-	}
-	if st := s.State(); !st.Detached {
-		return nil, fmt.Errorf("stack %q runs in the foreground of another kcbench (up --foreground or quickstart); %s restarts its servers, which would then stop with this command: use a detached stack (kcbench up)", st.Name, what)
-	}
-	return s, nil
+func attachForSnapshot(e *env, w *stack.Where) (*stack.Stack, error) {
+	return w.AttachToRestart(e.getenv, e.logf, "a snapshot")
 }
 
 func cmdSnapshotSave(ctx context.Context, e *env, args []string) error {
@@ -125,7 +110,7 @@ func cmdSnapshotRestore(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	d, err := w.dirs(e)
+	d, err := w.Dirs(e.getenv)
 	if err != nil {
 		return err
 	}
@@ -154,13 +139,13 @@ func cmdSnapshotRestore(ctx context.Context, e *env, args []string) error {
 
 func cmdSnapshotList(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "snapshot list", "snapshot list [flags]")
-	var w where
-	w.register(fs)
+	var w stack.Where
+	w.RegisterFlags(fs)
 	asJSON := fs.Bool("json", false, "print JSON")
 	if err := parse(fs, args, 0); err != nil {
 		return err
 	}
-	d, err := w.dirs(e)
+	d, err := w.Dirs(e.getenv)
 	if err != nil {
 		return err
 	}
@@ -199,7 +184,7 @@ func cmdSnapshotDelete(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	d, err := w.dirs(e)
+	d, err := w.Dirs(e.getenv)
 	if err != nil {
 		return err
 	}

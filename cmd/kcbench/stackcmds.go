@@ -18,14 +18,14 @@ import (
 
 func cmdUp(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "up", "up [flags]")
-	var f stackFlags
-	f.register(fs)
+	var f stack.Flags
+	f.RegisterFlags(fs)
 	foreground := fs.Bool("foreground", false, "stay in the foreground; Ctrl-C stops the stack")
 	showSecrets := fs.Bool("show-secrets", false, "print the admin password and client secret")
 	if err := parse(fs, args, 0); err != nil {
 		return err
 	}
-	cfg, err := f.config(e, !*foreground)
+	cfg, err := f.Config(e.getenv, e.logf, !*foreground)
 	if err != nil {
 		return err
 	}
@@ -56,10 +56,10 @@ const (
 
 func cmdStatus(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "status", "status [flags]")
-	var w where
-	w.register(fs)
-	var t targetFlags
-	t.register(fs)
+	var w stack.Where
+	w.RegisterFlags(fs)
+	var t kc.TargetFlags
+	t.RegisterFlags(fs)
 	asJSON := fs.Bool("json", false, "print JSON")
 	timeout := fs.Duration("timeout", defaultStatusTimeout, "with --target: give up after this long")
 	if err := parse(fs, args, 0); err != nil {
@@ -68,8 +68,8 @@ func cmdStatus(ctx context.Context, e *env, args []string) error {
 	if *timeout <= 0 || *timeout > maxStatusTimeout {
 		return usagef("--timeout %v: must be positive and at most %v", *timeout, maxStatusTimeout)
 	}
-	if t.set() {
-		tg, err := t.target()
+	if t.Set() {
+		tg, err := t.Target()
 		if err != nil {
 			return err
 		}
@@ -87,7 +87,7 @@ func cmdStatus(ctx context.Context, e *env, args []string) error {
 		}
 		return info.WriteText(e.stdout, tg.BaseURL, tg.ManagementURL)
 	}
-	s, err := w.attach(e)
+	s, err := w.Attach(e.getenv, e.logf)
 	if err != nil {
 		return err
 	}
@@ -115,8 +115,8 @@ func writeJSON(w io.Writer, v any) error {
 
 func cmdRestart(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "restart", "restart [--node N] [flags]")
-	var w where
-	w.register(fs)
+	var w stack.Where
+	w.RegisterFlags(fs)
 	nodeN := fs.Int("node", 0, "restart only node N (1-based; default: every node)")
 	if err := parse(fs, args, 0); err != nil {
 		return err
@@ -124,7 +124,7 @@ func cmdRestart(ctx context.Context, e *env, args []string) error {
 	if *nodeN < 0 {
 		return usagef("--node %d: want a node number from 1", *nodeN)
 	}
-	s, err := attachToRestart(e, &w, "kcbench restart")
+	s, err := w.AttachToRestart(e.getenv, e.logf, "kcbench restart")
 	if err != nil {
 		return err
 	}
@@ -151,12 +151,12 @@ func cmdRestart(ctx context.Context, e *env, args []string) error {
 
 func cmdDown(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "down", "down [flags]")
-	var w where
-	w.register(fs)
+	var w stack.Where
+	w.RegisterFlags(fs)
 	if err := parse(fs, args, 0); err != nil {
 		return err
 	}
-	s, err := w.attach(e)
+	s, err := w.Attach(e.getenv, e.logf)
 	if err != nil {
 		return err
 	}
@@ -166,14 +166,14 @@ func cmdDown(ctx context.Context, e *env, args []string) error {
 	if err := s.Down(cctx); err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stdout, "stack %s down (%d processes stopped, none left)\n", w.name, len(pids))
+	fmt.Fprintf(e.stdout, "stack %s down (%d processes stopped, none left)\n", w.Name, len(pids))
 	return nil
 }
 
 func cmdLogs(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "logs", "logs [flags]")
-	var w where
-	w.register(fs)
+	var w stack.Where
+	w.RegisterFlags(fs)
 	pg := fs.Bool("pg", false, "PostgreSQL's log instead of Keycloak's")
 	nodeN := fs.Int("node", 1, "Keycloak node whose log to show (1-based)")
 	lb := fs.Bool("lb", false, "HAProxy's log instead of Keycloak's")
@@ -182,7 +182,7 @@ func cmdLogs(ctx context.Context, e *env, args []string) error {
 	if err := parse(fs, args, 0); err != nil {
 		return err
 	}
-	s, err := w.attach(e)
+	s, err := w.Attach(e.getenv, e.logf)
 	if err != nil {
 		return err
 	}

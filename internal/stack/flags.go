@@ -1,0 +1,192 @@
+package stack
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/kcbench/kcbench/internal/cliutil"
+	"github.com/kcbench/kcbench/internal/fileutil"
+	"github.com/kcbench/kcbench/internal/kc"
+)
+
+// Where selects a local stack on the command line: its folders and name.
+type Where struct {
+	StateDir, CacheDir, Name string
+}
+
+// RegisterFlags adds --state-dir, --cache-dir and --stack.
+func (w *Where) RegisterFlags(fs *flag.FlagSet) {
+	fs.StringVar(&w.StateDir, "state-dir", "", "folder for stacks (default $XDG_STATE_HOME/kcbench; /var/lib/kcbench as root)")
+	fs.StringVar(&w.CacheDir, "cache-dir", "", "folder for distributions and builds (default $XDG_CACHE_HOME/kcbench; /var/cache/kcbench as root)")
+	fs.StringVar(&w.Name, "stack", DefaultStackName, "name of the local stack")
+}
+
+// Dirs are the folders the flags name, else the defaults from the
+// environment.
+func (w *Where) Dirs(getenv func(string) string) (Dirs, error) {
+	d, err := DefaultDirs(getenv)
+	if err != nil {
+		return d, err
+	}
+	if w.StateDir != "" {
+		d.State, _ = filepath.Abs(w.StateDir)
+	}
+	if w.CacheDir != "" {
+		d.Cache, _ = filepath.Abs(w.CacheDir)
+	}
+	return d, nil
+}
+
+// Attach finds the running local stack; it logs through logf.
+func (w *Where) Attach(getenv func(string) string, logf func(string, ...any)) (*Stack, error) {
+	d, err := w.Dirs(getenv)
+	if err != nil {
+		return nil, err
+	}
+	s, err := Attach(d, w.Name)
+	if err != nil {
+		if errors.Is(err, ErrNotUp) {
+			return nil, fmt.Errorf("%w: start one with kcbench up", err)
+		}
+		return nil, err
+	}
+	s.SetLogf(logf)
+	return s, nil
+}
+
+// AttachToRestart finds a stack whose servers a command restarts. A
+// foreground stack (owned by another kcbench, its servers tied to that
+// process's life) is refused: servers started from here would die with
+// this command. what names the command in the error.
+func (w *Where) AttachToRestart(getenv func(string) string, logf func(string, ...any), what string) (*Stack, error) {
+	s, err := w.Attach(getenv, logf)
+	if err != nil {
+		return nil, err
+	}
+	if st := s.State(); !st.Detached {
+		return nil, fmt.Errorf("stack %q runs in the foreground of another kcbench (up --foreground or quickstart); %s restarts its servers, which would then stop with this command: use a detached stack (kcbench up)", st.Name, what)
+	}
+	return s, nil
+}
+
+// ResolveTarget returns the external target if flagged, else the local
+// stack's.
+func ResolveTarget(t *kc.TargetFlags, w *Where, getenv func(string) string, logf func(string, ...any)) (kc.Target, *Stack, error) {
+	if t.Set() {
+		tg, err := t.Target()
+		return tg, nil, err
+	}
+	s, err := w.Attach(getenv, logf)
+	if err != nil {
+		return kc.Target{}, nil, err
+	}
+	return s.Target(), s, nil
+}
+
+// Flags are the options of a stack to start.
+type Flags struct {
+	Where
+	kc           KeycloakOptions
+	top          Topology
+	cacheSizes   cliutil.Map
+	buildOpts    cliutil.List
+	kcOpts       cliutil.List
+	pg           PGOptions
+	dbURL        string
+	dbUser       string
+	dbPasswordF  string
+	readyTimeout time.Duration
+	fs           *flag.FlagSet // to name the flags in errors
+}
+
+// RegisterFlags adds the flags of a stack to start.
+func (f *Flags) RegisterFlags(fs *flag.FlagSet) {
+	f.fs = fs
+	f.Where.RegisterFlags(fs)
+	f.cacheSizes = cliutil.Map{}
+	fs.StringVar(&f.kc.Version, "kc-version", DefaultKeycloakVersion, "Keycloak version (any 26.x served by Maven Central)")
+	fs.StringVar(&f.kc.JavaHome, "java-home", "", "JDK to run Keycloak with (default: JAVA_HOME if supported, else a system JDK)")
+	fs.StringVar(&f.kc.Heap, "heap", "", "JVM heap, sets -Xms and -Xmx (e.g. 1g; default Keycloak's own)")
+	fs.IntVar(&f.kc.HTTPThreads, "http-threads", 0, "--http-pool-max-threads (0: Keycloak's default)")
+	fs.IntVar(&f.kc.DBPoolSize, "db-pool-size", 0, "--db-pool-max-size (0: Keycloak's default)")
+	fs.Var(f.cacheSizes, "cache-size", "embedded cache size NAME=N, repeatable (realms, users, sessions, …)")
+	fs.Var(&f.buildOpts, "build-opt", "extra kc.sh build option, repeatable (e.g. --features=token-exchange)")
+	fs.Var(&f.kcOpts, "kc-opt", "extra kc.sh start option, repeatable (e.g. --log-level=debug)")
+	fs.IntVar(&f.kc.HTTPPort, "http-port", 0, "Keycloak HTTP port on 127.0.0.1 (0: a free port)")
+	fs.IntVar(&f.kc.ManagementPort, "management-port", 0, "management port (health, metrics) on 127.0.0.1 (0: a free port)")
+	f.top.RegisterFlags(fs)
+	fs.DurationVar(&f.readyTimeout, "ready-timeout", DefaultReadyTimeout, "how long to wait for /health/ready")
+	fs.StringVar(&f.pg.Version, "pg-version", DefaultPGVersion, "PostgreSQL binaries from Maven (io.zonky.test.postgres), or \"system\" for the installed server")
+	fs.StringVar(&f.pg.BinDir, "pg-bin", "", "folder with initdb and postgres (overrides --pg-version)")
+	fs.BoolVar(&f.pg.Durable, "pg-durable", false, "keep fsync/synchronous_commit/full_page_writes on")
+	fs.StringVar(&f.dbURL, "db-url", "", "use this external PostgreSQL instead (jdbc:postgresql://HOST:PORT/DB)")
+	fs.StringVar(&f.dbUser, "db-user", "", "user for --db-url")
+	fs.StringVar(&f.dbPasswordF, "db-password-file", "", "file holding the password for --db-url")
+}
+
+// Config is the stack the flags describe; its problems are usage errors
+// named by flag.
+func (f *Flags) Config(getenv func(string) string, logf func(string, ...any), detached bool) (Config, error) {
+	d, err := f.Dirs(getenv)
+	if err != nil {
+		return Config{}, err
+	}
+	if err := f.top.CheckFlags(); err != nil {
+		return Config{}, err
+	}
+	if detached && !f.top.Latency.Zero() {
+		return Config{}, cliutil.Usagef("--latency: the latency proxies live in kcbench's process: use up --foreground (or quickstart, capacity, experiment)")
+	}
+	f.kc.CacheSizes = f.cacheSizes
+	f.kc.BuildOptions = f.buildOpts
+	f.kc.ExtraOptions = f.kcOpts
+	f.kc.ReadyTimeout = f.readyTimeout
+	cfg := Config{Name: f.Name, Dirs: d, Keycloak: f.kc, Topology: f.top, PG: f.pg, Detached: detached, Logf: logf}
+	if f.dbURL != "" {
+		if f.dbPasswordF == "" {
+			return cfg, cliutil.Usagef("--db-url needs --db-user and --db-password-file")
+		}
+		pw, err := fileutil.ReadSecret(f.dbPasswordF)
+		if err != nil {
+			return cfg, cliutil.Usagef("--db-password-file: %v", err)
+		}
+		cfg.DB = &ExternalDB{URL: f.dbURL, User: f.dbUser, Password: pw}
+	}
+	if err := cfg.Validate(); err != nil {
+		if f.fs != nil {
+			err = cliutil.FlagNames(f.fs, err)
+		}
+		return cfg, cliutil.Usage(err)
+	}
+	return cfg, nil
+}
+
+// RegisterFlags adds the flags of a stack's topology: nodes, balancer,
+// per-node CPU, latency.
+func (t *Topology) RegisterFlags(fs *flag.FlagSet) {
+	fs.IntVar(&t.Nodes, "nodes", 1, fmt.Sprintf("Keycloak nodes (1–%d); several form one Infinispan cluster (jdbc-ping through the database), each on its own 127.0.0.x", MaxNodes))
+	fs.StringVar(&t.LB, "lb", "", "load balancer in front of the nodes: haproxy or none (default: haproxy for several nodes, none for one)")
+	fs.BoolVar(&t.Sticky, "lb-sticky", false, "the balancer keeps a client on the node of its AUTH_SESSION_ID")
+	fs.StringVar(&t.HAProxy, "haproxy", "", "haproxy binary (default: haproxy on PATH)")
+	fs.Func("latency", "round trip `LINK=D[~JITTER]` added by an in-process proxy, e.g. node-db=2ms or node-db=5ms~1ms (the nodes' JDBC URL points at it; measured at start; needs a stack kcbench holds: up --foreground, quickstart, capacity, experiment)", func(v string) error {
+		l, err := ParseLatency(v)
+		t.Latency = l
+		return err
+	})
+	fs.Float64Var(&t.NodeCPUs, "node-cpus", 0, "CPU quota of each Keycloak node in cores, e.g. 1 or 0.5 (cgroup v2 cpu.max, v1 cpu.cfs_quota_us, else taskset pinning; 0: no limit)")
+}
+
+// CheckFlags rejects, as a usage error, what Validate would take as
+// "default" but a user typed on purpose (--nodes 0).
+func (t Topology) CheckFlags() error {
+	if t.Nodes < 1 || t.Nodes > MaxNodes {
+		return cliutil.Usagef("--nodes %d: want 1 to %d", t.Nodes, MaxNodes)
+	}
+	if err := t.Validate(); err != nil {
+		return cliutil.Usage(err)
+	}
+	return nil
+}
