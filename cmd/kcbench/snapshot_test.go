@@ -111,16 +111,3 @@ func TestSnapshotListJSONAndDelete(t *testing.T) {
 		t.Fatalf("list --json after delete: %d %q", code, out)
 	}
 }
-
-func TestSnapshotTimingsOutput(t *testing.T) {
-	var b strings.Builder
-	printSnapshotTimings(&b, stack.SnapshotTimings{StopKeycloak: 520 * time.Millisecond, Copy: 410 * time.Millisecond, KeycloakReady: 12 * time.Second, Total: 14 * time.Second})
-	for _, w := range []string{"stop Keycloak", "0.52 s", "copy", "0.41 s", "Keycloak ready", "12.00 s", "total", "14.00 s"} {
-		if !strings.Contains(b.String(), w) {
-			t.Errorf("timings lack %q:\n%s", w, b.String())
-		}
-	}
-	if strings.Contains(b.String(), "cleanup") {
-		t.Errorf("cleanup shown though zero:\n%s", b.String())
-	}
-}

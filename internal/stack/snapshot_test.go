@@ -10,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 func TestValidSnapshotName(t *testing.T) {
@@ -515,4 +516,17 @@ func nodeRecorded(st State) bool {
 		}
 	}
 	return false
+}
+
+func TestSnapshotTimingsOutput(t *testing.T) {
+	var b strings.Builder
+	(SnapshotTimings{StopKeycloak: 520 * time.Millisecond, Copy: 410 * time.Millisecond, KeycloakReady: 12 * time.Second, Total: 14 * time.Second}).WriteText(&b)
+	for _, w := range []string{"stop Keycloak", "0.52 s", "copy", "0.41 s", "Keycloak ready", "12.00 s", "total", "14.00 s"} {
+		if !strings.Contains(b.String(), w) {
+			t.Errorf("timings lack %q:\n%s", w, b.String())
+		}
+	}
+	if strings.Contains(b.String(), "cleanup") {
+		t.Errorf("cleanup shown though zero:\n%s", b.String())
+	}
 }
