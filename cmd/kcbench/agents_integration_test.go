@@ -20,6 +20,7 @@ import (
 
 	"github.com/kcbench/kcbench/internal/dataset"
 	"github.com/kcbench/kcbench/internal/kc"
+	"github.com/kcbench/kcbench/internal/load"
 	"github.com/kcbench/kcbench/internal/results"
 	"github.com/kcbench/kcbench/internal/stack"
 )
@@ -89,7 +90,7 @@ func TestSplitLoadMerge(t *testing.T) {
 		var env []string
 		if i == 2 {
 			args = append(args, "--segments", "3")
-			env = []string{jobIndexEnv + "=2"}
+			env = []string{load.JobIndexEnv + "=2"}
 		} else {
 			args = append(args, "--segment", fmt.Sprintf("%d/3", i))
 		}

@@ -18,6 +18,7 @@ import (
 	"github.com/kcbench/kcbench/internal/fileutil"
 	"github.com/kcbench/kcbench/internal/kc"
 	"github.com/kcbench/kcbench/internal/load"
+	"github.com/kcbench/kcbench/internal/metrics"
 	"github.com/kcbench/kcbench/internal/progress"
 	"github.com/kcbench/kcbench/internal/report"
 	"github.com/kcbench/kcbench/internal/results"
@@ -75,14 +76,14 @@ type capacityFlags struct {
 	mode         string
 	precisionPct float64
 	set          map[string]bool // flags given on the command line
-	dash         dashboardFlags
+	dash         report.DashboardFlags
 	live         *report.Live
 }
 
 func (f *capacityFlags) RegisterFlags(fs *flag.FlagSet) {
 	c := &f.scen
 	fs.StringVar(&c.Scenario, "scenario", "", "`NAME` of the workload (see kcbench scenarios), mix included")
-	f.dash.register(fs)
+	f.dash.RegisterFlags(fs)
 	fs.StringVar(&f.slo, "slo", capacity.DefaultSLOs, "SLOs every passing step meets, `LIST` of [op:]metric<value: p50…p99.9, max, avg (latency), errors (rate)")
 	fs.StringVar(&f.mode, "search", "", "`KIND` of search: adaptive (default) or linear (default with --step or --resolution)")
 	fs.Float64Var(&f.precisionPct, "precision", 100*capacity.DefaultPrecision, "`PCT`: adaptive, the answer is known within PCT% of it")
@@ -253,10 +254,10 @@ func cmdCapacity(ctx context.Context, e *env, args []string) error {
 	var w stack.Where
 	var tf kc.TargetFlags
 	var sf specFlags
-	var mf metricsFlags
+	var mf metrics.Flags
 	fs := newFlags(e, "capacity", capacitySynopsis)
 	f.RegisterFlags(fs)
-	mf.register(fs)
+	mf.RegisterFlags(fs)
 	w.RegisterFlags(fs)
 	tf.RegisterFlags(fs)
 	sf.register(fs)
@@ -277,10 +278,10 @@ func cmdCapacity(ctx context.Context, e *env, args []string) error {
 	if err := f.validate(); err != nil {
 		return cliutil.Usage(flagNames(fs, err))
 	}
-	if err := f.dash.check(); err != nil {
+	if err := f.dash.Check(); err != nil {
 		return err
 	}
-	if err := mf.check(); err != nil {
+	if err := mf.Check(); err != nil {
 		return err
 	}
 	if f.versions != "" && tf.Set() {
@@ -308,14 +309,14 @@ func cmdCapacity(ctx context.Context, e *env, args []string) error {
 	if f.procs > 0 {
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(f.procs))
 	}
-	live, err := f.dash.start(e, "capacity "+f.scen.Scenario)
+	live, err := f.dash.Start(e.logf, "capacity "+f.scen.Scenario)
 	if err != nil {
 		return err
 	}
 	if f.live = live; live != nil {
 		defer func() {
 			path, _ := buildReport(context.WithoutCancel(ctx), f.out) // no report: the page keeps its last state
-			finishDashboard(live, path)
+			report.FinishLive(live, path)
 		}()
 	}
 	if f.versions != "" {
@@ -356,7 +357,7 @@ func cmdCapacity(ctx context.Context, e *env, args []string) error {
 	}
 	search := f.search(e)
 	search.Local = local
-	hook, stopMetrics, err := mf.start(e, load.Segment{})
+	hook, stopMetrics, err := mf.Start(e.logf, load.Segment{})
 	if err != nil {
 		return err
 	}

@@ -66,8 +66,8 @@ func cmdExperiment(ctx context.Context, e *env, args []string) error {
 	quiet := fs.Bool("quiet", false, "run: no progress lines on stderr (the log of phases stays)")
 	dry := fs.Bool("dry-run", false, "print the plan and its estimated duration, run nothing")
 	noReport := fs.Bool("no-report", false, "do not build the report at the end")
-	var df dashboardFlags
-	df.register(fs)
+	var df report.DashboardFlags
+	df.RegisterFlags(fs)
 	calibrate := fs.String("calibrate", "", "plan: estimate with the seed, boot and overhead times fitted to the finished points of results `DIR` (e.g. a shorter run of the same study)")
 	// Accept the file before or after the flags.
 	var file string
@@ -84,7 +84,7 @@ func cmdExperiment(ctx context.Context, e *env, args []string) error {
 	if file == "" {
 		return usagef("experiment %s: which experiment? (a file, or quickstart, multitenancy, hashing, versions)", sub)
 	}
-	if err := df.check(); err != nil {
+	if err := df.Check(); err != nil {
 		return err
 	}
 	if !(*scale > 0 && *scale <= maxScale) {
@@ -121,12 +121,12 @@ func cmdExperiment(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	dir := filepath.Join(*resultsDir, f.Name)
-	live, err := df.start(e, "experiment "+f.Name)
+	live, err := df.Start(e.logf, "experiment "+f.Name)
 	if err != nil {
 		return err
 	}
 	reportPath := ""
-	defer func() { finishDashboard(live, reportPath) }()
+	defer func() { report.FinishLive(live, reportPath) }()
 	out, err := runExperiment(ctx, e, f, dir, d, w.Name, *scale, *quiet, live)
 	if err != nil && !errors.Is(err, context.Canceled) {
 		return err

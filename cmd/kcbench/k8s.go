@@ -100,8 +100,8 @@ func cmdK8sManifests(e *env, args []string) error {
 	now := time.Now()
 	o.StartAt = now.Add(*startIn).Truncate(time.Second)
 	if *startAt != "" {
-		a := agentFlags{startAt: *startAt}
-		if _, o.StartAt, err = a.resolve(e.getenv, now); err != nil {
+		a := load.AgentFlags{StartAt: *startAt}
+		if _, o.StartAt, err = a.Resolve(e.getenv, now); err != nil {
 			return cliutil.Usage(err)
 		}
 	} else if *startIn <= 0 {

@@ -21,7 +21,9 @@ import (
 	"github.com/kcbench/kcbench/internal/fileutil"
 	"github.com/kcbench/kcbench/internal/kc"
 	"github.com/kcbench/kcbench/internal/load"
+	"github.com/kcbench/kcbench/internal/metrics"
 	"github.com/kcbench/kcbench/internal/progress"
+	"github.com/kcbench/kcbench/internal/report"
 	"github.com/kcbench/kcbench/internal/results"
 	"github.com/kcbench/kcbench/internal/scenario"
 	"github.com/kcbench/kcbench/internal/stack"
@@ -181,9 +183,9 @@ func cmdLoad(ctx context.Context, e *env, args []string) error {
 	var file string
 	var w stack.Where
 	var tf kc.TargetFlags
-	var af agentFlags
-	var df dashboardFlags
-	var mf metricsFlags
+	var af load.AgentFlags
+	var df report.DashboardFlags
+	var mf metrics.Flags
 	var quiet, keepGoing bool
 	newFS := func(f *loadFile) *flag.FlagSet {
 		fs := newFlags(e, "load", loadSynopsis)
@@ -193,9 +195,9 @@ func cmdLoad(ctx context.Context, e *env, args []string) error {
 		fs.BoolVar(&keepGoing, "keep-going", keepGoing, "when the target dies or refuses every connection, run on to the end and exit 0 (or 3), e.g. for a deliberate restart; without it the run stops and exits 5")
 		w.RegisterFlags(fs)
 		tf.RegisterFlags(fs)
-		af.register(fs)
-		df.register(fs)
-		mf.register(fs)
+		af.RegisterFlags(fs)
+		df.RegisterFlags(fs)
+		mf.RegisterFlags(fs)
 		return fs
 	}
 	fs := newFS(&cfg)
@@ -216,20 +218,20 @@ func cmdLoad(ctx context.Context, e *env, args []string) error {
 	if err := cfg.validate(); err != nil {
 		return cliutil.Usage(flagNames(fs, err))
 	}
-	if err := df.check(); err != nil {
+	if err := df.Check(); err != nil {
 		return err
 	}
-	seg, startAt, err := af.resolve(e.getenv, time.Now())
+	seg, startAt, err := af.Resolve(e.getenv, time.Now())
 	if err != nil {
 		return cliutil.Usage(err)
 	}
 	if _, err := cfg.Config.Split(seg); err != nil {
 		return cliutil.Usage(err)
 	}
-	if err := mf.check(); err != nil {
+	if err := mf.Check(); err != nil {
 		return err
 	}
-	if af.emit && cfg.Out == "" {
+	if af.Emit && cfg.Out == "" {
 		return usagef("--emit-results needs --out")
 	}
 	if cfg.Out != "" {
@@ -245,7 +247,7 @@ func cmdLoad(ctx context.Context, e *env, args []string) error {
 	// params describe the run's setting in summary.json, as other
 	// results' params do.
 	params := map[string]string{"target": "external", "machine_cores": fmt.Sprint(runtime.NumCPU())}
-	agentParams(params, seg, startAt)
+	load.AgentParams(params, seg, startAt)
 	if in.Events, err = eventsFor(e, cfg.Events, st, cfg.Total()); err != nil {
 		return err
 	}
@@ -277,7 +279,7 @@ func cmdLoad(ctx context.Context, e *env, args []string) error {
 	if cfg.Procs > 0 {
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(cfg.Procs))
 	}
-	hook, stopMetrics, err := mf.start(e, seg)
+	hook, stopMetrics, err := mf.Start(e.logf, seg)
 	if err != nil {
 		return err
 	}
@@ -285,7 +287,7 @@ func cmdLoad(ctx context.Context, e *env, args []string) error {
 	in.IntervalHook = hook
 	prog := progress.NewLoad(e.stderr, quiet)
 	in.Progress = prog.Update
-	live, err := df.start(e, "load "+cfg.Scenario)
+	live, err := df.Start(e.logf, "load "+cfg.Scenario)
 	if err != nil {
 		return err
 	}
@@ -295,7 +297,7 @@ func cmdLoad(ctx context.Context, e *env, args []string) error {
 			prog.Update(p)
 			live.Add(liveSample(cfg.Scenario, total, p))
 		}
-		defer finishDashboard(live, "")
+		defer report.FinishLive(live, "")
 	}
 
 	if !seg.Whole() {
@@ -334,8 +336,8 @@ func cmdLoad(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 		e.logf("load: results in %s", cfg.Out)
-		if af.emit {
-			if err := emitResults(e.stdout, cfg.Out, seg); err != nil {
+		if af.Emit {
+			if err := load.EmitResults(e.stdout, cfg.Out, seg); err != nil {
 				return err
 			}
 		}

@@ -24,8 +24,8 @@ func cmdQuickstart(ctx context.Context, e *env, args []string) error {
 	resultsDir := fs.String("results", "results", "results folder (the run goes to <results>/quickstart, replacing an earlier one)")
 	scale := fs.Float64("scale", 1, "multiply every phase duration")
 	quiet := fs.Bool("quiet", false, "no progress lines on stderr (the log of phases stays)")
-	var df dashboardFlags
-	df.register(fs)
+	var df report.DashboardFlags
+	df.RegisterFlags(fs)
 	var top stack.Topology
 	top.RegisterFlags(fs)
 	if err := parse(fs, args, 0); err != nil {
@@ -34,7 +34,7 @@ func cmdQuickstart(ctx context.Context, e *env, args []string) error {
 	if err := top.CheckFlags(); err != nil {
 		return err
 	}
-	if err := df.check(); err != nil {
+	if err := df.Check(); err != nil {
 		return err
 	}
 	if !(*scale > 0 && *scale <= maxScale) {
@@ -55,12 +55,12 @@ func cmdQuickstart(ctx context.Context, e *env, args []string) error {
 	}
 	e.logf("quickstart: Keycloak %s + PostgreSQL on 127.0.0.1, %v tenants in %v mode, %d workloads cold and warm; results in %s",
 		f.Stack.KeycloakVersion, f.Dataset.Tenants, f.Dataset.Modes, len(f.Workload), dir)
-	live, err := df.start(e, "quickstart")
+	live, err := df.Start(e.logf, "quickstart")
 	if err != nil {
 		return err
 	}
 	reportPath := ""
-	defer func() { finishDashboard(live, reportPath) }()
+	defer func() { report.FinishLive(live, reportPath) }()
 	out, err := runExperiment(ctx, e, f, dir, d, "quickstart", *scale, *quiet, live)
 	if err != nil {
 		return err
