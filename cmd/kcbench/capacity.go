@@ -104,7 +104,7 @@ func (f *capacityFlags) RegisterFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&f.grace, "graceful-stop", scenario.CapacityGrace, "how long iterations running at the end of a step may finish (at least 4 × the latency SLO)")
 	fs.DurationVar(&c.Timeout, "timeout", load.DefaultHTTPTimeout, "HTTP request timeout")
 	fs.Float64Var(&c.TenantSkew, "tenant-skew", 0, "zipf exponent `S` of the tenant choice (0: uniform)")
-	fs.Var((*mixFlag)(&c.Mix), "mix", "weights of the mix scenario `NAME=W,…` (default "+scenario.MixString(scenario.DefaultMix())+")")
+	fs.Var((*experiment.MixFlag)(&c.Mix), "mix", "weights of the mix scenario `NAME=W,…` (default "+scenario.MixString(scenario.DefaultMix())+")")
 	fs.IntVar(&c.SessionsPerVU, "sessions-per-vu", 0, fmt.Sprintf("`N` sessions each refresh VU keeps (0: %d)", scenario.DefaultSessionsPerVU))
 	fs.IntVar(&c.RefreshesPerSession, "refreshes-per-session", 0, "`N` refreshes before a session is replaced by a new login (0: no limit)")
 	fs.StringVar(&c.Realm, "realm", "", "without a manifest: the realm")
@@ -115,7 +115,7 @@ func (f *capacityFlags) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&f.manifest, "manifest", "", "dataset manifest `FILE` (default: the local stack's dataset.json; with --kc-version: the dataset to seed)")
 	fs.StringVar(&f.out, "out", "", "`DIR` for capacity.json and steps.csv (default results/capacity-<scenario>-<time>)")
 	fs.IntVar(&f.repeats, "repeats", 1, "`N` searches in a row (out/repeat-<i>/), for the run-to-run spread kcbench gate uses")
-	fs.IntVar(&f.procs, "procs", defaultProcs, "`N` CPU cores the load generator may use (GOMAXPROCS; 0: all)")
+	fs.IntVar(&f.procs, "procs", experiment.DefaultProcs, "`N` CPU cores the load generator may use (GOMAXPROCS; 0: all)")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress on stderr")
 	fs.StringVar(&f.versions, "kc-version", "", "version matrix: `LIST` of Keycloak 26.x versions, each on a fresh local stack")
 	fs.StringVar(&f.heap, "heap", "", "version matrix: JVM heap of each stack (e.g. 1g; default Keycloak's own)")
@@ -183,8 +183,8 @@ func (f *capacityFlags) validate() error {
 	if f.repeats < 1 || f.repeats > maxRepeats {
 		errs = append(errs, fmt.Errorf("--repeats %d: must be between 1 and %d", f.repeats, maxRepeats))
 	}
-	if f.procs < 0 || f.procs > maxProcs {
-		errs = append(errs, fmt.Errorf("--procs %d: must be between 0 and %d", f.procs, maxProcs))
+	if f.procs < 0 || f.procs > experiment.MaxProcs {
+		errs = append(errs, fmt.Errorf("--procs %d: must be between 0 and %d", f.procs, experiment.MaxProcs))
 	}
 	if f.maxVUs < 0 || f.maxVUs > scenario.MaxVUs {
 		errs = append(errs, fmt.Errorf("--max-vus %d: must be between 0 and %d", f.maxVUs, scenario.MaxVUs))
@@ -322,7 +322,7 @@ func cmdCapacity(ctx context.Context, e *env, args []string) error {
 	if f.versions != "" {
 		return runMatrix(ctx, e, &f, &w, &sf)
 	}
-	lf := loadFile{Config: f.scen, Manifest: f.manifest}
+	lf := experiment.RunFile{Config: f.scen, Manifest: f.manifest}
 	tg, _, manifestPath, err := loadTarget(e, &lf, &tf, &w)
 	if err != nil {
 		return err

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/kcbench/kcbench/internal/cliutil"
+	"github.com/kcbench/kcbench/internal/experiment"
 	"github.com/kcbench/kcbench/internal/fileutil"
 	"github.com/kcbench/kcbench/internal/k8s"
 	"github.com/kcbench/kcbench/internal/kc"
@@ -76,11 +77,11 @@ func cmdK8sManifests(e *env, args []string) error {
 	if file == "" {
 		return usagef("--file: the run file is required")
 	}
-	cfg, err := readLoadFile(file)
+	cfg, err := experiment.ReadRunFile(file)
 	if err != nil {
 		return usagef("--file: %v", err)
 	}
-	if err := cfg.validate(); err != nil {
+	if err := cfg.Validate(); err != nil {
 		return usagef("--file %s: %v", file, err)
 	}
 	// The last agent gets the smallest share.

@@ -194,22 +194,3 @@ out: `+out+`
 		t.Errorf("results not written before the exit code: %v", err)
 	}
 }
-
-func TestLoadFileFlagsOverride(t *testing.T) {
-	file := writeFile(t, "run.yaml", "scenario: jwks\nvus: 7\nduration: 1m\nstages: [\"1s:5\", {duration: 2s, target: 10}]\nmix: {jwks: 1}\n")
-	c, err := readLoadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if c.VUs != 7 || c.Duration != time.Minute || c.Stages.String() != "1s:5,2s:10" || c.Mix["jwks"] != 1 || c.Executor != scenario.DefaultExecutor || c.Procs != defaultProcs {
-		t.Fatalf("%+v", c)
-	}
-	fs := newFlags(&env{stderr: io.Discard}, "load", "")
-	c.RegisterFlags(fs)
-	if err := fs.Parse([]string{"--vus", "3"}); err != nil {
-		t.Fatal(err)
-	}
-	if c.VUs != 3 || c.Duration != time.Minute {
-		t.Fatalf("flags over file: %+v", c)
-	}
-}

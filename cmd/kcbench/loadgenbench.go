@@ -12,6 +12,7 @@ import (
 
 	"github.com/kcbench/kcbench/internal/bench"
 	"github.com/kcbench/kcbench/internal/dataset"
+	"github.com/kcbench/kcbench/internal/experiment"
 	"github.com/kcbench/kcbench/internal/kc"
 	"github.com/kcbench/kcbench/internal/results"
 	"github.com/kcbench/kcbench/internal/scenario"
@@ -32,7 +33,7 @@ func cmdLoadgenBench(ctx context.Context, e *env, args []string) error {
 	realm := fs.String("realm", "master", "realm whose JWKS is fetched")
 	wrkThreads := fs.Int("wrk-threads", 2, "wrk -t")
 	cpuProfile := fs.String("cpuprofile", "", "write a Go CPU profile of kcbench's measured runs to `FILE` (for go tool pprof)")
-	procs := fs.Int("procs", defaultProcs, "`N` cores for kcbench's engine (GOMAXPROCS), as kcbench load --procs")
+	procs := fs.Int("procs", experiment.DefaultProcs, "`N` cores for kcbench's engine (GOMAXPROCS), as kcbench load --procs")
 	scen := fs.String("scenario", results.ScenarioJWKS, "`NAME` of kcbench's workload; other than jwks (e.g. password-grant, users from the local stack's dataset) only kcbench's clients run, to compare them")
 	clients := fs.String("clients", "h1", "kcbench's HTTP clients to measure, comma-separated: h1, fasthttp (behind http.RoundTripper), net-http; the first is held to the bars")
 	var w stack.Where
