@@ -75,8 +75,8 @@ func cmdDatasetExport(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "dataset export", "dataset export --dir D [--manifest F | dataset flags]")
 	var w stack.Where
 	w.RegisterFlags(fs)
-	var sf specFlags
-	sf.register(fs)
+	var sf dataset.SpecFlags
+	sf.RegisterFlags(fs)
 	dir := fs.String("dir", "", "folder to write realm JSON files into (required)")
 	manifest := fs.String("manifest", "", "export the dataset of this manifest (default: the local stack's, else the dataset flags)")
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
@@ -100,8 +100,8 @@ func cmdDatasetExport(ctx context.Context, e *env, args []string) error {
 
 // exportSpec takes the dataset from --manifest, else the dataset flags if
 // any was set, else the local stack's manifest.
-func exportSpec(e *env, w *stack.Where, sf *specFlags, manifest string) (dataset.Spec, error) {
-	if manifest == "" && sf.tenants == 0 && sf.preset == "" {
+func exportSpec(e *env, w *stack.Where, sf *dataset.SpecFlags, manifest string) (dataset.Spec, error) {
+	if manifest == "" && sf.Tenants == 0 && sf.Preset == "" {
 		if s, err := w.Attach(e.getenv, e.logf); err == nil {
 			manifest = s.State().Dir + "/dataset.json"
 		}
@@ -113,7 +113,7 @@ func exportSpec(e *env, w *stack.Where, sf *specFlags, manifest string) (dataset
 		}
 		return m.Spec, nil
 	}
-	return sf.spec()
+	return sf.Spec()
 }
 
 func cmdDatasetShow(ctx context.Context, e *env, args []string) error {

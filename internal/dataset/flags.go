@@ -1,0 +1,111 @@
+package dataset
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+
+	"github.com/kcbench/kcbench/internal/cliutil"
+)
+
+// SpecFlags describe a dataset on the command line.
+type SpecFlags struct {
+	mode, Preset, policy, prefix  string
+	Tenants                       int
+	users, clients, roles, groups int
+	clientRoles                   int
+	Seed                          int64
+	uniqueSalts                   bool
+}
+
+// RegisterFlags adds the dataset flags.
+func (f *SpecFlags) RegisterFlags(fs *flag.FlagSet) {
+	fs.StringVar(&f.mode, "mode", "realms", "tenant mode: realms (a realm per tenant) or orgs (organizations in one realm)")
+	fs.IntVar(&f.Tenants, "tenants", 0, "number of tenants (default 1, or the preset's)")
+	fs.StringVar(&f.Preset, "preset", "", "dataset preset: small (1 realm, 100 users, 10 clients), baseline (5 realms, 5,000 users, 500 clients), large (10 realms, 100,000 users, 10,000 clients)")
+	fs.IntVar(&f.users, "users", 0, "users per tenant (default 10, or the preset's)")
+	fs.IntVar(&f.clients, "clients", 0, "clients per tenant, >= 2: one public web client, the rest confidential backends (default 2)")
+	fs.IntVar(&f.roles, "roles", 0, "realm roles per tenant (default 5)")
+	fs.IntVar(&f.groups, "groups", 0, "groups per tenant (default 2)")
+	fs.IntVar(&f.clientRoles, "client-roles", -1, "roles per client (default 2)")
+	fs.StringVar(&f.policy, "password-policy", "default", "password hashing: default (argon2), argon2, pbkdf2-sha512:27500, pbkdf2-sha256:1, …")
+	fs.StringVar(&f.prefix, "prefix", "kcb", "prefix of every realm the dataset creates")
+	fs.Int64Var(&f.Seed, "seed", 1, "seed deriving passwords and client secrets")
+	fs.BoolVar(&f.uniqueSalts, "unique-salts", false, "give every user its own password salt and hash, computed by kcbench in parallel (default: one salt and hash shared by all users, computed once; a login costs the same either way, see README)")
+}
+
+// Bounds of the dataset flags (Content.Validate checks the
+// totals too).
+const (
+	maxSeedUsers   = 10_000_000
+	maxSeedClients = 1_000_000
+	maxSeedCount   = 100_000
+	MaxConcurrency = 1_000
+)
+
+// Spec is the dataset the flags describe; its problems are usage errors.
+func (f *SpecFlags) Spec() (Spec, error) {
+	var errs []error
+	mode, err := ParseMode(f.mode)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	pol, err := ParsePolicy(f.policy)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	s := Spec{Mode: mode, Tenants: 1, Content: DefaultContent, Policy: pol, Prefix: f.prefix, Seed: f.Seed, UniqueSalts: f.uniqueSalts}
+	if f.Preset != "" {
+		p, err := LookupPreset(f.Preset)
+		if err != nil {
+			errs = append(errs, err)
+		} else {
+			s.Tenants, s.Content = p.Tenants, p.Content
+		}
+	}
+	set := func(dst *int, v, unset int) {
+		if v != unset {
+			*dst = v
+		}
+	}
+	set(&s.Tenants, f.Tenants, 0)
+	set(&s.Content.Users, f.users, 0)
+	set(&s.Content.Clients, f.clients, 0)
+	set(&s.Content.RealmRoles, f.roles, 0)
+	set(&s.Content.Groups, f.groups, 0)
+	set(&s.Content.ClientRolesPerClient, f.clientRoles, -1)
+	for _, c := range []struct {
+		flag     string
+		v, unset int
+		lo, hi   int
+	}{
+		{"tenants", f.Tenants, 0, 1, MaxTenants},
+		{"users", f.users, 0, 1, maxSeedUsers},
+		{"clients", f.clients, 0, 2, maxSeedClients},
+		{"roles", f.roles, 0, 1, maxSeedCount},
+		{"groups", f.groups, 0, 1, maxSeedCount},
+		{"client-roles", f.clientRoles, -1, 0, maxSeedCount},
+	} {
+		if c.v != c.unset && (c.v < c.lo || c.v > c.hi) {
+			errs = append(errs, fmt.Errorf("--%s: %d: must be between %d and %d", c.flag, c.v, c.lo, c.hi))
+		}
+	}
+	if len(errs) == 0 {
+		if err := s.Validate(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return s, cliutil.Usage(err)
+	}
+	return s, nil
+}
+
+// SpecFlagNames are the names of the dataset flags.
+func SpecFlagNames() map[string]bool {
+	names := map[string]bool{}
+	probe := flag.NewFlagSet("", flag.ContinueOnError)
+	(&SpecFlags{}).RegisterFlags(probe)
+	probe.VisitAll(func(fl *flag.Flag) { names[fl.Name] = true })
+	return names
+}

@@ -1,0 +1,270 @@
+package experiment
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/kcbench/kcbench/internal/capacity"
+	"github.com/kcbench/kcbench/internal/cliutil"
+	"github.com/kcbench/kcbench/internal/dataset"
+	"github.com/kcbench/kcbench/internal/fileutil"
+	"github.com/kcbench/kcbench/internal/kc"
+	"github.com/kcbench/kcbench/internal/load"
+	"github.com/kcbench/kcbench/internal/results"
+	"github.com/kcbench/kcbench/internal/scenario"
+	"github.com/kcbench/kcbench/internal/stack"
+)
+
+// CapacitySynopsis is kcbench capacity's help.
+const CapacitySynopsis = `capacity --scenario NAME [--slo 'p99<500ms,errors<0.1%'] [--precision PCT] [--out DIR] [flags]
+       kcbench capacity --scenario NAME --search linear [--start R] [--step S] [--step-duration D] [--resolution r] [flags]
+       kcbench capacity --scenario NAME --kc-version 26.4.7,26.7.3 [dataset flags] [flags]
+
+Finds the highest arrival rate that meets every SLO. By default (adaptive)
+it needs no tuning: short probes doubling from --start warm the server up
+and estimate its limit (from where it fell behind, or from the server's
+cores ÷ its CPU per operation); short steps bracket the estimate within
+10% and narrow it to 2.5%; then steps long enough to see an overload of
+--precision confirm the answer and narrow it to --precision (1%). A step
+lasts long enough for 2,000 arrivals at a p99 SLO. --search linear
+(implied by --step or --resolution) is the older search: a warm-up at --start, steps
+rising by --step until one fails, a binary search down to --resolution.
+
+A step passes only when every SLO holds, it achieved at least 95% of the
+asked rate, dropped fewer than 1% of its arrivals and completed at least
+--min-ok successful iterations; adaptive steps also fail when their latency
+rose through it (a growing queue); a step where everything failed
+never passes. The finding says whether the server's cores were the limit.
+
+Runs against the local stack (users and clients from its dataset manifest)
+or --target. With --kc-version, each version in turn gets a fresh local
+stack (named capacity-<version>), the same dataset (the dataset flags, or
+--manifest's spec) seeded into it, a measured restart, and the same search;
+one table compares them. Writes capacity.json and steps.csv into --out
+(per version: --out/<version>/, and matrix.json). Exit code 3 when no rate
+met the SLOs.`
+
+// CapacityFlags are kcbench capacity's settings.
+type CapacityFlags struct {
+	Scen         scenario.Config
+	SLO          string
+	opts         capacity.Options
+	minAchPct    float64
+	maxDropPct   float64
+	maxVUs       int
+	Out          string
+	Manifest     string
+	Repeats      int
+	Procs        int
+	Quiet        bool
+	Versions     string
+	Heap         string
+	PGVersion    string
+	Top          stack.Topology
+	grace        time.Duration
+	specFlagsSet []string
+	mode         string
+	precisionPct float64
+	set          map[string]bool // flags given on the command line
+}
+
+// RegisterFlags adds the flags of the search, its workload and a version
+// matrix.
+func (f *CapacityFlags) RegisterFlags(fs *flag.FlagSet) {
+	c := &f.Scen
+	fs.StringVar(&c.Scenario, "scenario", "", "`NAME` of the workload (see kcbench scenarios), mix included")
+	fs.StringVar(&f.SLO, "slo", capacity.DefaultSLOs, "SLOs every passing step meets, `LIST` of [op:]metric<value: p50…p99.9, max, avg (latency), errors (rate)")
+	fs.StringVar(&f.mode, "search", "", "`KIND` of search: adaptive (default) or linear (default with --step or --resolution)")
+	fs.Float64Var(&f.precisionPct, "precision", 100*capacity.DefaultPrecision, "`PCT`: adaptive, the answer is known within PCT% of it")
+	fs.Float64Var(&f.opts.Cores, "cores", 0, "`N`: adaptive, the server's cores for the CPU-bound prediction (default: the local stack's CPU; unknown for --target)")
+	fs.Float64Var(&f.opts.Start, "start", 0, fmt.Sprintf("`R`: first rate, iterations per second: adaptive, the first probe's (default %g); linear, the first step's and the warm-up's (default %g)",
+		capacity.DefaultAdaptiveStart, capacity.DefaultStart))
+	fs.Float64Var(&f.opts.Step, "step", 0, fmt.Sprintf("`S`: linear, the rate rises by S per step until an SLO fails (default %g)", capacity.DefaultStep))
+	fs.DurationVar(&f.opts.StepDuration, "step-duration", 0, fmt.Sprintf("length of each step (adaptive default: from the rate and the SLOs, %s–%s; linear default %s)",
+		capacity.DefaultMinStepDuration, capacity.DefaultMaxStepDuration, capacity.DefaultStepDuration))
+	fs.DurationVar(&f.opts.Warmup, "warmup", 0, fmt.Sprintf("discarded warm-up at --start before the first step (adaptive default: none, the probes warm up; linear default %s)", capacity.DefaultWarmup))
+	fs.Float64Var(&f.opts.Resolution, "resolution", 0, "`r`: linear, the binary search stops when the limit is known within r/s (default step/10)")
+	fs.Float64Var(&f.opts.MaxRate, "max-rate", 0, "`M`: never ask for more than M/s; reaching it ends the search as capped (0: no cap)")
+	fs.Int64Var(&f.opts.MinOK, "min-ok", capacity.DefaultMinOK, "`N` successful iterations a passing step needs at least")
+	fs.Float64Var(&f.minAchPct, "min-achieved", 100*results.DefaultMinAchieved, "`PCT` of the asked rate a passing step achieves")
+	fs.Float64Var(&f.maxDropPct, "max-dropped", 100*capacity.DefaultMaxDropped, "`PCT` of arrivals a passing step must drop fewer than")
+	fs.DurationVar(&f.opts.Pause, "pause", capacity.DefaultPause, "pause after a failed step, for the server to drain its queue (0: none)")
+	fs.IntVar(&f.maxVUs, "max-vus", 0, "`N` VUs at most per step (0: 2 × rate × the largest latency SLO, + 10)")
+	fs.DurationVar(&f.grace, "graceful-stop", scenario.CapacityGrace, "how long iterations running at the end of a step may finish (at least 4 × the latency SLO)")
+	fs.DurationVar(&c.Timeout, "timeout", load.DefaultHTTPTimeout, "HTTP request timeout")
+	fs.Float64Var(&c.TenantSkew, "tenant-skew", 0, "zipf exponent `S` of the tenant choice (0: uniform)")
+	fs.Var((*MixFlag)(&c.Mix), "mix", "weights of the mix scenario `NAME=W,…` (default "+scenario.MixString(scenario.DefaultMix())+")")
+	fs.IntVar(&c.SessionsPerVU, "sessions-per-vu", 0, fmt.Sprintf("`N` sessions each refresh VU keeps (0: %d)", scenario.DefaultSessionsPerVU))
+	fs.IntVar(&c.RefreshesPerSession, "refreshes-per-session", 0, "`N` refreshes before a session is replaced by a new login (0: no limit)")
+	fs.StringVar(&c.Realm, "realm", "", "without a manifest: the realm")
+	fs.StringVar(&c.ClientID, "client-id", "", "without a manifest: the client")
+	fs.StringVar(&c.ClientSecret, "client-secret", "", "without a manifest: the client's secret")
+	fs.StringVar(&c.Username, "username", "", "without a manifest: the user")
+	fs.StringVar(&c.Password, "password", "", "without a manifest: the user's password")
+	fs.StringVar(&f.Manifest, "manifest", "", "dataset manifest `FILE` (default: the local stack's dataset.json; with --kc-version: the dataset to seed)")
+	fs.StringVar(&f.Out, "out", "", "`DIR` for capacity.json and steps.csv (default results/capacity-<scenario>-<time>)")
+	fs.IntVar(&f.Repeats, "repeats", 1, "`N` searches in a row (out/repeat-<i>/), for the run-to-run spread kcbench gate uses")
+	fs.IntVar(&f.Procs, "procs", DefaultProcs, "`N` CPU cores the load generator may use (GOMAXPROCS; 0: all)")
+	fs.BoolVar(&f.Quiet, "quiet", false, "no progress on stderr")
+	fs.StringVar(&f.Versions, "kc-version", "", "version matrix: `LIST` of Keycloak 26.x versions, each on a fresh local stack")
+	fs.StringVar(&f.Heap, "heap", "", "version matrix: JVM heap of each stack (e.g. 1g; default Keycloak's own)")
+	fs.StringVar(&f.PGVersion, "pg-version", stack.DefaultPGVersion, "version matrix: PostgreSQL of each stack")
+	f.Top.RegisterFlags(fs)
+}
+
+// search options from the flags; checked by validate.
+func (f *CapacityFlags) searchOptions() (capacity.Options, error) {
+	o := f.opts
+	slos, err := capacity.ParseSLOs(f.SLO)
+	if err != nil {
+		return o, fmt.Errorf("--slo: %w", err)
+	}
+	o.SLOs = slos
+	o.MinAchieved, o.MaxDropped = f.minAchPct/100, f.maxDropPct/100
+	switch f.mode {
+	case "":
+		o.Adaptive = !f.set["step"] && !f.set["resolution"]
+	case results.ModeAdaptive:
+		o.Adaptive = true
+		if f.set["step"] || f.set["resolution"] {
+			return o, errors.New("--step and --resolution apply to --search linear")
+		}
+	case results.ModeLinear:
+	default:
+		return o, fmt.Errorf("--search %q: must be %s or %s", f.mode, results.ModeAdaptive, results.ModeLinear)
+	}
+	if o.Adaptive {
+		o.Precision = f.precisionPct / 100
+	} else if f.set["precision"] || f.set["cores"] {
+		return o, errors.New("--precision and --cores apply to the adaptive search")
+	}
+	for name, v := range map[string]float64{"start": o.Start, "step": o.Step, "step-duration": o.StepDuration.Seconds(), "resolution": o.Resolution} {
+		if f.set[name] && v <= 0 {
+			return o, fmt.Errorf("--%s %v: must be positive (leave it out for the default)", name, v)
+		}
+	}
+	// Flags given are taken as given (0 is not "the default" then): no
+	// warm-up and no pause when 0.
+	if f.set["warmup"] && o.Warmup == 0 {
+		o.Warmup = -1
+	}
+	if f.set["pause"] && o.Pause == 0 {
+		o.Pause = -1
+	}
+	o = o.WithDefaults()
+	return o, o.Validate()
+}
+
+// maxRepeats bounds --repeats (as experiments' repeats).
+const maxRepeats = 100
+
+func (f *CapacityFlags) validate() error {
+	var errs []error
+	if _, err := f.searchOptions(); err != nil {
+		errs = append(errs, err)
+	}
+	if o, _ := f.searchOptions(); o.Start > 0 && o.Start <= capacity.MaxRate && f.maxVUs >= 0 && f.maxVUs <= scenario.MaxVUs {
+		c := (&Search{Scenario: f.Scen, MaxVUs: f.maxVUs, Grace: f.grace}).Stepper(kc.Target{}, nil).StepConfig(o.Start, time.Second)
+		if err := c.Validate(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if f.Repeats < 1 || f.Repeats > maxRepeats {
+		errs = append(errs, fmt.Errorf("--repeats %d: must be between 1 and %d", f.Repeats, maxRepeats))
+	}
+	if f.Procs < 0 || f.Procs > MaxProcs {
+		errs = append(errs, fmt.Errorf("--procs %d: must be between 0 and %d", f.Procs, MaxProcs))
+	}
+	if f.maxVUs < 0 || f.maxVUs > scenario.MaxVUs {
+		errs = append(errs, fmt.Errorf("--max-vus %d: must be between 0 and %d", f.maxVUs, scenario.MaxVUs))
+	}
+	if f.Scen.Realm != "" && f.Manifest != "" {
+		errs = append(errs, errors.New("--realm and --manifest exclude each other"))
+	}
+	if f.Versions == "" && len(f.specFlagsSet) > 0 {
+		errs = append(errs, fmt.Errorf("dataset flags (%s) apply with --kc-version only: without it the dataset is the stack's", strings.Join(f.specFlagsSet, ", ")))
+	}
+	if f.Versions != "" {
+		if f.Scen.Realm != "" {
+			errs = append(errs, errors.New("--kc-version seeds a dataset on each stack: --realm does not apply"))
+		}
+		if f.Repeats > 1 {
+			errs = append(errs, errors.New("--repeats applies without --kc-version only"))
+		}
+		for _, v := range f.VersionList() {
+			if err := (stack.KeycloakOptions{Version: v, Heap: f.Heap}).Validate(); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// VersionList is --kc-version's versions, each once.
+func (f *CapacityFlags) VersionList() []string {
+	var vs []string
+	for v := range strings.SplitSeq(f.Versions, ",") {
+		if v = strings.TrimSpace(v); v != "" && !slices.Contains(vs, v) {
+			vs = append(vs, v)
+		}
+	}
+	return vs
+}
+
+// Validate checks the flags after parsing fs; problems are usage errors
+// named by flag.
+func (f *CapacityFlags) Validate(fs *flag.FlagSet) error {
+	f.set = map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { f.set[fl.Name] = true })
+	specNames := dataset.SpecFlagNames()
+	fs.Visit(func(fl *flag.Flag) {
+		if specNames[fl.Name] {
+			f.specFlagsSet = append(f.specFlagsSet, "--"+fl.Name)
+		}
+	})
+	if err := f.validate(); err != nil {
+		return cliutil.Usage(cliutil.FlagNames(fs, err))
+	}
+	return nil
+}
+
+// CheckStack checks the flags that shape the stacks (targetSet: --target
+// was given) and sets the default --out.
+func (f *CapacityFlags) CheckStack(fs *flag.FlagSet, targetSet bool) error {
+	if f.Versions != "" && targetSet {
+		return cliutil.Usagef("--kc-version starts local stacks: --target does not apply")
+	}
+	topSet := false
+	fs.Visit(func(fl *flag.Flag) {
+		switch fl.Name {
+		case "nodes", "lb", "lb-sticky", "haproxy", "node-cpus":
+			topSet = true
+		}
+	})
+	if topSet && f.Versions == "" {
+		return cliutil.Usagef("--nodes, --lb, --lb-sticky, --haproxy and --node-cpus shape the stacks of a version matrix (--kc-version); for one search start the stack with kcbench up --nodes …")
+	}
+	if err := f.Top.CheckFlags(); err != nil {
+		return err
+	}
+	if f.Out == "" {
+		f.Out = filepath.Join("results", fmt.Sprintf("capacity-%s-%s", f.Scen.Scenario, time.Now().Format("20060102-150405")))
+	}
+	if err := fileutil.CheckWritableDir(f.Out); err != nil {
+		return cliutil.Usagef("--out: %v", err)
+	}
+	return nil
+}
+
+// Search is the search the flags ask for, logging through logf and
+// writing its finding to stdout.
+func (f *CapacityFlags) Search(logf func(string, ...any), stdout io.Writer) *Search {
+	o, _ := f.searchOptions()
+	return &Search{Scenario: f.Scen, Options: o, MaxVUs: f.maxVUs, Grace: f.grace, Quiet: f.Quiet, Logf: logf, Stdout: stdout}
+}
