@@ -1,0 +1,110 @@
+package merge
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/kcbench/kcbench/internal/fileutil"
+	"github.com/kcbench/kcbench/internal/load"
+	"github.com/kcbench/kcbench/internal/results"
+)
+
+// Synopsis is kcbench merge's help.
+const Synopsis = `merge DIR... --out DIR
+
+Joins the --out folders of the agents of a split load run (kcbench load
+--segment i/n, or --segments n in a Kubernetes Indexed Job) into the folder
+one run at the full load would have written: summary.json, timeline.csv
+and the HDR logs. The agents' HDR histograms are added, never their
+percentiles averaged, so the merged percentiles are those of all the
+agents' samples; counts, errors and dropped iterations are summed, and
+timeline rows summed on wall time. report, compare, gate and size --from
+read the merged folder. The same segment given twice is an error.`
+
+// WriteBundles writes the agents' bundles (kcbench k8s collect reads them
+// from the pods' logs) into out/agent-<i>, one folder per segment of one
+// run, all there, and returns the folders.
+func WriteBundles(out string, bs []results.Bundle) ([]string, error) {
+	dirs, err := checkBundles(bs)
+	if err != nil {
+		return nil, err
+	}
+	var paths []string
+	for i, b := range bs {
+		dir := filepath.Join(out, dirs[i])
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, err
+		}
+		// summary.json last: its presence marks a complete folder.
+		names := slices.Sorted(func(yield func(string) bool) {
+			for n := range b.Files {
+				if n != results.SummaryFile && !yield(n) {
+					return
+				}
+			}
+		})
+		if _, ok := b.Files[results.SummaryFile]; ok {
+			names = append(names, results.SummaryFile)
+		}
+		for _, n := range names {
+			if err := fileutil.WriteAtomic(filepath.Join(dir, n), b.Files[n], 0o644); err != nil {
+				return nil, err
+			}
+		}
+		paths = append(paths, dir)
+	}
+	return paths, nil
+}
+
+// checkBundles wants one bundle per segment of one run, all there, and
+// names their folders.
+func checkBundles(bs []results.Bundle) ([]string, error) {
+	if len(bs) == 0 {
+		return nil, errors.New("no kcbench results in the logs (did the pods finish? kubectl logs --tail=-1 gives whole logs)")
+	}
+	var n int
+	seen := map[int]bool{}
+	var dirs []string
+	for _, b := range bs {
+		seg, err := load.ParseSegment(strings.TrimPrefix(b.Label, "segment="))
+		if err != nil {
+			return nil, fmt.Errorf("bundle %q: %w", b.Label, err)
+		}
+		if n != 0 && seg.Count != n {
+			return nil, fmt.Errorf("bundles of %d and %d agents: logs of two runs", n, seg.Count)
+		}
+		n = seg.Count
+		if seen[seg.Index] {
+			return nil, fmt.Errorf("segment %s twice in the logs (a retried pod?): give one log per agent", seg)
+		}
+		seen[seg.Index] = true
+		if _, ok := b.Files[results.SummaryFile]; !ok {
+			return nil, fmt.Errorf("segment %s: no %s in its bundle", seg, results.SummaryFile)
+		}
+		dirs = append(dirs, fmt.Sprintf("agent-%d", seg.Index))
+	}
+	var missing []string
+	for i := range n {
+		if !seen[i] {
+			missing = append(missing, fmt.Sprint(i))
+		}
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("no results of agent(s) %s of %d in the logs", strings.Join(missing, ", "), n)
+	}
+	return dirs, nil
+}
+
+// WriteText writes the merged summary and the server's CPU per operation.
+func (res *Result) WriteText(w io.Writer) error {
+	if err := load.WriteSummary(w, res.Stats); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	return res.CPU.Write(w)
+}
