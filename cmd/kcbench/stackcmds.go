@@ -1,16 +1,13 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"time"
 
-	"github.com/kcbench/kcbench/internal/cliutil"
 	"github.com/kcbench/kcbench/internal/fileutil"
 	"github.com/kcbench/kcbench/internal/kc"
 	"github.com/kcbench/kcbench/internal/stack"
@@ -98,13 +95,7 @@ func cmdStatus(ctx context.Context, e *env, args []string) error {
 	if err := st.WriteText(e.stdout); err != nil {
 		return err
 	}
-	if !st.Keycloak.Alive {
-		if len(st.Nodes) > 1 {
-			return errors.New("a keycloak node is not running (see kcbench logs --node N; kcbench down cleans up)")
-		}
-		return errors.New("keycloak is not running (see kcbench logs; kcbench down cleans up)")
-	}
-	return nil
+	return st.Down()
 }
 
 func writeJSON(w io.Writer, v any) error {
@@ -142,10 +133,7 @@ func cmdRestart(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stdout, "ready in %.2f s, RSS %.0f MiB, boot CPU %.1f s\n", br.Duration.Seconds(), mib(br.RSS), br.CPU.Seconds())
-	for _, nb := range br.Nodes {
-		fmt.Fprintf(e.stdout, "  node %d: ready %.2f s, full cluster view %.2f s, RSS %.0f MiB\n", nb.Node, nb.Ready.Seconds(), nb.View.Seconds(), mib(nb.RSS))
-	}
+	br.WriteText(e.stdout)
 	return nil
 }
 
@@ -186,19 +174,9 @@ func cmdLogs(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	path, err := s.NodeLogPath(*nodeN)
+	path, err := s.ShownLogPath(*pg, *lb, *nodeN)
 	if err != nil {
-		return cliutil.Usage(err)
-	}
-	if *pg {
-		if path = s.PGLogPath(); path == "" {
-			return errors.New("the stack uses an external database: no PostgreSQL log")
-		}
-	}
-	if *lb {
-		if path = s.BalancerLogPath(); path == "" {
-			return errors.New("the stack has no load balancer (--lb none)")
-		}
+		return err
 	}
 	f, err := os.Open(path)
 	if err != nil {
@@ -211,22 +189,5 @@ func cmdLogs(ctx context.Context, e *env, args []string) error {
 	if !*follow {
 		return nil
 	}
-	r := bufio.NewReader(f)
-	for {
-		line, err := r.ReadString('\n')
-		if line != "" {
-			io.WriteString(e.stdout, line)
-		}
-		if err == io.EOF {
-			select {
-			case <-ctx.Done():
-				return nil
-			case <-time.After(200 * time.Millisecond):
-			}
-			continue
-		}
-		if err != nil {
-			return err
-		}
-	}
+	return fileutil.Follow(ctx, f, e.stdout)
 }

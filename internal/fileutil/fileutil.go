@@ -5,6 +5,7 @@ package fileutil
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -136,4 +138,27 @@ func Tail(f *os.File, w io.Writer, n int) error {
 	}
 	_, err = w.Write(b)
 	return err
+}
+
+// Follow copies what is appended to r to w until ctx is done, checking
+// every 200 ms at its end.
+func Follow(ctx context.Context, r io.Reader, w io.Writer) error {
+	br := bufio.NewReader(r)
+	for {
+		line, err := br.ReadString('\n')
+		if line != "" {
+			io.WriteString(w, line)
+		}
+		if err == io.EOF {
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(200 * time.Millisecond):
+			}
+			continue
+		}
+		if err != nil {
+			return err
+		}
+	}
 }
