@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"text/tabwriter"
 
 	"github.com/kcbench/kcbench/internal/dataset"
 	"github.com/kcbench/kcbench/internal/kc"
@@ -136,35 +135,5 @@ func cmdDatasetShow(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	s := m.Spec
-	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "manifest\t%s\n", mpath)
-	fmt.Fprintf(tw, "target\t%s\n", m.Target)
-	fmt.Fprintf(tw, "mode\t%s\n", s.Mode)
-	fmt.Fprintf(tw, "tenants\t%d\n", s.Tenants)
-	fmt.Fprintf(tw, "per tenant\t%d users, %d clients, %d realm roles, %d client roles per client, %d groups\n", s.Content.Users, s.Content.Clients, s.Content.RealmRoles, s.Content.ClientRolesPerClient, s.Content.Groups)
-	fmt.Fprintf(tw, "password policy\t%s\n", s.Policy)
-	fmt.Fprintf(tw, "password salts\t%s\n", saltsNote(m.Salts))
-	fmt.Fprintf(tw, "fingerprint\t%s\n", m.Fingerprint)
-	for _, ev := range m.Seeds {
-		salts := ""
-		if ev.Salts != "" {
-			salts = ", " + ev.Salts + " salts"
-		}
-		fmt.Fprintf(tw, "seed\t%s %s: %d→%d tenants, +%d (%d redone) in %.1f s, server CPU %.1f s%s\n", ev.At.Format("2006-01-02 15:04:05"), ev.Strategy, ev.From, ev.To, ev.Added, ev.Redone, ev.Seconds, ev.ServerCPUSec, salts)
-	}
-	return tw.Flush()
-}
-
-// saltsNote explains the manifest's password_salts.
-func saltsNote(s string) string {
-	switch s {
-	case dataset.SaltsShared:
-		return "shared: every user's credential has the same salt and hash, computed once (--unique-salts for one per user)"
-	case dataset.SaltsPerUser:
-		return "per-user: every user has its own salt and hash"
-	case dataset.SaltsMixed:
-		return "mixed: seeding runs differed (see below)"
-	}
-	return "unknown (seeded before kcbench recorded it)"
+	return m.WriteText(e.stdout, mpath)
 }

@@ -4,13 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
-	"github.com/kcbench/kcbench/experiments"
 	"github.com/kcbench/kcbench/internal/cliutil"
 	"github.com/kcbench/kcbench/internal/experiment"
 	"github.com/kcbench/kcbench/internal/load"
@@ -19,35 +16,6 @@ import (
 	"github.com/kcbench/kcbench/internal/results"
 	"github.com/kcbench/kcbench/internal/stack"
 )
-
-// loadExperiment reads an experiment file, or a shipped one by name
-// (quickstart, multitenancy, hashing, versions).
-func loadExperiment(arg string) (*experiment.File, error) {
-	if _, err := os.Stat(arg); err == nil {
-		f, err := experiment.Load(arg)
-		if err != nil {
-			return nil, cliutil.Usage(err)
-		}
-		return f, nil
-	}
-	name := strings.TrimSuffix(arg, ".yaml") + ".yaml"
-	b, err := fs.ReadFile(experiments.FS, name)
-	if err != nil {
-		var names []string
-		ents, _ := fs.ReadDir(experiments.FS, ".")
-		for _, e := range ents {
-			if strings.HasSuffix(e.Name(), ".yaml") {
-				names = append(names, strings.TrimSuffix(e.Name(), ".yaml"))
-			}
-		}
-		return nil, usagef("%s: no such file, and not a shipped experiment (%s)", arg, strings.Join(names, ", "))
-	}
-	f, err := experiment.Parse(b)
-	if err != nil {
-		return nil, cliutil.Usage(fmt.Errorf("%s (shipped): %w", name, err))
-	}
-	return f, nil
-}
 
 func cmdExperiment(ctx context.Context, e *env, args []string) error {
 	if len(args) == 0 || (args[0] != "run" && args[0] != "plan") {
@@ -90,7 +58,7 @@ func cmdExperiment(ctx context.Context, e *env, args []string) error {
 	if !(*scale > 0 && *scale <= maxScale) {
 		return usagef("--scale: %g: must be > 0 and at most %d", *scale, maxScale)
 	}
-	f, err := loadExperiment(file)
+	f, err := experiment.LoadNamed(file)
 	if err != nil {
 		return err
 	}

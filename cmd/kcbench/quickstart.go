@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/kcbench/kcbench/internal/experiment"
 	"github.com/kcbench/kcbench/internal/report"
 	"github.com/kcbench/kcbench/internal/results"
 	"github.com/kcbench/kcbench/internal/sizing"
@@ -40,7 +41,7 @@ func cmdQuickstart(ctx context.Context, e *env, args []string) error {
 	if !(*scale > 0 && *scale <= maxScale) {
 		return usagef("--scale: %g: must be > 0 and at most %d", *scale, maxScale)
 	}
-	f, err := loadExperiment("quickstart")
+	f, err := experiment.LoadNamed("quickstart")
 	if err != nil {
 		return err
 	}

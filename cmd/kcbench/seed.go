@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"runtime"
 	"time"
 
 	"github.com/kcbench/kcbench/internal/cliutil"
@@ -99,17 +98,7 @@ func cmdSeed(ctx context.Context, e *env, args []string) error {
 		ManifestPath: mpath, Target: tg.BaseURL, ServerCPU: cpu, DB: db, Keys: keys,
 	})
 	if res != nil {
-		cpuNote := "server CPU unknown (external target)"
-		if cpu != nil {
-			cpuNote = fmt.Sprintf("server CPU %.1f s", res.ServerCPU.Seconds())
-			if res.Added > 0 && res.Duration > 0 {
-				cores := runtime.NumCPU()
-				cpuNote += fmt.Sprintf(" (%.2f s per tenant added; Keycloak busy %.0f%% of the %d cores over the seed)", res.ServerCPU.Seconds()/float64(res.Added),
-					100*res.ServerCPU.Seconds()/res.Duration.Seconds()/float64(cores), cores)
-			}
-		}
-		fmt.Fprintf(e.stdout, "%s mode: %d tenants complete (%d were there, %d added, %d redone) in %.1f s, %.2f tenants/s, %s; strategy %s\nmanifest: %s\n",
-			spec.Mode, res.Tenants, res.Existing, res.Added, res.Redone, res.Duration.Seconds(), res.TenantsPerSecond(), cpuNote, res.Strategy, mpath)
+		res.WriteText(e.stdout, spec.Mode, cpu != nil, mpath)
 	}
 	return err
 }

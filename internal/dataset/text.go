@@ -1,0 +1,59 @@
+package dataset
+
+import (
+	"fmt"
+	"io"
+	"runtime"
+	"text/tabwriter"
+)
+
+// WriteText writes what a seed did: tenants, time, rate, the server's CPU
+// (when cpuKnown) and the manifest's path.
+func (r *SeedResult) WriteText(w io.Writer, mode Mode, cpuKnown bool, manifestPath string) {
+	cpuNote := "server CPU unknown (external target)"
+	if cpuKnown {
+		cpuNote = fmt.Sprintf("server CPU %.1f s", r.ServerCPU.Seconds())
+		if r.Added > 0 && r.Duration > 0 {
+			cores := runtime.NumCPU()
+			cpuNote += fmt.Sprintf(" (%.2f s per tenant added; Keycloak busy %.0f%% of the %d cores over the seed)", r.ServerCPU.Seconds()/float64(r.Added),
+				100*r.ServerCPU.Seconds()/r.Duration.Seconds()/float64(cores), cores)
+		}
+	}
+	fmt.Fprintf(w, "%s mode: %d tenants complete (%d were there, %d added, %d redone) in %.1f s, %.2f tenants/s, %s; strategy %s\nmanifest: %s\n",
+		mode, r.Tenants, r.Existing, r.Added, r.Redone, r.Duration.Seconds(), r.TenantsPerSecond(), cpuNote, r.Strategy, manifestPath)
+}
+
+// WriteText describes the dataset of the manifest at path.
+func (m *Manifest) WriteText(w io.Writer, path string) error {
+	s := m.Spec
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "manifest\t%s\n", path)
+	fmt.Fprintf(tw, "target\t%s\n", m.Target)
+	fmt.Fprintf(tw, "mode\t%s\n", s.Mode)
+	fmt.Fprintf(tw, "tenants\t%d\n", s.Tenants)
+	fmt.Fprintf(tw, "per tenant\t%d users, %d clients, %d realm roles, %d client roles per client, %d groups\n", s.Content.Users, s.Content.Clients, s.Content.RealmRoles, s.Content.ClientRolesPerClient, s.Content.Groups)
+	fmt.Fprintf(tw, "password policy\t%s\n", s.Policy)
+	fmt.Fprintf(tw, "password salts\t%s\n", saltsNote(m.Salts))
+	fmt.Fprintf(tw, "fingerprint\t%s\n", m.Fingerprint)
+	for _, ev := range m.Seeds {
+		salts := ""
+		if ev.Salts != "" {
+			salts = ", " + ev.Salts + " salts"
+		}
+		fmt.Fprintf(tw, "seed\t%s %s: %d→%d tenants, +%d (%d redone) in %.1f s, server CPU %.1f s%s\n", ev.At.Format("2006-01-02 15:04:05"), ev.Strategy, ev.From, ev.To, ev.Added, ev.Redone, ev.Seconds, ev.ServerCPUSec, salts)
+	}
+	return tw.Flush()
+}
+
+// saltsNote explains the manifest's password_salts.
+func saltsNote(s string) string {
+	switch s {
+	case SaltsShared:
+		return "shared: every user's credential has the same salt and hash, computed once (--unique-salts for one per user)"
+	case SaltsPerUser:
+		return "per-user: every user has its own salt and hash"
+	case SaltsMixed:
+		return "mixed: seeding runs differed (see below)"
+	}
+	return "unknown (seeded before kcbench recorded it)"
+}
