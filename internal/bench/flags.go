@@ -1,0 +1,54 @@
+package bench
+
+import (
+	"flag"
+	"strings"
+	"time"
+
+	"github.com/kcbench/kcbench/internal/cliutil"
+	"github.com/kcbench/kcbench/internal/results"
+	"github.com/kcbench/kcbench/internal/scenario"
+)
+
+// Synopsis is kcbench loadgen-bench's help.
+const Synopsis = "loadgen-bench [--connections N] [--duration D] [flags]\n\n" +
+	"Drives the realm's JWKS endpoint of the local stack (or --target) with kcbench's engine, then with wrk\n" +
+	"and k6 when installed, each with the same connections for the same time, and prints each tool's own\n" +
+	"CPU time per request and kcbench's ratios to them (bars: ≤ 1.2× wrk, ≤ ¼ of k6; exit 3 when missed).\n" +
+	"--clients h1,fasthttp,net-http measures kcbench with each HTTP client in turn (the first is held to the\n" +
+	"bars); --scenario password-grant (users from the local stack's dataset) compares them on another workload."
+
+// Flags are kcbench loadgen-bench's flags for the Options.
+type Flags struct {
+	Options
+	clients    string
+	CPUProfile string // where to write a Go CPU profile
+}
+
+// RegisterFlags adds the flags.
+func (f *Flags) RegisterFlags(fs *flag.FlagSet) {
+	fs.IntVar(&f.Conns, "connections", 50, "`N` connections (kcbench VUs, wrk -c, k6 VUs)")
+	fs.DurationVar(&f.Duration, "duration", 20*time.Second, "how long each tool runs, in all")
+	fs.IntVar(&f.Rounds, "rounds", 4, "`N` rounds of duration/N per tool, interleaved, so that a change in the box's load touches every tool alike")
+	fs.DurationVar(&f.Warmup, "warmup", 5*time.Second, "server warm-up before the measured runs (kcbench, not measured)")
+	fs.StringVar(&f.Realm, "realm", "master", "realm whose JWKS is fetched")
+	fs.IntVar(&f.WrkThreads, "wrk-threads", 2, "wrk -t")
+	fs.StringVar(&f.CPUProfile, "cpuprofile", "", "write a Go CPU profile of kcbench's measured runs to `FILE` (for go tool pprof)")
+	fs.StringVar(&f.Scenario, "scenario", results.ScenarioJWKS, "`NAME` of kcbench's workload; other than jwks (e.g. password-grant, users from the local stack's dataset) only kcbench's clients run, to compare them")
+	fs.StringVar(&f.clients, "clients", "h1", "kcbench's HTTP clients to measure, comma-separated: h1, fasthttp (behind http.RoundTripper), net-http; the first is held to the bars")
+}
+
+// Check checks the flags and sets the Options' clients; problems are
+// usage errors.
+func (f *Flags) Check() error {
+	f.Options.Clients = strings.Split(f.clients, ",")
+	for _, c := range f.Options.Clients {
+		if _, ok := Clients[c]; !ok {
+			return cliutil.Usagef("--clients: unknown client %q (h1, fasthttp, net-http)", c)
+		}
+	}
+	if f.Conns < 1 || f.Conns > scenario.MaxVUs || f.Duration <= 0 || f.Duration > time.Hour || f.Warmup < 0 || f.Rounds < 1 || f.Duration/time.Duration(f.Rounds) < time.Second {
+		return cliutil.Usagef("--connections must be between 1 and %d, --rounds at least 1, --duration at most 1h and --duration/--rounds at least 1s, --warmup not negative", scenario.MaxVUs)
+	}
+	return nil
+}
