@@ -4,6 +4,8 @@ BIN     := bin/kcbench
 # Integration tests start real Keycloak and PostgreSQL processes; one stack
 # per package, so run packages one at a time on small machines.
 ITEST_FLAGS ?= -tags integration -p 1 -count=1 -timeout 40m
+# The browser tests save their screenshots here (kept after the run).
+export KCBENCH_ARTIFACTS ?= $(CURDIR)/test-artifacts
 
 .PHONY: build run test test-matrix unit-test integration-test vet bench bench-seed bench-loadgen fuzz clean
 
