@@ -69,6 +69,9 @@ var compareMetrics = []compareMetric{
 	{"p99 ms", false, func(w *wlAgg) Stat { return w.p99 }, results.FormatMs},
 	{"CPU-ms/op", false, func(w *wlAgg) Stat { return w.cpuMs }, fmtFixed(2)},
 	{"max RSS MiB", false, func(w *wlAgg) Stat { return w.rssMiB }, fmtFixed(0)},
+	{"DB CPU-ms/op", false, func(w *wlAgg) Stat { return w.dbCPUMs }, fmtFixed(3)},
+	{"DB xacts/op", false, func(w *wlAgg) Stat { return w.dbXacts }, fmtFixed(2)},
+	{"WAL KiB/op", false, func(w *wlAgg) Stat { return w.dbWALKiB }, fmtFixed(2)},
 }
 
 // Compare reads two result folders (experiments or single points) and

@@ -277,6 +277,21 @@ type wlAgg struct {
 	// figures of the whole iteration
 	throughput, p50, p95, p99, max, errPct, cpuMs, rssMiB Stat
 	errors                                                int64 // summed over the repeats
+	// the database's work per successful iteration (summary.json's
+	// database block), unknown where it was not measured
+	dbCPUMs, dbXacts, dbWALKiB, dbBlksRead Stat
+}
+
+// hasDB reports whether any workload of e has the database's cost.
+func (e *experiment) hasDB() bool {
+	for _, c := range e.configs {
+		for _, w := range c.workloads() {
+			if w.dbXacts.Known() {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // iterationOp returns the whole-iteration figures of a workload.
@@ -298,6 +313,7 @@ func (c *config) workloads() []*wlAgg {
 	type acc struct {
 		agg                                      *wlAgg
 		thr, p50, p95, p99, mx, errPct, cpu, rss []float64
+		dbCPU, dbXacts, dbWAL, dbBlks            []float64
 	}
 	var order []wlKey
 	accs := map[wlKey]*acc{}
@@ -333,6 +349,14 @@ func (c *config) workloads() []*wlAgg {
 			if w.MaxRSSBytes > 0 {
 				a.rss = append(a.rss, float64(w.MaxRSSBytes)/mib)
 			}
+			if d := w.Database; d != nil && d.Available && d.Ops > 0 {
+				if d.CPUMeasured {
+					a.dbCPU = append(a.dbCPU, d.CPUMsPerOp)
+				}
+				a.dbXacts = append(a.dbXacts, d.XactsPerOp)
+				a.dbWAL = append(a.dbWAL, d.WALBytesPerOp/1024)
+				a.dbBlks = append(a.dbBlks, d.BlksReadPerOp)
+			}
 		}
 	}
 	out := make([]*wlAgg, 0, len(order))
@@ -341,6 +365,7 @@ func (c *config) workloads() []*wlAgg {
 		g := a.agg
 		g.throughput, g.p50, g.p95, g.p99, g.max = statOf(a.thr), statOf(a.p50), statOf(a.p95), statOf(a.p99), statOf(a.mx)
 		g.errPct, g.cpuMs, g.rssMiB = statOf(a.errPct), statOf(a.cpu), statOf(a.rss)
+		g.dbCPUMs, g.dbXacts, g.dbWALKiB, g.dbBlksRead = statOf(a.dbCPU), statOf(a.dbXacts), statOf(a.dbWAL), statOf(a.dbBlks)
 		out = append(out, g)
 	}
 	return out

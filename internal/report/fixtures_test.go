@@ -59,9 +59,10 @@ type pt struct {
 	seed     *results.Seed
 	boot     *results.Boot
 	wls      []wl
-	noTL     bool // write no timeline.csv
-	observe  bool // write observe.csv
-	oneHdr   bool // timeline.csv with a single header (offsets restart per workload)
+	noTL     bool            // write no timeline.csv
+	observe  bool            // write observe.csv
+	oneHdr   bool            // timeline.csv with a single header (offsets restart per workload)
+	db       *results.DBCost // every workload's database cost
 }
 
 func dur(ms float64) time.Duration { return time.Duration(math.Round(ms*1000)) * time.Microsecond }
@@ -135,7 +136,7 @@ func writePoint(t *testing.T, dir, experiment string, p pt) {
 		sum.Workloads = append(sum.Workloads, results.Workload{
 			Name: w.name, Scenario: w.scenario, Phase: w.phase, Stats: s,
 			ServerCPUMsPerOp: w.cpuMs, ServerCPUSource: "/proc/1234/stat utime+stime",
-			MaxRSSBytes: int64(w.rssMiB * mib), MeanCPUPct: 150,
+			MaxRSSBytes: int64(w.rssMiB * mib), MeanCPUPct: 150, Database: p.db,
 		})
 	}
 	sum.Seconds = start.Sub(t0).Seconds()

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"image/png"
 	"os"
 	"path/filepath"
@@ -308,5 +309,50 @@ func TestLongTimeline(t *testing.T) {
 	}
 	if names := chartNames(m); !slices.Contains(names, "point-default-r1-latency") || !slices.Contains(names, "point-default-r1-server-memory") {
 		t.Errorf("charts %q", names)
+	}
+}
+
+// The database's cost per operation (summary.json's database block) gets
+// columns in the workload tables, two bar charts and compare rows; a
+// report without it keeps none of them.
+func TestDatabaseCost(t *testing.T) {
+	dir := t.TempDir()
+	for i, v := range []struct {
+		name         string
+		cpu, blks    float64
+		cpuMeasured  bool
+		xacts, walKB float64
+	}{{"cache-2k", 1.5, 3.25, true, 4, 2}, {"cache-40k", 0.75, 0.5, true, 4, 2}} {
+		db := &results.DBCost{Available: true, Ops: 600, CPUMeasured: v.cpuMeasured, CPUMsPerOp: v.cpu,
+			XactsPerOp: v.xacts, WALBytesPerOp: v.walKB * 1024, BlksReadPerOp: v.blks}
+		writePoint(t, dir, "caching", pt{
+			id: fmt.Sprintf("p%d", i), params: map[string]string{ParamVariant: v.name, ParamRepeat: "1"}, status: results.StatusDone, db: db,
+			wls: []wl{{"login", results.ScenarioPasswordGrant, "", results.ModelOpen, 50, 10, 20, 30, 60, 0, 12, 600, 0, 4}},
+		})
+	}
+	m, err := Build(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var md bytes.Buffer
+	if err := m.WriteMarkdown(&md); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"DB CPU-ms/op", "DB blocks read/op", "| cache-2k | 50.0 | 10.0 | 20.0 | 30.0 | 60.0 | 0.00 | 12.00 | 600 | 1.500 | 4.00 | 2.00 | 3.25 |"} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("report.md lacks %q:\n%s", want, md.String())
+		}
+	}
+	names := chartNames(m)
+	for _, want := range []string{"variants-db-cpu-ms-per-op", "variants-db-blocks-read-per-op"} {
+		if !slices.Contains(names, want) {
+			t.Errorf("charts %v lack %s", names, want)
+		}
+	}
+	plain := build(t, "hashing")
+	for _, n := range chartNames(plain) {
+		if strings.Contains(n, "-db-") {
+			t.Errorf("a report without database figures draws %s", n)
+		}
 	}
 }

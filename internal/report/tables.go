@@ -100,6 +100,10 @@ func (b *builder) workloadTables(head []string, key func(*config) []string) {
 		var models []string
 		t := Table{Header: append(slices.Clone(head),
 			"throughput/s", "p50 ms", "p95 ms", "p99 ms", "max ms", "errors %", "CPU-ms/op", "max RSS MiB")}
+		db := b.e.hasDB()
+		if db {
+			t.Header = append(t.Header, "DB CPU-ms/op", "DB xacts/op", "WAL KiB/op", "DB blocks read/op")
+		}
 		for _, c := range b.e.configs {
 			for _, w := range c.workloads() {
 				if w.key != k {
@@ -109,10 +113,15 @@ func (b *builder) workloadTables(head []string, key func(*config) []string) {
 				for _, m := range w.models {
 					models = appendModelName(models, m)
 				}
-				t.Rows = append(t.Rows, append(key(c),
+				row := append(key(c),
 					fmtStat(w.throughput, fmtFixed(1)), fmtStat(w.p50, results.FormatMs), fmtStat(w.p95, results.FormatMs),
 					fmtStat(w.p99, results.FormatMs), fmtStat(w.max, results.FormatMs), fmtStat(w.errPct, fmtFixed(2)),
-					fmtStat(w.cpuMs, fmtFixed(2)), fmtStat(w.rssMiB, fmtFixed(0))))
+					fmtStat(w.cpuMs, fmtFixed(2)), fmtStat(w.rssMiB, fmtFixed(0)))
+				if db {
+					row = append(row, fmtStat(w.dbCPUMs, fmtFixed(3)), fmtStat(w.dbXacts, fmtFixed(2)),
+						fmtStat(w.dbWALKiB, fmtFixed(2)), fmtStat(w.dbBlksRead, fmtFixed(2)))
+				}
+				t.Rows = append(t.Rows, row)
 			}
 		}
 		if len(t.Rows) == 0 {
@@ -120,6 +129,9 @@ func (b *builder) workloadTables(head []string, key func(*config) []string) {
 		}
 		t.Title = "Workload " + k.String()
 		t.Caption = fmt.Sprintf("Scenario %s, %s. Whole iterations; CPU-ms/op is the Keycloak process's CPU time per successful iteration.", scenario, modelsText(models))
+		if db {
+			t.Caption += " The DB columns are PostgreSQL's work per successful iteration: its process tree's CPU, transactions, WAL bytes and blocks read from disk or the OS cache (pg_stat_database, pg_stat_wal)."
+		}
 		b.m.Tables = append(b.m.Tables, t)
 	}
 }
