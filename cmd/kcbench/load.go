@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"text/tabwriter"
 	"time"
 
@@ -171,9 +170,7 @@ func cmdLoad(ctx context.Context, e *env, args []string) error {
 		if err := res.DB.Write(e.stdout); err != nil {
 			return err
 		}
-		if res.DB.Available {
-			params["pg_durable"] = strconv.FormatBool(res.DB.Durable)
-		}
+		res.DB.RecordDurable(params)
 	}
 	if cfg.Out != "" {
 		if err := os.MkdirAll(cfg.Out, 0o755); err != nil {

@@ -55,7 +55,7 @@ func TestLoadCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The heap in force is in the results and in status.
-	if h := sum.Params["heap"]; !strings.Contains(h, "MaxRAMPercentage") && !strings.Contains(h, "-Xmx") {
+	if h := sum.Params["heap"]; !strings.Contains(h, "MaxRAMPercentage") && !strings.Contains(h, "-Xmx") || sum.Params["pg_durable"] != "false" {
 		t.Errorf("params: %v", sum.Params)
 	}
 	if st := c.mustRun("status"); !strings.Contains(st, "heap ") {

@@ -41,7 +41,7 @@ func TestCapacityVersionMatrix(t *testing.T) {
 			t.Errorf("row %+v", r)
 		}
 		res, err := results.ReadCapacityDir(filepath.Join(out, r.Version))
-		if err != nil || res.Params["keycloak_version"] != r.Version || res.Params["tenants"] != "1" {
+		if err != nil || res.Params["keycloak_version"] != r.Version || res.Params["tenants"] != "1" || res.Params["pg_durable"] != "false" {
 			t.Errorf("%s: %v, params %v", r.Version, err, res.Params)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -104,11 +105,17 @@ func (f *Search) Run(ctx context.Context, tg kc.Target, m *dataset.Manifest, par
 		}
 	}
 	r.Scenario, r.Params = f.Scenario.Scenario, params
+	for _, s := range r.Steps {
+		if s.Database != nil && s.Database.Available {
+			r.Params = WithParam(params, results.ParamPGDurable, strconv.FormatBool(s.Database.Durable))
+			break
+		}
+	}
 	if boot != nil {
 		r.BootSeconds, r.RSSAtReadyBytes = boot.Duration.Seconds(), boot.RSS
 	}
 	if f.Scenario.Scenario == results.ScenarioMix {
-		r.Params = WithParam(params, "mix", scenario.MixString(orDefaultMix(f.Scenario.Mix)))
+		r.Params = WithParam(r.Params, "mix", scenario.MixString(orDefaultMix(f.Scenario.Mix)))
 	}
 	f.Logf("capacity: done in %s", time.Since(start).Round(time.Second))
 	if werr := r.WriteDir(dir); werr != nil {

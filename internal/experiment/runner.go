@@ -394,6 +394,8 @@ func (r *Runner) runPoint(ctx context.Context, p Point) (*results.Summary, error
 				wl := results.Workload{Name: w.Name, Scenario: cfg.Scenario, Phase: phase, Stats: res.Stats,
 					ServerCPUMsPerOp: res.CPU.PerIteration, ServerCPUSource: res.CPU.Source, Database: res.DB}
 				sum.Workloads = append(sum.Workloads, wl)
+				res.DB.RecordDurable(sum.Params)
+				res.DB.RecordDurable(man.Params)
 				timelines = append(timelines, res.Stats.Timeline)
 				recs = append(recs, res.Recorder)
 				if lim, _ := ParsePercent(r.File.Watchdog.MaxErrorRate); r.File.Watchdog.MaxErrorRate != "" {

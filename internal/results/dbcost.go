@@ -3,7 +3,19 @@ package results
 import (
 	"fmt"
 	"io"
+	"strconv"
 )
+
+// ParamPGDurable is the result param that says whether the database
+// synced its writes (fsync and synchronous_commit on) while measured.
+const ParamPGDurable = "pg_durable"
+
+// RecordDurable sets params' pg_durable from c, when c was measured.
+func (c *DBCost) RecordDurable(params map[string]string) {
+	if c != nil && c.Available && params != nil {
+		params[ParamPGDurable] = strconv.FormatBool(c.Durable)
+	}
+}
 
 // DBCost is what the database did over a run's measured window, in total
 // and per successful iteration: summary.json's "database" (observe.Cost
