@@ -58,7 +58,7 @@ func TestUsageErrors(t *testing.T) {
 		{"haproxy missing", []string{"up", "--nodes", "2", "--haproxy", "/nonexistent/haproxy"}, exitError, "haproxy not found"},
 		{"negative node cpus", []string{"up", "--node-cpus", "-1"}, exitUsage, "node cpus -1"},
 		{"negative latency", []string{"up", "--foreground", "--latency", "node-db=-2ms"}, exitUsage, "latency cannot be negative"},
-		{"node-node latency", []string{"up", "--foreground", "--latency", "node-node=5ms"}, exitUsage, "node-node: not available yet"},
+		{"node-node latency on one node", []string{"up", "--foreground", "--latency", "node-node=5ms"}, exitUsage, "latency node-node: a single node has no node-node link (--nodes 2 or more)"},
 		{"latency on a detached stack", []string{"up", "--latency", "node-db=2ms"}, exitUsage, "--latency: the latency proxies live in kcbench's process"},
 		{"restart bad node", []string{"restart", "--node", "-1"}, exitUsage, "--node -1"},
 		{"target without credentials", []string{"status", "--target", "http://127.0.0.1:1"}, exitUsage, "--admin-password-file"},

@@ -87,6 +87,9 @@ func (t Topology) Validate() error {
 	if t.NodeCPUs < 0 || t.NodeCPUs != t.NodeCPUs {
 		errs = append(errs, fmt.Errorf("node cpus %g: want a number of cores > 0 (0: no limit)", t.NodeCPUs))
 	}
+	if !t.Latency.NodeNode.Zero() && t.Nodes < 2 {
+		errs = append(errs, errors.New("latency node-node: a single node has no node-node link (--nodes 2 or more)"))
+	}
 	return errors.Join(errs...)
 }
 

@@ -29,15 +29,32 @@ var faultActions = map[string]bool{
 }
 
 // FaultActions names the actions in the order --help lists them.
-const FaultActions = "kill, stop, start, restart (node=N), add-node, remove-node, db-restart, latency node-db=D"
+const FaultActions = "kill, stop, start, restart (node=N), add-node, remove-node, db-restart, latency node-db=D|node-node=D"
 
 // Fault is one timed action on the stack, e.g. "30s kill node=2".
 type Fault struct {
 	At     time.Duration // offset from the start of the run, warm-up included
 	Action string
 	Node   int // 1-based; 0: none given (a single node's stack means node 1)
-	// Latency is a latency event's new latency.
+	// Latency is a latency event's new latency on the links it names
+	// (Links); the others keep theirs.
 	Latency Latency
+	Links   Links
+}
+
+// Links is a set of the links latency is injected on.
+type Links struct{ NodeNode, NodeDB bool }
+
+// names lists the links in the set, node-node first.
+func (ls Links) names() []string {
+	var ns []string
+	if ls.NodeNode {
+		ns = append(ns, "node-node")
+	}
+	if ls.NodeDB {
+		ns = append(ns, "node-db")
+	}
+	return ns
 }
 
 // ParseFault reads "AT ACTION [node=N]": AT a Go duration ≥ 0 ("30s",
@@ -65,6 +82,14 @@ func ParseFault(s string) (Fault, error) {
 		if f.Latency, err = ParseLatency(fields[2]); err != nil {
 			return f, fmt.Errorf("event %q: %w", s, err)
 		}
+		for _, part := range strings.Split(fields[2], ",") {
+			switch k, _, _ := strings.Cut(strings.TrimSpace(part), "="); k {
+			case "node-node":
+				f.Links.NodeNode = true
+			case "node-db":
+				f.Links.NodeDB = true
+			}
+		}
 		return f, nil
 	}
 	for _, a := range fields[2:] {
@@ -87,10 +112,11 @@ func ParseFault(s string) (Fault, error) {
 // Args is the event's arguments as written ("node=2"; "" for none).
 func (f Fault) Args() string {
 	if f.Action == FaultLatency {
-		if f.Latency.Zero() {
-			return "node-db=0s"
+		var parts []string
+		for _, k := range f.Links.names() {
+			parts = append(parts, k+"="+f.Latency.link(k).String())
 		}
-		return f.Latency.String()
+		return strings.Join(parts, ",")
 	}
 	if f.Node == 0 {
 		return ""
@@ -179,8 +205,10 @@ func CheckFaults(fs []Fault, t Topology, runLen time.Duration) error {
 				up[n] = true
 			}
 		case FaultLatency:
-			if t.Latency.NodeDB.Zero() {
-				bad("the stack has no proxy on the node-db link: start it with --latency node-db=… (a changed latency needs one from the start)")
+			for _, k := range f.Links.names() {
+				if t.Latency.link(k).Zero() {
+					bad("the stack has no proxy on the %s link: start it with --latency %s=… (a changed latency needs one from the start)", k, k)
+				}
 			}
 		case FaultRemoveNode:
 			if n <= 1 {
@@ -252,7 +280,11 @@ func (s *Stack) ApplyFault(ctx context.Context, f Fault) error {
 	case FaultDBRestart:
 		return s.restartDB(ctx)
 	case FaultLatency:
-		return s.SetLatency(f.Latency)
+		l := s.st.Topology.Latency
+		for _, k := range f.Links.names() {
+			l.setLink(k, f.Latency.link(k))
+		}
+		return s.SetLatency(l)
 	}
 	return fmt.Errorf("unknown action %q", f.Action)
 }

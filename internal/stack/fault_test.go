@@ -15,6 +15,10 @@ func TestParseFault(t *testing.T) {
 		"2m remove-node":       {At: 2 * time.Minute, Action: FaultRemoveNode},
 		"45s db-restart":       {At: 45 * time.Second, Action: FaultDBRestart},
 		"10s restart node=4":   {At: 10 * time.Second, Action: FaultRestart, Node: 4},
+		"60s latency node-db=50ms": {At: time.Minute, Action: FaultLatency,
+			Latency: Latency{NodeDB: Delay{RTT: 50 * time.Millisecond}}, Links: Links{NodeDB: true}},
+		"60s latency node-db=0s,node-node=5ms~1ms": {At: time.Minute, Action: FaultLatency,
+			Latency: Latency{NodeNode: Delay{RTT: 5 * time.Millisecond, Jitter: time.Millisecond}}, Links: Links{NodeDB: true, NodeNode: true}},
 	}
 	for in, want := range good {
 		f, err := ParseFault(in)
@@ -83,6 +87,8 @@ func TestCheckFaults(t *testing.T) {
 		{Topology{Nodes: 2, LB: LBNone}, time.Minute, []string{"10s add-node"}, "needs the balancer"},
 		{Topology{Nodes: 4}, time.Minute, []string{"10s add-node"}, "more than 4 nodes"},
 		{Topology{}, time.Minute, []string{"10s remove-node"}, "last node cannot be removed"},
+		{Topology{Nodes: 2, Latency: Latency{NodeDB: Delay{RTT: time.Millisecond}}}, time.Minute, []string{"10s latency node-node=5ms"}, "no proxy on the node-node link"},
+		{Topology{Nodes: 2, Latency: Latency{NodeNode: Delay{RTT: time.Millisecond}}}, time.Minute, []string{"10s latency node-db=5ms"}, "no proxy on the node-db link"},
 	}
 	for _, c := range bad {
 		err := CheckFaults(parse(c.events...), c.topo, c.runLen)

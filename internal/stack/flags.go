@@ -171,7 +171,7 @@ func (t *Topology) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&t.LB, "lb", "", "load balancer in front of the nodes: haproxy or none (default: haproxy for several nodes, none for one)")
 	fs.BoolVar(&t.Sticky, "lb-sticky", false, "the balancer keeps a client on the node of its AUTH_SESSION_ID")
 	fs.StringVar(&t.HAProxy, "haproxy", "", "haproxy binary (default: haproxy on PATH)")
-	fs.Func("latency", "round trip `LINK=D[~JITTER]` added by an in-process proxy, e.g. node-db=2ms or node-db=5ms~1ms (the nodes' JDBC URL points at it; measured at start; needs a stack kcbench holds: up --foreground, quickstart, capacity, experiment)", func(v string) error {
+	fs.Func("latency", "round trip `LINK=D[~JITTER]` added by an in-process proxy, e.g. node-db=2ms, node-db=5ms~1ms or node-node=5ms,node-db=2ms (node-db: the nodes' JDBC URL points at a proxy; node-node: a proxy in front of each node's JGroups ports, which the node advertises; measured at start; needs a stack kcbench holds: up --foreground, quickstart, capacity, experiment)", func(v string) error {
 		l, err := ParseLatency(v)
 		t.Latency = l
 		return err

@@ -15,22 +15,46 @@ type Latency struct {
 	// NodeDB is added between every Keycloak node and PostgreSQL: the
 	// nodes' JDBC URL points at a proxy in front of it.
 	NodeDB Delay `json:"node_db,omitzero"`
+	// NodeNode is added between the nodes of a cluster: each node's
+	// JGroups ports have a proxy in front, and the node advertises the
+	// proxy's address to its peers (--cache-embedded-network-external-*),
+	// so that every connection a peer opens to it goes through the delay.
+	NodeNode Delay `json:"node_node,omitzero"`
 }
 
 // Zero reports whether no latency is injected (then there is no proxy).
-func (l Latency) Zero() bool { return l.NodeDB.Zero() }
+func (l Latency) Zero() bool { return l.NodeDB.Zero() && l.NodeNode.Zero() }
 
-// String reads "node-db=2ms~1ms" ("" without latency).
+// String reads "node-node=5ms,node-db=2ms~1ms" ("" without latency).
 func (l Latency) String() string {
-	if l.NodeDB.Zero() {
-		return ""
+	var parts []string
+	if !l.NodeNode.Zero() {
+		parts = append(parts, "node-node="+l.NodeNode.String())
 	}
-	return "node-db=" + l.NodeDB.String()
+	if !l.NodeDB.Zero() {
+		parts = append(parts, "node-db="+l.NodeDB.String())
+	}
+	return strings.Join(parts, ",")
 }
 
-// ParseLatency reads "node-db=2ms" (optional jitter "2ms~1ms"), the
-// round trip added on each named link. node-node (JGroups) is named and
-// refused: kcbench does not proxy it yet.
+// link is the delay on the link named k ("node-db", "node-node").
+func (l Latency) link(k string) Delay {
+	if k == "node-node" {
+		return l.NodeNode
+	}
+	return l.NodeDB
+}
+
+func (l *Latency) setLink(k string, d Delay) {
+	if k == "node-node" {
+		l.NodeNode = d
+	} else {
+		l.NodeDB = d
+	}
+}
+
+// ParseLatency reads "node-node=5ms,node-db=2ms" (optional jitter
+// "2ms~1ms"), the round trip added on each named link.
 func ParseLatency(s string) (Latency, error) {
 	var l Latency
 	if strings.TrimSpace(s) == "" {
@@ -54,9 +78,9 @@ func ParseLatency(s string) (Latency, error) {
 		case "node-db":
 			l.NodeDB = d
 		case "node-node":
-			return l, errors.New("latency node-node: not available yet (the JGroups link is not proxied); node-db is")
+			l.NodeNode = d
 		default:
-			return l, fmt.Errorf("latency %q: unknown link %q (want node-db)", part, k)
+			return l, fmt.Errorf("latency %q: unknown link %q (want node-node or node-db)", part, k)
 		}
 	}
 	return l, nil
@@ -83,19 +107,82 @@ func (l Latency) validate(detached, externalDB bool) error {
 // file).
 type latencyLinks struct {
 	db *delayProxy
+	// nodes are the proxies in front of each node's JGroups ports, by
+	// node index: the data port and FD_SOCK2's (port + 50000).
+	nodes map[int][2]*delayProxy
 }
 
 func (l *latencyLinks) close() {
-	if l != nil && l.db != nil {
+	if l == nil {
+		return
+	}
+	if l.db != nil {
 		l.db.Close()
 		l.db = nil
 	}
+	for i, ps := range l.nodes {
+		ps[0].Close()
+		ps[1].Close()
+		delete(l.nodes, i)
+	}
+}
+
+// nodeLink places the proxies in front of node ns's JGroups ports, when
+// the stack has node-node latency, and returns the arguments that make
+// the node advertise them (none without). A node started again keeps
+// its proxies.
+func (s *Stack) nodeLink(ns *NodeState) ([]string, error) {
+	d := s.st.Topology.Latency.NodeNode
+	if d.Zero() || ns.JGroupsPort == 0 {
+		return nil, nil
+	}
+	if s.links == nil {
+		return nil, errors.New("the stack's node-node latency proxies live in the kcbench process that started it (up --foreground); start or restart nodes from there")
+	}
+	ps, ok := s.links.nodes[ns.Index]
+	if !ok {
+		// On 127.0.0.1, where no node binds JGroups in a cluster, with
+		// FD_SOCK2's partner port free too.
+		port, err := jgroupsPort("127.0.0.1")
+		if err != nil {
+			return nil, fmt.Errorf("latency node-node: %w", err)
+		}
+		for k, off := range []int{0, fdSockOffset} {
+			listen := net.JoinHostPort("127.0.0.1", strconv.Itoa(port+off))
+			up := net.JoinHostPort(ns.Host, strconv.Itoa(ns.JGroupsPort+off))
+			if ps[k], err = startDelayProxy(listen, up, d); err != nil {
+				if k == 1 {
+					ps[0].Close()
+				}
+				return nil, err
+			}
+		}
+		if s.links.nodes == nil {
+			s.links.nodes = map[int][2]*delayProxy{}
+		}
+		s.links.nodes[ns.Index] = ps
+	}
+	_, port, _ := net.SplitHostPort(ps[0].Addr())
+	return []string{"--cache-embedded-network-external-address=127.0.0.1", "--cache-embedded-network-external-port=" + port}, nil
 }
 
 // startLatency places the proxies the topology asks for and measures the
-// round trip each adds (MeasuredLatency).
+// round trip each adds (MeasuredLatency). The node-node proxies are
+// placed as each node starts (nodeLink).
 func (s *Stack) startLatency() error {
 	lat := s.st.Topology.Latency
+	if lat.Zero() {
+		return nil
+	}
+	s.links = &latencyLinks{}
+	if !lat.NodeNode.Zero() {
+		rtt, err := echoRTT(lat.NodeNode)
+		if err != nil {
+			return fmt.Errorf("latency node-node: timing a round trip through a proxy: %w", err)
+		}
+		s.st.MeasuredLatency.NodeNode = rtt
+		s.logf("latency node-node: %s injected, %s measured (round trips through the proxy's delay)", lat.NodeNode, rtt.Round(10*time.Microsecond))
+	}
 	if lat.NodeDB.Zero() {
 		return nil
 	}
@@ -103,7 +190,7 @@ func (s *Stack) startLatency() error {
 	if err != nil {
 		return err
 	}
-	s.links = &latencyLinks{db: p}
+	s.links.db = p
 	if _, err := probeRTT(p.Addr(), pgSSLRequest); err != nil {
 		return fmt.Errorf("latency node-db: PostgreSQL does not answer through the proxy: %w", err)
 	}
@@ -135,6 +222,15 @@ func (s *Stack) SetLatency(l Latency) error {
 		}
 		s.links.db.SetDelay(l.NodeDB)
 	}
+	if !l.NodeNode.Zero() || !s.st.Topology.Latency.NodeNode.Zero() {
+		if s.links == nil || len(s.links.nodes) == 0 {
+			return errors.New("latency node-node: the stack has no proxies on that link (start it with --latency node-node=…, 0 and a jitter for none)")
+		}
+		for _, ps := range s.links.nodes {
+			ps[0].SetDelay(l.NodeNode)
+			ps[1].SetDelay(l.NodeNode)
+		}
+	}
 	s.st.Topology.Latency = l
 	return s.save()
 }
@@ -145,7 +241,15 @@ func (s *Stack) LatencyParams() map[string]string {
 	if l.Zero() {
 		return nil
 	}
-	return map[string]string{"latency": l.String(), "latency_node_db_measured_ms": strconv.FormatFloat(float64(s.st.MeasuredLatency.NodeDB.Microseconds())/1000, 'f', 2, 64)}
+	ms := func(d time.Duration) string { return strconv.FormatFloat(float64(d.Microseconds())/1000, 'f', 2, 64) }
+	p := map[string]string{"latency": l.String()}
+	if !l.NodeDB.Zero() {
+		p["latency_node_db_measured_ms"] = ms(s.st.MeasuredLatency.NodeDB)
+	}
+	if !l.NodeNode.Zero() {
+		p["latency_node_node_measured_ms"] = ms(s.st.MeasuredLatency.NodeNode)
+	}
+	return p
 }
 
 // MeasureLatency times the round trip the node-db proxy adds now: round
@@ -167,4 +271,6 @@ func (s *Stack) MeasureLatency() (time.Duration, error) {
 // HoldsLatencyProxy reports whether this process holds the stack's
 // latency proxies (it started the stack), so that latency events can
 // change them.
-func (s *Stack) HoldsLatencyProxy() bool { return s.links != nil && s.links.db != nil }
+func (s *Stack) HoldsLatencyProxy() bool {
+	return s.links != nil && (s.links.db != nil || len(s.links.nodes) > 0)
+}

@@ -2,6 +2,7 @@ package stack
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"io"
 	"net"
@@ -17,6 +18,9 @@ func TestParseLatency(t *testing.T) {
 		" node-db=5ms~1ms ":   {NodeDB: Delay{RTT: 5 * time.Millisecond, Jitter: time.Millisecond}},
 		"node-db=0s":          {},
 		"node-db=1.5ms~0.5ms": {NodeDB: Delay{RTT: 1500 * time.Microsecond, Jitter: 500 * time.Microsecond}},
+		"node-node=5ms~1ms,node-db=2ms": {NodeNode: Delay{RTT: 5 * time.Millisecond, Jitter: time.Millisecond},
+			NodeDB: Delay{RTT: 2 * time.Millisecond}},
+		"node-db=2ms,node-node=5ms": {NodeNode: Delay{RTT: 5 * time.Millisecond}, NodeDB: Delay{RTT: 2 * time.Millisecond}},
 	}
 	for in, want := range good {
 		l, err := ParseLatency(in)
@@ -28,15 +32,15 @@ func TestParseLatency(t *testing.T) {
 		}
 	}
 	bad := map[string]string{
-		"node-db=-2ms":            "cannot be negative",
-		"node-db=2ms~-1ms":        "cannot be negative",
-		"node-db=2ms~3ms":         "jitter above the latency",
-		"node-db=soon":            "want a duration",
-		"node-db=1h":              "at most 10s",
-		"node-db":                 "want LINK=DURATION",
-		"node-db=1ms,node-db=2ms": "given twice",
-		"node-pg=1ms":             `unknown link "node-pg"`,
-		"node-node=5ms":           "node-node: not available yet",
+		"node-db=-2ms":                "cannot be negative",
+		"node-db=2ms~-1ms":            "cannot be negative",
+		"node-db=2ms~3ms":             "jitter above the latency",
+		"node-db=soon":                "want a duration",
+		"node-db=1h":                  "at most 10s",
+		"node-db":                     "want LINK=DURATION",
+		"node-db=1ms,node-db=2ms":     "given twice",
+		"node-pg=1ms":                 `unknown link "node-pg"`,
+		"node-node=1ms,node-node=1ms": "given twice",
 	}
 	for in, want := range bad {
 		if _, err := ParseLatency(in); err == nil || !strings.Contains(err.Error(), want) {
@@ -48,6 +52,13 @@ func TestParseLatency(t *testing.T) {
 	}
 	if err := (Latency{NodeDB: Delay{RTT: time.Millisecond}}).validate(false, true); err == nil || !strings.Contains(err.Error(), "--db-url") {
 		t.Errorf("external db: %v", err)
+	}
+	nn := Latency{NodeNode: Delay{RTT: time.Millisecond}}
+	if err := (Topology{Nodes: 1, Latency: nn}).Validate(); err == nil || !strings.Contains(err.Error(), "a single node has no node-node link") {
+		t.Errorf("node-node on one node: %v", err)
+	}
+	if err := (Topology{Nodes: 2, Latency: nn}).Validate(); err != nil {
+		t.Errorf("node-node on two nodes: %v", err)
 	}
 }
 
@@ -141,5 +152,36 @@ func BenchmarkDelayProxy(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// A latency event changes the links it names and leaves the others as
+// they are.
+func TestLatencyEventKeepsOtherLinks(t *testing.T) {
+	proxy := func(d time.Duration) *delayProxy {
+		p, err := startDelayProxy("127.0.0.1:0", "127.0.0.1:1", Delay{RTT: d})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	links := &latencyLinks{db: proxy(2 * time.Millisecond),
+		nodes: map[int][2]*delayProxy{1: {proxy(4 * time.Millisecond), proxy(4 * time.Millisecond)}}}
+	defer links.close()
+	s := &Stack{logf: t.Logf, links: links, st: State{Dir: t.TempDir(), Topology: Topology{Nodes: 2,
+		Latency: Latency{NodeDB: Delay{RTT: 2 * time.Millisecond}, NodeNode: Delay{RTT: 4 * time.Millisecond}}}}}
+	f, err := ParseFault("10s latency node-node=20ms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.ApplyFault(context.Background(), f); err != nil {
+		t.Fatal(err)
+	}
+	want := Latency{NodeDB: Delay{RTT: 2 * time.Millisecond}, NodeNode: Delay{RTT: 20 * time.Millisecond}}
+	if got := s.st.Topology.Latency; got != want {
+		t.Errorf("latency %+v, want %+v", got, want)
+	}
+	if links.db.delay.RTT != 2*time.Millisecond || links.nodes[1][0].delay.RTT != 20*time.Millisecond || links.nodes[1][1].delay.RTT != 20*time.Millisecond {
+		t.Errorf("proxies: db %v, node %v / %v", links.db.delay, links.nodes[1][0].delay, links.nodes[1][1].delay)
 	}
 }

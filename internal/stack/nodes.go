@@ -123,6 +123,11 @@ func (s *Stack) launchNode(i int, first bool) error {
 		return fmt.Errorf("the stack's node-db latency proxy lives in the kcbench process that started it (up --foreground); start or restart nodes from there")
 	}
 	args := s.st.Options.startArgs(s.nodeDB(), *ns)
+	link, err := s.nodeLink(ns)
+	if err != nil {
+		return err
+	}
+	args = append(args, link...)
 	n, off, err := launchKeycloak(ns.Home, s.st.Java, args, env, ns.Log, s.st.Detached, ns.CPU)
 	if err != nil {
 		return err

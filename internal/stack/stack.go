@@ -78,7 +78,8 @@ type State struct {
 	// MeasuredLatency is the round trip each latency proxy added when it
 	// was placed (Topology.Latency is what was asked).
 	MeasuredLatency struct {
-		NodeDB time.Duration `json:"node_db_ns,omitempty"`
+		NodeDB   time.Duration `json:"node_db_ns,omitempty"`
+		NodeNode time.Duration `json:"node_node_ns,omitempty"`
 	} `json:"measured_latency,omitzero"`
 }
 
@@ -319,9 +320,9 @@ func Start(ctx context.Context, cfg Config) (s *Stack, err error) {
 			return s, err
 		}
 		s.st.DB = dbConn{URL: fmt.Sprintf("jdbc:postgresql://127.0.0.1:%d/keycloak", port), User: "keycloak"}
-		if err := s.startLatency(); err != nil {
-			return s, err
-		}
+	}
+	if err := s.startLatency(); err != nil {
+		return s, err
 	}
 	for i := 1; i <= nodes; i++ {
 		n, err := newNode(dir, i, nodes, cfg.Keycloak)
