@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -71,6 +72,8 @@ type delayProxy struct {
 	delay Delay
 	conns map[net.Conn]struct{}
 	wg    sync.WaitGroup
+
+	bytes atomic.Int64 // forwarded, both directions
 }
 
 // startDelayProxy listens on listen (host:port, port 0 for any) and
@@ -188,7 +191,9 @@ func (p *delayProxy) pump(dst, src net.Conn) {
 			if d := time.Until(c.due); d > 0 {
 				time.Sleep(d)
 			}
-			if _, err := dst.Write(c.b); err != nil {
+			n, err := dst.Write(c.b)
+			p.bytes.Add(int64(n))
+			if err != nil {
 				src.Close() // the reader ends at its next read
 				dst.Close()
 				for range q {
