@@ -31,12 +31,18 @@ func TestProcCPUSelf(t *testing.T) {
 	if err != nil {
 		t.Skip("no /proc:", err)
 	}
-	end := time.Now().Add(50 * time.Millisecond)
-	for time.Now().Before(end) {
+	// Spin until the kernel has counted a tick of it (10 ms); on a busy
+	// machine the spinning thread may wait long for a core.
+	b := a
+	for deadline := time.Now().Add(10 * time.Second); b <= a && time.Now().Before(deadline); {
+		for end := time.Now().Add(20 * time.Millisecond); time.Now().Before(end); {
+		}
+		if b, err = p.CPUTime(context.Background()); err != nil {
+			t.Fatal(err)
+		}
 	}
-	b, _ := p.CPUTime(context.Background())
 	if b <= a {
-		t.Fatalf("cpu did not grow: %v then %v", a, b)
+		t.Fatalf("cpu did not grow in 10 s of spinning: %v then %v", a, b)
 	}
 }
 

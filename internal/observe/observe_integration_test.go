@@ -56,11 +56,18 @@ func TestObserveRealStack(t *testing.T) {
 		}
 		grants++
 	}
-	// PostgreSQL flushes its statistics now and then: wait for a load row
-	// that counts commits.
+	// PostgreSQL flushes its statistics now and then, and Keycloak's
+	// request counter is read once a row: wait for load rows that count
+	// commits and at least half the grants.
 	waitRows(t, rec, func(rows []Sample) bool {
-		return slices.ContainsFunc(rows, func(r Sample) bool { return r.Phase == "load" && r.PGCommits > 0 })
-	}, "a load row with commits")
+		var reqs float64
+		for _, r := range rows {
+			if r.Phase == "load" && !math.IsNaN(r.HTTPRequests) {
+				reqs += r.HTTPRequests
+			}
+		}
+		return reqs >= float64(grants)/2 && slices.ContainsFunc(rows, func(r Sample) bool { return r.Phase == "load" && r.PGCommits > 0 })
+	}, "load rows with commits and the grants' requests")
 	rows := stop()
 	t.Logf("%d grants, %d rows, unavailable: %q", grants, len(rows), rec.Unavailable())
 	for _, r := range rows {
