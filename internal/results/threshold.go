@@ -373,3 +373,32 @@ func FormatOpt(v float64, prec int) string {
 	}
 	return fmt.Sprintf("%.*f", prec, v)
 }
+
+// FormatNum formats x for people: at most three decimals, trailing zeros dropped,
+// thousands grouped with commas (1357.142857 → "1,357.143").
+func FormatNum(x float64) string {
+	if math.IsNaN(x) || math.IsInf(x, 0) || math.Abs(x) >= 1e15 {
+		return strconv.FormatFloat(x, 'g', -1, 64)
+	}
+	s := strconv.FormatFloat(x, 'f', 3, 64)
+	s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	if s == "-0" {
+		s = "0"
+	}
+	sign := ""
+	if strings.HasPrefix(s, "-") {
+		sign, s = "-", s[1:]
+	}
+	intPart, frac, hasFrac := strings.Cut(s, ".")
+	var b strings.Builder
+	for i, c := range intPart {
+		if i > 0 && (len(intPart)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	if hasFrac {
+		b.WriteString("." + frac)
+	}
+	return sign + b.String()
+}
