@@ -2,12 +2,9 @@ package main
 
 import (
 	"context"
-	"fmt"
-	"path/filepath"
+	"errors"
 	"runtime"
-	"strings"
 
-	"github.com/kcbench/kcbench/internal/cliutil"
 	"github.com/kcbench/kcbench/internal/dataset"
 	"github.com/kcbench/kcbench/internal/experiment"
 	"github.com/kcbench/kcbench/internal/kc"
@@ -15,8 +12,6 @@ import (
 	"github.com/kcbench/kcbench/internal/metrics"
 	"github.com/kcbench/kcbench/internal/progress"
 	"github.com/kcbench/kcbench/internal/report"
-	"github.com/kcbench/kcbench/internal/results"
-	"github.com/kcbench/kcbench/internal/scenario"
 	"github.com/kcbench/kcbench/internal/stack"
 )
 
@@ -90,112 +85,26 @@ func cmdCapacity(ctx context.Context, e *env, args []string) error {
 		}()
 	}
 	if f.Versions != "" {
-		return runMatrix(ctx, e, &f, &w, &sf, live)
+		return noRate(f.RunMatrix(ctx, search(e, &f, live), &w, &sf, e.getenv))
 	}
-	lf := experiment.RunFile{Config: f.Scen, Manifest: f.Manifest}
-	tg, _, manifestPath, err := loadTarget(e, &lf, &tf, &w)
+	t, err := f.Target(&tf, &w, e.getenv, e.logf)
 	if err != nil {
 		return err
 	}
-	var m *dataset.Manifest
-	params := map[string]string{"machine_cores": fmt.Sprint(runtime.NumCPU())}
-	if f.Scen.Realm == "" {
-		if m, err = dataset.ReadManifest(manifestPath); err != nil {
-			return err
-		}
-		experiment.AddSpecParams(params, m.Spec)
-	}
-	var local *stack.Stack
-	if tf.Set() {
-		params["target"] = "external"
-	} else if s, err := w.Attach(e.getenv, e.logf); err == nil {
-		params["target"] = "local"
-		params["keycloak_version"] = s.State().Options.Version
-		if h, err := s.Heap(); err == nil {
-			params["heap"] = h.String()
-		}
-		for k, v := range s.State().Topology.Params() {
-			params[k] = v
-		}
-		for k, v := range s.LatencyParams() {
-			params[k] = v
-		}
-		local = s
-	}
-	if _, err := scenario.ByName(f.Scen.Scenario, scenario.ProbeEnv(tg, m, f.Scen)); err != nil {
-		return cliutil.Usage(err)
-	}
 	search := search(e, &f, live)
-	search.Local = local
 	hook, stopMetrics, err := mf.Start(e.logf, load.Segment{})
 	if err != nil {
 		return err
 	}
 	defer stopMetrics()
 	search.IntervalHook = hook
-	var found []*results.CapacityResult
-	var searchErr error
-	for i := 1; i <= f.Repeats; i++ {
-		dir := f.Out
-		p := params
-		if f.Repeats > 1 {
-			dir = filepath.Join(f.Out, fmt.Sprintf("repeat-%d", i))
-			p = experiment.WithParam(params, "repeat", fmt.Sprint(i))
-			e.logf("capacity: repeat %d of %d", i, f.Repeats)
-		}
-		r, err := search.Run(ctx, tg, m, p, dir, nil)
-		if r != nil {
-			found = append(found, r)
-		}
-		if err != nil {
-			searchErr = err
-			break
-		}
-	}
-	if searchErr != nil {
-		return searchErr
-	}
-	for _, r := range found {
-		if !r.Found {
-			return codedError{code: exitThresholds, err: fmt.Errorf("capacity: no rate met the SLOs: %s", r.Conclusion)}
-		}
-	}
-	return nil
+	return noRate(search.RunRepeats(ctx, t, f.Out, f.Repeats))
 }
 
-// runMatrix searches each version on a fresh local stack seeded with the
-// same dataset (experiment.RunMatrix).
-func runMatrix(ctx context.Context, e *env, f *experiment.CapacityFlags, w *stack.Where, sf *dataset.SpecFlags, live *report.Live) error {
-	spec, err := sf.Spec()
-	if err != nil {
-		return err
+// noRate gives a search that found no rate exit code 3.
+func noRate(err error) error {
+	if errors.Is(err, experiment.ErrNoRate) {
+		return codedError{code: exitThresholds, err: err}
 	}
-	if f.Manifest != "" {
-		m, err := dataset.ReadManifest(f.Manifest)
-		if err != nil {
-			return err
-		}
-		spec = m.Spec
-	}
-	dirs, err := w.Dirs(e.getenv)
-	if err != nil {
-		return err
-	}
-	mx, err := experiment.RunMatrix(ctx, experiment.MatrixOptions{Search: search(e, f, live), Versions: f.VersionList(), Dirs: dirs,
-		Spec: spec, Heap: f.Heap, Topology: f.Top, PGVersion: f.PGVersion, Out: f.Out, SLOText: f.SLO})
-	if mx == nil {
-		return err
-	}
-	fmt.Fprintf(e.stdout, "results: %s (kcbench report %s draws the charts)\n", f.Out, f.Out)
-	if err != nil {
-		return err
-	}
-	failed, notFound := mx.Unmeasured()
-	if len(failed) > 0 {
-		return fmt.Errorf("matrix: %s could not be measured (see above)", strings.Join(failed, ", "))
-	}
-	if len(notFound) > 0 {
-		return codedError{code: exitThresholds, err: fmt.Errorf("matrix: no rate met the SLOs on %s", strings.Join(notFound, ", "))}
-	}
-	return nil
+	return err
 }

@@ -1,11 +1,14 @@
 package experiment
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -267,4 +270,115 @@ func (f *CapacityFlags) CheckStack(fs *flag.FlagSet, targetSet bool) error {
 func (f *CapacityFlags) Search(logf func(string, ...any), stdout io.Writer) *Search {
 	o, _ := f.searchOptions()
 	return &Search{Scenario: f.Scen, Options: o, MaxVUs: f.maxVUs, Grace: f.grace, Quiet: f.Quiet, Logf: logf, Stdout: stdout}
+}
+
+// CapacityTarget is what a search without --kc-version runs against.
+type CapacityTarget struct {
+	Target   kc.Target
+	Manifest *dataset.Manifest // nil with --realm
+	Params   map[string]string // capacity.json's params
+	Local    *stack.Stack      // the local stack searched; nil for --target
+}
+
+// Target resolves the Keycloak searched (tf's external target, else the
+// local stack), reads its dataset, records both in the params and checks
+// the scenario against the users and clients.
+func (f *CapacityFlags) Target(tf *kc.TargetFlags, w *stack.Where, getenv func(string) string, logf func(string, ...any)) (*CapacityTarget, error) {
+	lf := RunFile{Config: f.Scen, Manifest: f.Manifest}
+	tg, st, manifestPath, err := lf.Target(tf, w, getenv, logf)
+	if err != nil {
+		return nil, err
+	}
+	t := &CapacityTarget{Target: tg, Params: map[string]string{"machine_cores": fmt.Sprint(runtime.NumCPU()), "target": "external"}, Local: st}
+	if f.Scen.Realm == "" {
+		if t.Manifest, err = dataset.ReadManifest(manifestPath); err != nil {
+			return nil, err
+		}
+		AddSpecParams(t.Params, t.Manifest.Spec)
+	}
+	if st != nil {
+		t.Params["target"] = "local"
+		t.Params["keycloak_version"] = st.State().Options.Version
+		if h, err := st.Heap(); err == nil {
+			t.Params["heap"] = h.String()
+		}
+		maps.Copy(t.Params, st.State().Topology.Params())
+		maps.Copy(t.Params, st.LatencyParams())
+	}
+	if _, err := scenario.ByName(f.Scen.Scenario, scenario.ProbeEnv(tg, t.Manifest, f.Scen)); err != nil {
+		return nil, cliutil.Usage(err)
+	}
+	return t, nil
+}
+
+// RunRepeats runs the search n times in a row against t: into out, or
+// with n > 1 into out/repeat-<i>/. It stops at the first search that
+// fails; when one found no rate, the error wraps ErrNoRate.
+func (s *Search) RunRepeats(ctx context.Context, t *CapacityTarget, out string, n int) error {
+	s.Local = t.Local
+	var found []*results.CapacityResult
+	for i := 1; i <= n; i++ {
+		dir, p := out, t.Params
+		if n > 1 {
+			dir = filepath.Join(out, fmt.Sprintf("repeat-%d", i))
+			p = WithParam(t.Params, "repeat", fmt.Sprint(i))
+			s.Logf("capacity: repeat %d of %d", i, n)
+		}
+		r, err := s.Run(ctx, t.Target, t.Manifest, p, dir, nil)
+		if r != nil {
+			found = append(found, r)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	for _, r := range found {
+		if !r.Found {
+			return fmt.Errorf("capacity: %w: %s", ErrNoRate, r.Conclusion)
+		}
+	}
+	return nil
+}
+
+// ErrNoRate is wrapped by the error of a search, or a version of a
+// matrix, that found no rate meeting the SLOs (kcbench exits 3).
+var ErrNoRate = errors.New("no rate met the SLOs")
+
+// RunMatrix searches each version of --kc-version on a fresh local stack
+// seeded with the same dataset (the dataset flags', or --manifest's spec;
+// RunMatrix). A version that found no rate makes the error wrap
+// ErrNoRate.
+func (f *CapacityFlags) RunMatrix(ctx context.Context, s *Search, w *stack.Where, sf *dataset.SpecFlags, getenv func(string) string) error {
+	spec, err := sf.Spec()
+	if err != nil {
+		return err
+	}
+	if f.Manifest != "" {
+		m, err := dataset.ReadManifest(f.Manifest)
+		if err != nil {
+			return err
+		}
+		spec = m.Spec
+	}
+	dirs, err := w.Dirs(getenv)
+	if err != nil {
+		return err
+	}
+	mx, err := RunMatrix(ctx, MatrixOptions{Search: s, Versions: f.VersionList(), Dirs: dirs,
+		Spec: spec, Heap: f.Heap, Topology: f.Top, PGVersion: f.PGVersion, Out: f.Out, SLOText: f.SLO})
+	if mx == nil {
+		return err
+	}
+	fmt.Fprintf(s.Stdout, "results: %s (kcbench report %s draws the charts)\n", f.Out, f.Out)
+	if err != nil {
+		return err
+	}
+	failed, notFound := mx.Unmeasured()
+	if len(failed) > 0 {
+		return fmt.Errorf("matrix: %s could not be measured (see above)", strings.Join(failed, ", "))
+	}
+	if len(notFound) > 0 {
+		return fmt.Errorf("matrix: %w on %s", ErrNoRate, strings.Join(notFound, ", "))
+	}
+	return nil
 }

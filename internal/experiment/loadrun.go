@@ -1,0 +1,164 @@
+package experiment
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"time"
+
+	"github.com/kcbench/kcbench/internal/cliutil"
+	"github.com/kcbench/kcbench/internal/dataset"
+	"github.com/kcbench/kcbench/internal/fileutil"
+	"github.com/kcbench/kcbench/internal/kc"
+	"github.com/kcbench/kcbench/internal/load"
+	"github.com/kcbench/kcbench/internal/scenario"
+	"github.com/kcbench/kcbench/internal/stack"
+)
+
+// CheckOut checks kcbench load's --out: writable, and given with emit
+// (--emit-results).
+func (c *RunFile) CheckOut(emit bool) error {
+	if emit && c.Out == "" {
+		return cliutil.Usagef("--emit-results needs --out")
+	}
+	if c.Out != "" {
+		if err := fileutil.CheckWritableDir(c.Out); err != nil {
+			return cliutil.Usagef("--out: %v", err)
+		}
+	}
+	return nil
+}
+
+// Target resolves the Keycloak of a run and the default manifest path:
+// an external --target (which needs --manifest or --realm), else the
+// local stack (st, nil for a --target) and its dataset.json.
+func (c *RunFile) Target(tf *kc.TargetFlags, w *stack.Where, getenv func(string) string, logf func(string, ...any)) (tg kc.Target, st *stack.Stack, manifest string, err error) {
+	if tf.Set() {
+		if tg, err = tf.LoadTarget(); err != nil {
+			return tg, nil, "", err
+		}
+		if c.Realm == "" && c.Manifest == "" {
+			return tg, nil, "", cliutil.Usagef("with --target, give --manifest or --realm")
+		}
+		return tg, nil, c.Manifest, nil
+	}
+	s, err := w.Attach(getenv, logf)
+	if err != nil {
+		return kc.Target{}, nil, "", err
+	}
+	m := cmp.Or(c.Manifest, filepath.Join(s.State().Dir, "dataset.json"))
+	return s.Target(), s, m, nil
+}
+
+// LoadRun is a kcbench load run made ready: the scenario's input, the
+// params its summary.json records and the dataset's description.
+type LoadRun struct {
+	In     scenario.RunInput
+	Params map[string]string
+	Desc   string
+}
+
+// PrepareLoad resolves the target of c, its events and dataset, and
+// checks the scenario against the users and clients before anything
+// starts.
+func (c *RunFile) PrepareLoad(tf *kc.TargetFlags, w *stack.Where, getenv func(string) string, logf func(string, ...any),
+	seg load.Segment, startAt time.Time, keepGoing bool) (*LoadRun, error) {
+	tg, st, manifestPath, err := c.Target(tf, w, getenv, logf)
+	if err != nil {
+		return nil, err
+	}
+	r := &LoadRun{In: scenario.RunInput{Target: tg, Config: c.Config, KeepGoing: keepGoing, RequireSuccess: true, Segment: seg, StartAt: startAt, RecoverySLO: c.RecoverySLO},
+		Params: map[string]string{"target": "external", "machine_cores": fmt.Sprint(runtime.NumCPU())}, Desc: "realm " + c.Realm}
+	load.AgentParams(r.Params, seg, startAt)
+	if r.In.Events, err = EventsFor(logf, c.Events, st, c.Total()); err != nil {
+		return nil, err
+	}
+	if st != nil {
+		r.In.Alive = st.Watch().Check
+		r.Params["target"], r.Params["keycloak_version"] = "local", st.State().Options.Version
+		if h, err := st.Heap(); err == nil {
+			r.Params["heap"] = h.String()
+			logf("load: Keycloak heap %s", h)
+		}
+		for k, v := range st.LatencyParams() {
+			r.Params[k] = v
+		}
+	}
+	if c.Realm == "" {
+		m, err := dataset.ReadManifest(manifestPath)
+		if err != nil {
+			return nil, err
+		}
+		r.In.Manifest = m
+		r.Params["password_policy"], r.Params["password_salts"] = m.Spec.Policy.String(), cmp.Or(m.Salts, "unknown")
+		r.Desc = fmt.Sprintf("dataset %s: %d tenants (%s mode), %s", manifestPath, m.Tenants(), m.Spec.Mode, skewDesc(c.TenantSkew))
+	}
+	if _, err := scenario.ByName(c.Scenario, scenario.ProbeEnv(tg, r.In.Manifest, c.Config)); err != nil {
+		return nil, cliutil.Usage(err)
+	}
+	if !seg.Whole() {
+		share, _ := c.Config.Split(seg)
+		r.Desc += fmt.Sprintf("; agent %s: %s", seg, share.Describe())
+	}
+	return r, nil
+}
+
+func skewDesc(s float64) string {
+	if s == 0 {
+		return "tenants picked uniformly"
+	}
+	return fmt.Sprintf("tenants picked with zipf skew %g", s)
+}
+
+// Write prints the run's summary, server CPU and database work to w and,
+// with --out, writes the results folder (and with emit prints it as a
+// bundle for kcbench k8s collect).
+func (r *LoadRun) Write(w io.Writer, res *scenario.RunResult, out string, emit bool, logf func(string, ...any)) error {
+	if err := load.WriteSummary(w, res.Stats); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	if err := res.CPU.Write(w); err != nil {
+		return err
+	}
+	if res.DB != nil {
+		if err := res.DB.Write(w); err != nil {
+			return err
+		}
+		res.DB.RecordDurable(r.Params)
+	}
+	if out == "" {
+		return nil
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return err
+	}
+	res.Params = r.Params
+	if err := res.WriteDir(out); err != nil {
+		return err
+	}
+	logf("load: results in %s", out)
+	if emit {
+		return load.EmitResults(w, out, r.In.Segment)
+	}
+	return nil
+}
+
+// TargetDown is kcbench load's error for a run the target's death ended
+// ("target down: …", or "target down 42 s into the run: …"); nil when err
+// holds no *scenario.DownError.
+func TargetDown(err error) error {
+	var down *scenario.DownError
+	if !errors.As(err, &down) {
+		return nil
+	}
+	sep := ": "
+	if down.At > 0 {
+		sep = " "
+	}
+	return fmt.Errorf("target down%s%w", sep, down)
+}
