@@ -112,7 +112,7 @@ func (f *CapacityFlags) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.Password, "password", "", "without a manifest: the user's password")
 	fs.StringVar(&f.Manifest, "manifest", "", "dataset manifest `FILE` (default: the local stack's dataset.json; with --kc-version: the dataset to seed)")
 	fs.StringVar(&f.Out, "out", "", "`DIR` for capacity.json and steps.csv (default results/capacity-<scenario>-<time>)")
-	fs.IntVar(&f.Repeats, "repeats", 1, "`N` searches in a row (out/repeat-<i>/), for the run-to-run spread kcbench gate uses")
+	fs.IntVar(&f.Repeats, "repeats", 1, "`N` searches in a row (out/repeat-<i>/; each one's rate, their mean and spread printed and in out/repeats.json), for the run-to-run spread kcbench gate uses")
 	fs.IntVar(&f.Procs, "procs", DefaultProcs, "`N` CPU cores the load generator may use (GOMAXPROCS; 0: all)")
 	fs.BoolVar(&f.Quiet, "quiet", false, "no progress on stderr")
 	fs.StringVar(&f.Versions, "kc-version", "", "version matrix: `LIST` of Keycloak 26.x versions, each on a fresh local stack")
@@ -312,8 +312,10 @@ func (f *CapacityFlags) Target(tf *kc.TargetFlags, w *stack.Where, getenv func(s
 }
 
 // RunRepeats runs the search n times in a row against t: into out, or
-// with n > 1 into out/repeat-<i>/. It stops at the first search that
-// fails; when one found no rate, the error wraps ErrNoRate.
+// with n > 1 into out/repeat-<i>/, and then prints their spread and
+// writes it to out/repeats.json (capacity.Repeats). It stops at the
+// first search that fails; when one found no rate, the error wraps
+// ErrNoRate.
 func (s *Search) RunRepeats(ctx context.Context, t *CapacityTarget, out string, n int) error {
 	s.Local = t.Local
 	var found []*results.CapacityResult
@@ -329,6 +331,15 @@ func (s *Search) RunRepeats(ctx context.Context, t *CapacityTarget, out string, 
 			found = append(found, r)
 		}
 		if err != nil {
+			return err
+		}
+	}
+	if n > 1 {
+		rep := capacity.NewRepeats(found)
+		if err := rep.WriteText(s.Stdout); err != nil {
+			return err
+		}
+		if err := fileutil.WriteJSON(filepath.Join(out, capacity.RepeatsFile), rep, 0o644); err != nil {
 			return err
 		}
 	}

@@ -1,0 +1,58 @@
+package capacity
+
+import (
+	"bytes"
+	"math"
+	"testing"
+
+	"github.com/kcbench/kcbench/internal/results"
+)
+
+func TestRepeats(t *testing.T) {
+	t.Parallel()
+	found := func(rate float64) *results.CapacityResult {
+		return &results.CapacityResult{Scenario: "jwks", Found: true, MaxRate: rate}
+	}
+	none := &results.CapacityResult{Scenario: "jwks"}
+	for _, tc := range []struct {
+		name      string
+		in        []*results.CapacityResult
+		mean, pct float64
+		min, max  float64
+		text      string
+	}{
+		{"three", []*results.CapacityResult{found(1150), found(1100), found(1100)}, 3350.0 / 3, 100 * 50 / (3350.0 / 3), 1100, 1150,
+			"repeats: 1,150 / 1,100 / 1,100/s, mean 1,117/s, spread (max−min)/mean 4.5 %\n"},
+		{"same", []*results.CapacityResult{found(40), found(40)}, 40, 0, 40, 40,
+			"repeats: 40 / 40/s, mean 40/s, spread (max−min)/mean 0.0 %\n"},
+		{"one not found", []*results.CapacityResult{found(200), none, found(100)}, 150, 100 * 100 / 150.0, 100, 200,
+			"repeats: 200 / none / 100/s, mean 150/s, spread (max−min)/mean 66.7 % (over the 2 that found a rate)\n"},
+		{"one found", []*results.CapacityResult{none, found(12.5)}, 12.5, 0, 12.5, 12.5,
+			"repeats: none / 12.5/s, only one found a rate (12.5/s): no spread\n"},
+		{"none found", []*results.CapacityResult{none, none}, 0, 0, 0, 0,
+			"repeats: none / none/s, no rate met the SLOs\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			r := NewRepeats(tc.in)
+			if len(r.Repeats) != len(tc.in) || r.Scenario != "jwks" || r.Kind != "capacity-repeats" {
+				t.Fatalf("repeats %+v", r)
+			}
+			for i, x := range r.Repeats {
+				if x.Repeat != i+1 || x.Found != tc.in[i].Found || x.MaxRate != tc.in[i].MaxRate {
+					t.Errorf("repeat %d: %+v", i, x)
+				}
+			}
+			if math.Abs(r.Mean-tc.mean) > 1e-9 || math.Abs(r.SpreadPct-tc.pct) > 1e-9 || r.Min != tc.min || r.Max != tc.max {
+				t.Errorf("mean %g spread %g%% min %g max %g; want %g %g%% %g %g", r.Mean, r.SpreadPct, r.Min, r.Max, tc.mean, tc.pct, tc.min, tc.max)
+			}
+			var b bytes.Buffer
+			if err := r.WriteText(&b); err != nil {
+				t.Fatal(err)
+			}
+			if b.String() != tc.text {
+				t.Errorf("text %q\nwant %q", b.String(), tc.text)
+			}
+		})
+	}
+}
