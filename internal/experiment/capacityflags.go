@@ -243,15 +243,10 @@ func (f *CapacityFlags) CheckStack(fs *flag.FlagSet, targetSet bool) error {
 	if f.Versions != "" && targetSet {
 		return cliutil.Usagef("--kc-version starts local stacks: --target does not apply")
 	}
-	topSet := false
-	fs.Visit(func(fl *flag.Flag) {
-		switch fl.Name {
-		case "nodes", "lb", "lb-sticky", "haproxy", "node-cpus":
-			topSet = true
+	if f.Versions == "" {
+		if err := matrixOnly(fs); err != nil {
+			return err
 		}
-	})
-	if topSet && f.Versions == "" {
-		return cliutil.Usagef("--nodes, --lb, --lb-sticky, --haproxy and --node-cpus shape the stacks of a version matrix (--kc-version); for one search start the stack with kcbench up --nodes …")
 	}
 	if err := f.Top.CheckFlags(); err != nil {
 		return err
@@ -263,6 +258,54 @@ func (f *CapacityFlags) CheckStack(fs *flag.FlagSet, targetSet bool) error {
 		return cliutil.Usagef("--out: %v", err)
 	}
 	return nil
+}
+
+// matrixOnly rejects the flags that shape the stacks a version matrix
+// starts (topology, latency, heap, PostgreSQL), given without
+// --kc-version: one search runs on the stack as it was started.
+func matrixOnly(fs *flag.FlagSet) error {
+	var names, what, up []string
+	fs.Visit(func(fl *flag.Flag) {
+		var w string
+		switch fl.Name {
+		case "nodes", "lb", "lb-sticky", "haproxy", "node-cpus":
+			w = "topology"
+		case "latency":
+			w = "latency"
+		case "heap":
+			w = "heap"
+		case "pg-version":
+			w = "PostgreSQL"
+		default:
+			return
+		}
+		names = append(names, "--"+fl.Name)
+		if b, ok := fl.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+			up = append(up, "--"+fl.Name)
+		} else {
+			up = append(up, "--"+fl.Name+" …")
+		}
+		if !slices.Contains(what, w) {
+			what = append(what, w)
+		}
+	})
+	if len(names) == 0 {
+		return nil
+	}
+	verb := "applies"
+	if len(names) > 1 {
+		verb = "apply"
+	}
+	return cliutil.Usagef("%s %s to the stacks --kc-version starts; without it the search runs on the running stack (or --target), which keeps the %s it was started with: kcbench up %s",
+		joinAnd(names), verb, joinAnd(what), strings.Join(up, " "))
+}
+
+// joinAnd joins "a", "b", "c" as "a, b and c".
+func joinAnd(ss []string) string {
+	if len(ss) < 2 {
+		return strings.Join(ss, "")
+	}
+	return strings.Join(ss[:len(ss)-1], ", ") + " and " + ss[len(ss)-1]
 }
 
 // Search is the search the flags ask for, logging through logf and
