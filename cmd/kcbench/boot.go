@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/kcbench/kcbench/internal/cliutil"
 	"github.com/kcbench/kcbench/internal/stack"
 )
 
@@ -60,7 +61,7 @@ func cmdBoot(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if *asJSON {
-		return writeJSON(e.stdout, rep)
+		return cliutil.WriteJSON(e.stdout, rep)
 	}
 	return rep.WriteText(e.stdout)
 }

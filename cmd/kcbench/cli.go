@@ -178,4 +178,3 @@ func cmdVersion(ctx context.Context, e *env, args []string) error {
 	return nil
 }
 
-func mib(b int64) float64 { return float64(b) / (1 << 20) }

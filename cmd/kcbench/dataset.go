@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/kcbench/kcbench/internal/cliutil"
 	"github.com/kcbench/kcbench/internal/dataset"
 	"github.com/kcbench/kcbench/internal/kc"
 	"github.com/kcbench/kcbench/internal/stack"
@@ -58,7 +59,7 @@ func cmdDatasetVerify(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if *asJSON {
-		if err := writeJSON(e.stdout, map[string]any{"manifest": mpath, "ok": v.OK(), "expected": v.Expected, "actual": v.Actual}); err != nil {
+		if err := cliutil.WriteJSON(e.stdout, map[string]any{"manifest": mpath, "ok": v.OK(), "expected": v.Expected, "actual": v.Actual}); err != nil {
 			return err
 		}
 	} else {

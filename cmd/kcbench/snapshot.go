@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 
@@ -41,27 +40,12 @@ func snapshotArgs(e *env, verb string, args []string) (string, *stack.Where, err
 	return name, w, err
 }
 
-// attachForSnapshot finds the stack a save or restore works on.
-func attachForSnapshot(e *env, w *stack.Where) (*stack.Stack, error) {
-	return w.AttachToRestart(e.getenv, e.logf, "a snapshot")
-}
-
 func cmdSnapshotSave(ctx context.Context, e *env, args []string) error {
 	name, w, err := snapshotArgs(e, "save", args)
 	if err != nil {
 		return err
 	}
-	s, err := attachForSnapshot(e, w)
-	if err != nil {
-		return err
-	}
-	info, err := s.SaveSnapshot(ctx, name)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(e.stdout, "snapshot %s saved from stack %s: %.1f MiB in %d files (Keycloak %s, PostgreSQL %s)\n",
-		info.Name, info.Stack, mib(info.Size), info.Files, info.KeycloakVersion, info.PGVersion)
-	return info.Timings.WriteText(e.stdout)
+	return w.SnapshotSave(ctx, e.stdout, name, e.getenv, e.logf)
 }
 
 func cmdSnapshotRestore(ctx context.Context, e *env, args []string) error {
@@ -69,31 +53,7 @@ func cmdSnapshotRestore(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	d, err := w.Dirs(e.getenv)
-	if err != nil {
-		return err
-	}
-	// An unknown name is the likeliest mistake: answer it before anything
-	// else, with the names there are.
-	infos, _ := stack.ListSnapshots(d)
-	if !stack.HasSnapshot(infos, name) {
-		return stack.UnknownSnapshot(name, infos)
-	}
-	s, err := attachForSnapshot(e, w)
-	if err != nil {
-		return err
-	}
-	info, err := s.RestoreSnapshot(ctx, name)
-	if errors.Is(err, stack.ErrSnapshotNotFound) {
-		infos, _ := stack.ListSnapshots(d)
-		return stack.UnknownSnapshot(name, infos)
-	}
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(e.stdout, "snapshot %s restored into stack %s: %.1f MiB (saved %s from stack %s)\n",
-		info.Name, s.State().Name, mib(info.Size), info.CreatedAt.Local().Format("2006-01-02 15:04"), info.Stack)
-	return info.Timings.WriteText(e.stdout)
+	return w.SnapshotRestore(ctx, e.stdout, name, e.getenv, e.logf)
 }
 
 func cmdSnapshotList(ctx context.Context, e *env, args []string) error {
@@ -104,28 +64,7 @@ func cmdSnapshotList(ctx context.Context, e *env, args []string) error {
 	if err := parse(fs, args, 0); err != nil {
 		return err
 	}
-	d, err := w.Dirs(e.getenv)
-	if err != nil {
-		return err
-	}
-	infos, listErr := stack.ListSnapshots(d)
-	if *asJSON {
-		if infos == nil {
-			infos = []stack.SnapshotInfo{}
-		}
-		if err := writeJSON(e.stdout, infos); err != nil {
-			return err
-		}
-		return listErr
-	}
-	if len(infos) == 0 && listErr == nil {
-		fmt.Fprintln(e.stdout, "no snapshots (kcbench snapshot save NAME makes one)")
-		return nil
-	}
-	if err := stack.WriteSnapshotList(e.stdout, infos); err != nil {
-		return err
-	}
-	return listErr
+	return w.SnapshotList(e.stdout, *asJSON, e.getenv)
 }
 
 func cmdSnapshotDelete(ctx context.Context, e *env, args []string) error {
@@ -133,17 +72,5 @@ func cmdSnapshotDelete(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	d, err := w.Dirs(e.getenv)
-	if err != nil {
-		return err
-	}
-	if err := stack.DeleteSnapshot(d, name); err != nil {
-		if errors.Is(err, stack.ErrSnapshotNotFound) {
-			infos, _ := stack.ListSnapshots(d)
-			return stack.UnknownSnapshot(name, infos)
-		}
-		return err
-	}
-	fmt.Fprintf(e.stdout, "snapshot %s deleted\n", name)
-	return nil
+	return w.SnapshotDelete(e.stdout, name, e.getenv)
 }

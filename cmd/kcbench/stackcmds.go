@@ -2,11 +2,8 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"os"
-	"time"
 
 	"github.com/kcbench/kcbench/internal/fileutil"
 	"github.com/kcbench/kcbench/internal/kc"
@@ -45,12 +42,6 @@ func cmdUp(ctx context.Context, e *env, args []string) error {
 	return ctx.Err()
 }
 
-// Bounds of status --timeout.
-const (
-	defaultStatusTimeout = 10 * time.Second
-	maxStatusTimeout     = 10 * time.Minute
-)
-
 func cmdStatus(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "status", "status [flags]")
 	var w stack.Where
@@ -58,50 +49,21 @@ func cmdStatus(ctx context.Context, e *env, args []string) error {
 	var t kc.TargetFlags
 	t.RegisterFlags(fs)
 	asJSON := fs.Bool("json", false, "print JSON")
-	timeout := fs.Duration("timeout", defaultStatusTimeout, "with --target: give up after this long")
+	timeout := fs.Duration("timeout", kc.DefaultStatusTimeout, "with --target: give up after this long")
 	if err := parse(fs, args, 0); err != nil {
 		return err
 	}
-	if *timeout <= 0 || *timeout > maxStatusTimeout {
-		return usagef("--timeout %v: must be positive and at most %v", *timeout, maxStatusTimeout)
+	if *timeout <= 0 || *timeout > kc.MaxStatusTimeout {
+		return usagef("--timeout %v: must be positive and at most %v", *timeout, kc.MaxStatusTimeout)
 	}
 	if t.Set() {
 		tg, err := t.Target()
 		if err != nil {
 			return err
 		}
-		cctx, cancel := context.WithTimeout(ctx, *timeout)
-		defer cancel()
-		info, err := kc.Check(cctx, tg, nil)
-		if cctx.Err() != nil && ctx.Err() == nil {
-			return fmt.Errorf("%s did not answer within %v (--timeout)", tg.BaseURL, *timeout)
-		}
-		if err != nil {
-			return err
-		}
-		if *asJSON {
-			return writeJSON(e.stdout, map[string]any{"target": tg.BaseURL, "management_url": tg.ManagementURL, "info": info})
-		}
-		return info.WriteText(e.stdout, tg.BaseURL, tg.ManagementURL)
+		return kc.Status(ctx, e.stdout, tg, *timeout, *asJSON)
 	}
-	s, err := w.Attach(e.getenv, e.logf)
-	if err != nil {
-		return err
-	}
-	st := s.Status(ctx)
-	if *asJSON {
-		return writeJSON(e.stdout, st)
-	}
-	if err := st.WriteText(e.stdout); err != nil {
-		return err
-	}
-	return st.Down()
-}
-
-func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+	return w.PrintStatus(ctx, e.stdout, *asJSON, e.getenv, e.logf)
 }
 
 func cmdRestart(ctx context.Context, e *env, args []string) error {

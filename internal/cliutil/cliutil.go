@@ -6,9 +6,11 @@
 package cliutil
 
 import (
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"sort"
 	"strconv"
 	"strings"
@@ -110,3 +112,11 @@ func (m Map) Set(v string) error {
 
 // Usage marks err as a usage error.
 func Usage(err error) error { return UsageError{Err: err} }
+
+// WriteJSON writes v to w as indented JSON, the --json output of the
+// commands.
+func WriteJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}

@@ -7,6 +7,8 @@ import (
 	"io"
 	"net/http"
 	"time"
+
+	"github.com/kcbench/kcbench/internal/cliutil"
 )
 
 // Ready asks the management interface's /health/ready once. It returns
@@ -96,4 +98,28 @@ func Check(ctx context.Context, t Target, hc *http.Client) (*Info, error) {
 		}
 	}
 	return info, nil
+}
+
+// Bounds of kcbench status --timeout.
+const (
+	DefaultStatusTimeout = 10 * time.Second
+	MaxStatusTimeout     = 10 * time.Minute
+)
+
+// Status checks t within timeout (kcbench status --target) and prints
+// what it learnt to w, as text or JSON.
+func Status(ctx context.Context, w io.Writer, t Target, timeout time.Duration, asJSON bool) error {
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	info, err := Check(cctx, t, nil)
+	if cctx.Err() != nil && ctx.Err() == nil {
+		return fmt.Errorf("%s did not answer within %v (--timeout)", t.BaseURL, timeout)
+	}
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		return cliutil.WriteJSON(w, map[string]any{"target": t.BaseURL, "management_url": t.ManagementURL, "info": info})
+	}
+	return info.WriteText(w, t.BaseURL, t.ManagementURL)
 }

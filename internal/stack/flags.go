@@ -1,9 +1,11 @@
 package stack
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"path/filepath"
 	"time"
 
@@ -189,4 +191,21 @@ func (t Topology) CheckFlags() error {
 		return cliutil.Usage(err)
 	}
 	return nil
+}
+
+// PrintStatus prints the local stack's status to out, as text or JSON
+// (kcbench status); the error says whether a server is down.
+func (w *Where) PrintStatus(ctx context.Context, out io.Writer, asJSON bool, getenv func(string) string, logf func(string, ...any)) error {
+	s, err := w.Attach(getenv, logf)
+	if err != nil {
+		return err
+	}
+	st := s.Status(ctx)
+	if asJSON {
+		return cliutil.WriteJSON(out, st)
+	}
+	if err := st.WriteText(out); err != nil {
+		return err
+	}
+	return st.Down()
 }

@@ -1,6 +1,9 @@
 package stack
 
 import (
+	"cmp"
+	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -103,4 +106,88 @@ func WriteSnapshotList(w io.Writer, infos []SnapshotInfo) error {
 		return err
 	}
 	return tw.Flush()
+}
+
+// SnapshotSave saves the stack's database as snapshot name (kcbench
+// snapshot save) and prints what it saved and the timings to out.
+func (w *Where) SnapshotSave(ctx context.Context, out io.Writer, name string, getenv func(string) string, logf func(string, ...any)) error {
+	s, err := w.AttachToRestart(getenv, logf, "a snapshot")
+	if err != nil {
+		return err
+	}
+	info, err := s.SaveSnapshot(ctx, name)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "snapshot %s saved from stack %s: %.1f MiB in %d files (Keycloak %s, PostgreSQL %s)\n",
+		info.Name, info.Stack, mib(info.Size), info.Files, info.KeycloakVersion, info.PGVersion)
+	return info.Timings.WriteText(out)
+}
+
+// SnapshotRestore restores snapshot name into the stack (kcbench snapshot
+// restore) and prints what it restored and the timings to out. An
+// unknown name, the likeliest mistake, is answered first, with the names
+// there are.
+func (w *Where) SnapshotRestore(ctx context.Context, out io.Writer, name string, getenv func(string) string, logf func(string, ...any)) error {
+	d, err := w.Dirs(getenv)
+	if err != nil {
+		return err
+	}
+	infos, _ := ListSnapshots(d)
+	if !HasSnapshot(infos, name) {
+		return UnknownSnapshot(name, infos)
+	}
+	s, err := w.AttachToRestart(getenv, logf, "a snapshot")
+	if err != nil {
+		return err
+	}
+	info, err := s.RestoreSnapshot(ctx, name)
+	if errors.Is(err, ErrSnapshotNotFound) {
+		infos, _ := ListSnapshots(d)
+		return UnknownSnapshot(name, infos)
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "snapshot %s restored into stack %s: %.1f MiB (saved %s from stack %s)\n",
+		info.Name, s.State().Name, mib(info.Size), info.CreatedAt.Local().Format("2006-01-02 15:04"), info.Stack)
+	return info.Timings.WriteText(out)
+}
+
+// SnapshotList prints the snapshots to out, as a table or JSON (kcbench
+// snapshot list).
+func (w *Where) SnapshotList(out io.Writer, asJSON bool, getenv func(string) string) error {
+	d, err := w.Dirs(getenv)
+	if err != nil {
+		return err
+	}
+	infos, listErr := ListSnapshots(d)
+	if asJSON {
+		if infos == nil {
+			infos = []SnapshotInfo{}
+		}
+		return cmp.Or(cliutil.WriteJSON(out, infos), listErr)
+	}
+	if len(infos) == 0 && listErr == nil {
+		fmt.Fprintln(out, "no snapshots (kcbench snapshot save NAME makes one)")
+		return nil
+	}
+	return cmp.Or(WriteSnapshotList(out, infos), listErr)
+}
+
+// SnapshotDelete deletes snapshot name (kcbench snapshot delete).
+func (w *Where) SnapshotDelete(out io.Writer, name string, getenv func(string) string) error {
+	d, err := w.Dirs(getenv)
+	if err != nil {
+		return err
+	}
+	if err := DeleteSnapshot(d, name); err != nil {
+		if errors.Is(err, ErrSnapshotNotFound) {
+			infos, _ := ListSnapshots(d)
+			return UnknownSnapshot(name, infos)
+		}
+		return err
+	}
+	fmt.Fprintf(out, "snapshot %s deleted\n", name)
+	return nil
 }
