@@ -80,7 +80,7 @@ func cmdCapacity(ctx context.Context, e *env, args []string) error {
 	}
 	if live != nil {
 		defer func() {
-			path, _ := buildReport(context.WithoutCancel(ctx), f.Out) // no report: the page keeps its last state
+			path, _ := report.BuildDir(context.WithoutCancel(ctx), f.Out) // no report: the page keeps its last state
 			report.FinishLive(live, path)
 		}()
 	}

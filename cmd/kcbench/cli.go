@@ -177,4 +177,3 @@ func cmdVersion(ctx context.Context, e *env, args []string) error {
 	fmt.Fprintln(e.stdout, "kcbench", buildinfo.Version())
 	return nil
 }
-

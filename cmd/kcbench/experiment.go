@@ -105,7 +105,7 @@ func cmdExperiment(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if !*noReport {
-		if path, rerr := buildReport(ctx, dir); rerr != nil {
+		if path, rerr := report.BuildDir(ctx, dir); rerr != nil {
 			e.logf("report: %v", rerr)
 		} else {
 			reportPath = path
@@ -122,43 +122,16 @@ func cmdExperiment(ctx context.Context, e *env, args []string) error {
 const maxScale = 100
 
 func runExperiment(ctx context.Context, e *env, f *experiment.File, dir string, d stack.Dirs, name string, scale float64, quiet bool, live *report.Live) (experiment.Outcome, error) {
-	stackName := name
-	if stackName == "" || stackName == "default" {
-		stackName = "exp-" + f.Name
-	}
-	tty := progress.IsTerminal(e.stderr)
-	var last time.Time
+	line, done := experiment.ProgressLine(e.stderr, progress.IsTerminal(e.stderr), quiet)
 	feed := liveExperiment(live, f, scale)
-	r := &experiment.Runner{File: f, Dir: dir, Dirs: d, StackName: stackName, Scale: scale, Logf: e.logf,
+	r := &experiment.Runner{File: f, Dir: dir, Dirs: d, StackName: experiment.StackName(name, f.Name), Scale: scale, Logf: e.logf,
 		Progress: func(point, wl string, p load.Progress) {
 			feed(point, wl, p)
-			if quiet || time.Since(last) < 5*time.Second && !tty {
-				return
-			}
-			last = time.Now()
-			line := fmt.Sprintf("  %s %s: %s  %d iterations (%.1f/s)  errors %d", point, wl, p.Elapsed.Round(time.Second), p.Iterations, p.Rate, p.Errors)
-			if tty {
-				fmt.Fprintf(e.stderr, "\r%s\x1b[K", line)
-			} else {
-				fmt.Fprintln(e.stderr, line)
-			}
+			line(point, wl, p)
 		}}
 	start := time.Now()
 	out, err := r.Run(ctx)
-	if tty {
-		fmt.Fprintln(e.stderr)
-	}
+	done()
 	e.logf("experiment %s finished in %s", f.Name, time.Since(start).Round(time.Second))
 	return out, err
-}
-
-func buildReport(ctx context.Context, dir string) (string, error) {
-	m, err := report.Build(ctx, dir)
-	if err != nil {
-		return "", err
-	}
-	if err := m.Write(dir); err != nil {
-		return "", err
-	}
-	return filepath.Join(dir, "report.html"), nil
 }
