@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/kcbench/kcbench/internal/cliutil"
@@ -15,7 +14,6 @@ import (
 	"github.com/kcbench/kcbench/internal/kc"
 	"github.com/kcbench/kcbench/internal/load"
 	"github.com/kcbench/kcbench/internal/merge"
-	"github.com/kcbench/kcbench/internal/results"
 )
 
 func cmdK8s(ctx context.Context, e *env, args []string) error {
@@ -121,26 +119,5 @@ func cmdK8sCollect(e *env, args []string) error {
 		}
 		r = io.MultiReader(rs...)
 	}
-	bs, err := results.ReadBundles(r)
-	if err != nil {
-		return err
-	}
-	paths, err := merge.WriteBundles(*out, bs)
-	if err != nil {
-		return err
-	}
-	e.logf("k8s collect: %d agents' folders in %s", len(paths), *out)
-	res, err := merge.Read(paths)
-	if err != nil {
-		return err
-	}
-	merged := filepath.Join(*out, "merged")
-	if err := res.WriteDir(merged); err != nil {
-		return err
-	}
-	for _, n := range res.Notes {
-		e.logf("merge: note: %s", n)
-	}
-	e.logf("k8s collect: merged into %s", merged)
-	return res.WriteText(e.stdout)
+	return merge.Collect(e.stdout, r, *out, e.logf)
 }

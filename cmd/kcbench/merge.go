@@ -25,15 +25,9 @@ func cmdMerge(ctx context.Context, e *env, args []string) error {
 		return usagef("--out: %v", err)
 	}
 	start := time.Now()
-	res, err := merge.Read(dirs)
+	res, err := merge.ReadWrite(dirs, *out, e.logf)
 	if err != nil {
 		return err
-	}
-	if err := res.WriteDir(*out); err != nil {
-		return err
-	}
-	for _, n := range res.Notes {
-		e.logf("merge: note: %s", n)
 	}
 	e.logf("merge: %d agents (segments %s) in %s; results in %s", len(dirs), res.Params["segments"], time.Since(start).Round(time.Millisecond), *out)
 	return res.WriteText(e.stdout)

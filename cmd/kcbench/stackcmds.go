@@ -3,9 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 
-	"github.com/kcbench/kcbench/internal/fileutil"
 	"github.com/kcbench/kcbench/internal/kc"
 	"github.com/kcbench/kcbench/internal/stack"
 )
@@ -74,29 +72,7 @@ func cmdRestart(ctx context.Context, e *env, args []string) error {
 	if err := parse(fs, args, 0); err != nil {
 		return err
 	}
-	if *nodeN < 0 {
-		return usagef("--node %d: want a node number from 1", *nodeN)
-	}
-	s, err := w.AttachToRestart(e.getenv, e.logf, "kcbench restart")
-	if err != nil {
-		return err
-	}
-	if n := len(s.State().Nodes); *nodeN > n {
-		return usagef("--node %d: the stack has nodes 1 to %d", *nodeN, n)
-	}
-	var br stack.BootResult
-	if *nodeN > 0 {
-		e.logf("restarting Keycloak node %d", *nodeN)
-		br, err = s.RestartNode(ctx, *nodeN)
-	} else {
-		e.logf("restarting Keycloak")
-		br, err = s.Restart(ctx)
-	}
-	if err != nil {
-		return err
-	}
-	br.WriteText(e.stdout)
-	return nil
+	return w.RestartNodes(ctx, e.stdout, *nodeN, e.getenv, e.logf)
 }
 
 func cmdDown(ctx context.Context, e *env, args []string) error {
@@ -124,32 +100,10 @@ func cmdLogs(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "logs", "logs [flags]")
 	var w stack.Where
 	w.RegisterFlags(fs)
-	pg := fs.Bool("pg", false, "PostgreSQL's log instead of Keycloak's")
-	nodeN := fs.Int("node", 1, "Keycloak node whose log to show (1-based)")
-	lb := fs.Bool("lb", false, "HAProxy's log instead of Keycloak's")
-	lines := fs.Int("n", 100, "print the last N lines (0: all)")
-	follow := fs.Bool("f", false, "follow the log until Ctrl-C")
+	var lf stack.LogFlags
+	lf.RegisterFlags(fs)
 	if err := parse(fs, args, 0); err != nil {
 		return err
 	}
-	s, err := w.Attach(e.getenv, e.logf)
-	if err != nil {
-		return err
-	}
-	path, err := s.ShownLogPath(*pg, *lb, *nodeN)
-	if err != nil {
-		return err
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	if err := fileutil.Tail(f, e.stdout, *lines); err != nil {
-		return err
-	}
-	if !*follow {
-		return nil
-	}
-	return fileutil.Follow(ctx, f, e.stdout)
+	return w.ShowLog(ctx, e.stdout, lf, e.getenv, e.logf)
 }

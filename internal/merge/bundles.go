@@ -108,3 +108,41 @@ func (res *Result) WriteText(w io.Writer) error {
 	fmt.Fprintln(w)
 	return res.CPU.Write(w)
 }
+
+// Collect reads the agents' bundles from r (their pods' logs, kcbench k8s
+// collect), writes each agent's folder into dir/agent-<i>/ and their merge
+// into dir/merged/, and prints the merged summary to out.
+func Collect(out io.Writer, r io.Reader, dir string, logf func(string, ...any)) error {
+	bs, err := results.ReadBundles(r)
+	if err != nil {
+		return err
+	}
+	paths, err := WriteBundles(dir, bs)
+	if err != nil {
+		return err
+	}
+	logf("k8s collect: %d agents' folders in %s", len(paths), dir)
+	merged := filepath.Join(dir, "merged")
+	res, err := ReadWrite(paths, merged, logf)
+	if err != nil {
+		return err
+	}
+	logf("k8s collect: merged into %s", merged)
+	return res.WriteText(out)
+}
+
+// ReadWrite reads the agents' folders dirs, writes their merge into dir and
+// logs its notes (kcbench merge).
+func ReadWrite(dirs []string, dir string, logf func(string, ...any)) (*Result, error) {
+	res, err := Read(dirs)
+	if err != nil {
+		return nil, err
+	}
+	if err := res.WriteDir(dir); err != nil {
+		return nil, err
+	}
+	for _, n := range res.Notes {
+		logf("merge: note: %s", n)
+	}
+	return res, nil
+}

@@ -2,10 +2,13 @@ package stack
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"text/tabwriter"
+	"time"
 )
 
 // BootReport is a series of boots of one stack (kcbench boot --json).
@@ -91,4 +94,44 @@ func (rep BootReport) WriteText(w io.Writer) error {
 	r := rep.Restarts
 	fmt.Fprintf(w, "\nrestarts: n=%d  min %.2f s  median %.2f s  max %.2f s  median RSS %.0f MiB\n", r.N, r.MinSeconds, r.MedianSeconds, r.MaxSeconds, r.MedianRSSMiB)
 	return nil
+}
+
+// MeasureBoots measures repeat restarts (kcbench boot): of the running
+// stack f names, else of a temporary foreground one started for it (whose
+// first boot, creating the schema, is reported too) and stopped after.
+func (f *Flags) MeasureBoots(ctx context.Context, repeat int, getenv func(string) string, logf func(string, ...any)) (*BootReport, error) {
+	d, err := f.Dirs(getenv)
+	if err != nil {
+		return nil, err
+	}
+	rep := &BootReport{}
+	s, err := Attach(d, f.Name)
+	switch {
+	case err == nil && s.Running():
+		s.SetLogf(logf)
+		logf("measuring %d restarts of stack %q", repeat, f.Name)
+	case err == nil || errors.Is(err, ErrNotUp):
+		f.Name = fmt.Sprintf("boot-%d", os.Getpid())
+		cfg, err := f.Config(getenv, logf, false)
+		if err != nil {
+			return nil, err
+		}
+		logf("no stack up: starting a temporary one (first boot creates the schema)")
+		if s, err = Start(ctx, cfg); err != nil {
+			return nil, err
+		}
+		defer func() {
+			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
+			defer cancel()
+			if err := s.Down(cctx); err != nil {
+				logf("cleanup: %v", err)
+			}
+		}()
+		if b := s.State().LastBoot; b != nil {
+			rep.Boots = append(rep.Boots, *b)
+		}
+	default:
+		return nil, err
+	}
+	return rep, rep.Measure(ctx, s, repeat, logf)
 }

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -208,4 +209,72 @@ func (w *Where) PrintStatus(ctx context.Context, out io.Writer, asJSON bool, get
 		return err
 	}
 	return st.Down()
+}
+
+// RestartNodes restarts every Keycloak node of the stack, or node (1-based)
+// only, and prints the boot to out (kcbench restart).
+func (w *Where) RestartNodes(ctx context.Context, out io.Writer, node int, getenv func(string) string, logf func(string, ...any)) error {
+	if node < 0 {
+		return cliutil.Usagef("--node %d: want a node number from 1", node)
+	}
+	s, err := w.AttachToRestart(getenv, logf, "kcbench restart")
+	if err != nil {
+		return err
+	}
+	if n := len(s.State().Nodes); node > n {
+		return cliutil.Usagef("--node %d: the stack has nodes 1 to %d", node, n)
+	}
+	var br BootResult
+	if node > 0 {
+		logf("restarting Keycloak node %d", node)
+		br, err = s.RestartNode(ctx, node)
+	} else {
+		logf("restarting Keycloak")
+		br, err = s.Restart(ctx)
+	}
+	if err != nil {
+		return err
+	}
+	br.WriteText(out)
+	return nil
+}
+
+// LogFlags choose the log kcbench logs shows and how.
+type LogFlags struct {
+	PG, LB, Follow bool
+	Node, Lines    int
+}
+
+// RegisterFlags adds kcbench logs' flags.
+func (f *LogFlags) RegisterFlags(fs *flag.FlagSet) {
+	fs.BoolVar(&f.PG, "pg", false, "PostgreSQL's log instead of Keycloak's")
+	fs.IntVar(&f.Node, "node", 1, "Keycloak node whose log to show (1-based)")
+	fs.BoolVar(&f.LB, "lb", false, "HAProxy's log instead of Keycloak's")
+	fs.IntVar(&f.Lines, "n", 100, "print the last N lines (0: all)")
+	fs.BoolVar(&f.Follow, "f", false, "follow the log until Ctrl-C")
+}
+
+// ShowLog prints the log f chooses of the stack to out, following it
+// with f.Follow until ctx ends (kcbench logs).
+func (w *Where) ShowLog(ctx context.Context, out io.Writer, f LogFlags, getenv func(string) string, logf func(string, ...any)) error {
+	s, err := w.Attach(getenv, logf)
+	if err != nil {
+		return err
+	}
+	path, err := s.ShownLogPath(f.PG, f.LB, f.Node)
+	if err != nil {
+		return err
+	}
+	file, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer file.Close()
+	if err := fileutil.Tail(file, out, f.Lines); err != nil {
+		return err
+	}
+	if !f.Follow {
+		return nil
+	}
+	return fileutil.Follow(ctx, file, out)
 }
