@@ -69,9 +69,6 @@ func commands() []command {
 	}
 }
 
-// usageError marks errors that deserve exit code 2.
-type usageError = cliutil.UsageError
-
 func usagef(format string, args ...any) error { return cliutil.Usagef(format, args...) }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
@@ -111,7 +108,7 @@ func exitCode(ctx context.Context, e *env, err error) int {
 	if errors.As(err, &xc) {
 		return xc.ExitCode()
 	}
-	var ue usageError
+	var ue cliutil.UsageError
 	if errors.As(err, &ue) {
 		return exitUsage
 	}
@@ -161,13 +158,6 @@ func progressBar(e *env, quiet bool, what string) func(done, total int) {
 	}
 	return progress.New(e.stderr, what).Update
 }
-
-func flagNames(fs *flag.FlagSet, err error) error { return cliutil.FlagNames(fs, err) }
-
-type (
-	listFlag = cliutil.List
-	mapFlag  = cliutil.Map
-)
 
 func cmdVersion(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "version", "version")

@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
-	"github.com/kcbench/kcbench/internal/cliutil"
 	"github.com/kcbench/kcbench/internal/dataset"
 	"github.com/kcbench/kcbench/internal/kc"
 	"github.com/kcbench/kcbench/internal/stack"
@@ -49,26 +47,8 @@ func cmdDatasetVerify(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	adm := kc.NewAdmin(kc.New(tg.BaseURL, seedHTTPClient()), tg.Admin)
-	what := "tenants"
-	if m.Files != nil {
-		what = "realms"
-	}
-	v, err := dataset.Verify(ctx, adm, m, progressBar(e, *quiet, what))
-	if err != nil {
-		return err
-	}
-	if *asJSON {
-		if err := cliutil.WriteJSON(e.stdout, map[string]any{"manifest": mpath, "ok": v.OK(), "expected": v.Expected, "actual": v.Actual}); err != nil {
-			return err
-		}
-	} else {
-		v.WriteText(e.stdout)
-	}
-	if !v.OK() {
-		return errors.New("the target does not hold what the manifest says")
-	}
-	return nil
+	adm := dataset.NewAdmin(tg)
+	return dataset.VerifyText(ctx, e.stdout, adm, m, mpath, *asJSON, func(what string) func(done, total int) { return progressBar(e, *quiet, what) })
 }
 
 func cmdDatasetExport(ctx context.Context, e *env, args []string) error {
@@ -90,12 +70,7 @@ func cmdDatasetExport(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	files, err := dataset.Export(spec, *dir, progressBar(e, *quiet, "realm files"))
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(e.stdout, "wrote %d realm files (%s mode, %d tenants) to %s\n", len(files), spec.Mode, spec.Tenants, *dir)
-	return nil
+	return dataset.ExportText(e.stdout, spec, *dir, progressBar(e, *quiet, "realm files"))
 }
 
 // exportSpec takes the dataset from --manifest, else the dataset flags if

@@ -96,7 +96,7 @@ func cmdK8sManifests(e *env, args []string) error {
 func cmdK8sCollect(e *env, args []string) error {
 	fs := newFlags(e, "k8s collect", k8s.Synopsis)
 	out := fs.String("out", "", "`DIR` for agent-<i>/ and merged/")
-	logs, err := parseInterspersed(fs, args)
+	logs, err := cliutil.ParseInterspersed(fs, args)
 	if err != nil {
 		return err
 	}

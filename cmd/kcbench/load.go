@@ -57,7 +57,7 @@ func cmdLoad(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	if err := cfg.Validate(); err != nil {
-		return cliutil.Usage(flagNames(fs, err))
+		return cliutil.Usage(cliutil.FlagNames(fs, err))
 	}
 	if err := df.Check(); err != nil {
 		return err

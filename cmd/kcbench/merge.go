@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/kcbench/kcbench/internal/cliutil"
 	"github.com/kcbench/kcbench/internal/fileutil"
 	"github.com/kcbench/kcbench/internal/merge"
 )
@@ -11,7 +12,7 @@ import (
 func cmdMerge(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "merge", merge.Synopsis)
 	out := fs.String("out", "", "`DIR` to write the merged results to (not one of the agents' folders)")
-	dirs, err := parseInterspersed(fs, args)
+	dirs, err := cliutil.ParseInterspersed(fs, args)
 	if err != nil {
 		return err
 	}

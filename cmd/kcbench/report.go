@@ -2,9 +2,7 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
-	"strings"
 
 	"github.com/kcbench/kcbench/internal/cliutil"
 	"github.com/kcbench/kcbench/internal/report"
@@ -37,23 +35,12 @@ func cmdCompare(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "compare", report.CompareSynopsis)
 	asJSON := fs.Bool("json", false, "write the comparison as JSON")
 	htmlOut := fs.String("html", "", "also write the comparison as a report page to `FILE` (e.g. compare.html)")
-	pos, err := parseInterspersed(fs, args)
+	pos, err := cliutil.ParseInterspersed(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) != 2 {
-		return usagef("compare: want two results folders A and B, got %d argument(s)%s", len(pos), listed(pos))
+		return usagef("compare: want two results folders A and B, got %d argument(s)%s", len(pos), cliutil.Listed(pos))
 	}
 	return report.CompareDirs(ctx, e.stdout, pos[0], pos[1], *htmlOut, *asJSON, e.logf)
-}
-
-func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
-	return cliutil.ParseInterspersed(fs, args)
-}
-
-func listed(ss []string) string {
-	if len(ss) == 0 {
-		return ""
-	}
-	return ": " + strings.Join(ss, " ")
 }

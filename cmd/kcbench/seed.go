@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"path/filepath"
 	"time"
 
@@ -81,7 +80,7 @@ func cmdSeed(ctx context.Context, e *env, args []string) error {
 	if strat == dataset.Clone && db == "" {
 		return usagef("--strategy clone writes into Keycloak's database: only on the local stack (use fast against a --target)")
 	}
-	adm := kc.NewAdmin(kc.New(tg.BaseURL, seedHTTPClient()), tg.Admin)
+	adm := dataset.NewAdmin(tg)
 	if _, err := adm.Token(ctx); err != nil {
 		return err
 	}
@@ -103,10 +102,6 @@ func cmdSeed(ctx context.Context, e *env, args []string) error {
 	return err
 }
 
-// seedHTTPClient allows the long requests of seeding (a realm with
-// thousands of users inline).
-func seedHTTPClient() *httpClient { return newHTTPClient(30 * time.Minute) }
-
 func seedFromDir(ctx context.Context, e *env, w *stack.Where, t *kc.TargetFlags, dir, manifest string, seed int64, conc int, quiet bool) error {
 	files, err := dataset.ReadRealmDir(dir)
 	if err != nil {
@@ -116,15 +111,14 @@ func seedFromDir(ctx context.Context, e *env, w *stack.Where, t *kc.TargetFlags,
 	if err != nil {
 		return err
 	}
-	adm := kc.NewAdmin(kc.New(tg.BaseURL, seedHTTPClient()), tg.Admin)
+	adm := dataset.NewAdmin(tg)
 	if _, err := adm.Token(ctx); err != nil {
 		return err
 	}
 	res, err := dataset.SeedFiles(ctx, adm, files, seed, dataset.SeedOptions{Concurrency: conc, Progress: progressBar(e, quiet, "realms"), Logf: e.logf,
 		ManifestPath: mpath, Target: tg.BaseURL, ServerCPU: cpu})
 	if res != nil && err == nil {
-		fmt.Fprintf(e.stdout, "%d realms from %s (%d were there, %d imported) in %.1f s, server CPU %.1f s\nmanifest: %s\n",
-			len(files), dir, res.Existing, res.Added, res.Duration.Seconds(), res.ServerCPU.Seconds(), mpath)
+		res.WriteFilesText(e.stdout, len(files), dir, mpath)
 	}
 	return err
 }

@@ -120,3 +120,11 @@ func WriteJSON(w io.Writer, v any) error {
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
 }
+
+// Listed is ": a b c" for arguments in an error, "" for none.
+func Listed(ss []string) string {
+	if len(ss) == 0 {
+		return ""
+	}
+	return ": " + strings.Join(ss, " ")
+}

@@ -2,6 +2,7 @@ package dataset
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
@@ -51,4 +52,15 @@ func Export(spec Spec, dir string, progress func(done, total int)) ([]string, er
 		}
 	}
 	return files, nil
+}
+
+// ExportText writes spec's realm files into dir (kcbench dataset export)
+// and says what it wrote on w.
+func ExportText(w io.Writer, spec Spec, dir string, progress func(done, total int)) error {
+	files, err := Export(spec, dir, progress)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "wrote %d realm files (%s mode, %d tenants) to %s\n", len(files), spec.Mode, spec.Tenants, dir)
+	return nil
 }

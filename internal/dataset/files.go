@@ -384,3 +384,10 @@ func prepareRealm(f *RealmFile, spec Spec) map[string]any {
 	}
 	return r
 }
+
+// WriteFilesText says what seeding n realm files from dir did (kcbench
+// seed --from-dir).
+func (r *SeedResult) WriteFilesText(w io.Writer, n int, dir, manifest string) {
+	fmt.Fprintf(w, "%d realms from %s (%d were there, %d imported) in %.1f s, server CPU %.1f s\nmanifest: %s\n",
+		n, dir, r.Existing, r.Added, r.Duration.Seconds(), r.ServerCPU.Seconds(), manifest)
+}

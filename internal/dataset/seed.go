@@ -607,3 +607,17 @@ func parallel(ctx context.Context, n, c int, f func(ctx context.Context, k int) 
 	}
 	return ctx.Err()
 }
+
+// seedTimeout allows the long requests of seeding (a realm with
+// thousands of users inline).
+const seedTimeout = 30 * time.Minute
+
+// NewAdmin returns an admin client of tg for seeding and verifying: long
+// timeouts, never through a proxy (loopback and known targets), enough
+// idle connections for the seeders.
+func NewAdmin(tg kc.Target) *kc.Admin {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.Proxy = nil
+	tr.MaxIdleConnsPerHost = 64
+	return kc.NewAdmin(kc.New(tg.BaseURL, &http.Client{Timeout: seedTimeout, Transport: tr}), tg.Admin)
+}

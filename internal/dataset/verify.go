@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"text/tabwriter"
 
+	"github.com/kcbench/kcbench/internal/cliutil"
 	"github.com/kcbench/kcbench/internal/kc"
 )
 
@@ -355,4 +356,34 @@ func (v Verification) WriteText(w io.Writer) {
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t\n", k, exp[k], act[k], mark)
 	}
 	tw.Flush()
+}
+
+// ErrMismatch is the error of a verification that found the target
+// holding other than what the manifest says.
+var ErrMismatch = errors.New("the target does not hold what the manifest says")
+
+// VerifyText verifies m (read from mpath) against the target of adm
+// (kcbench dataset verify), prints the verification to w as text or JSON
+// and returns ErrMismatch when it failed. progress, when set, gives a
+// progress display for what is counted ("tenants" or "realms").
+func VerifyText(ctx context.Context, w io.Writer, adm *kc.Admin, m *Manifest, mpath string, asJSON bool, progress func(what string) func(done, total int)) error {
+	what := "tenants"
+	if m.Files != nil {
+		what = "realms"
+	}
+	v, err := Verify(ctx, adm, m, progress(what))
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		if err := cliutil.WriteJSON(w, map[string]any{"manifest": mpath, "ok": v.OK(), "expected": v.Expected, "actual": v.Actual}); err != nil {
+			return err
+		}
+	} else {
+		v.WriteText(w)
+	}
+	if !v.OK() {
+		return ErrMismatch
+	}
+	return nil
 }
