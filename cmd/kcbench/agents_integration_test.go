@@ -219,7 +219,7 @@ func splitUsersDisjoint(t *testing.T, c *cli, s *stack.Stack) {
 	ctx := t.Context()
 	tg := s.Target()
 	adm := kc.NewAdmin(kc.New(tg.BaseURL, nil), tg.Admin)
-	m, err := dataset.ReadManifest(filepath.Join(s.State().Dir, "dataset.json"))
+	m, err := dataset.ReadManifest(s.DatasetManifest())
 	if err != nil {
 		t.Fatal(err)
 	}

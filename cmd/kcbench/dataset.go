@@ -66,29 +66,16 @@ func cmdDatasetExport(ctx context.Context, e *env, args []string) error {
 	if *dir == "" {
 		return usagef("dataset export: --dir is required")
 	}
-	spec, err := exportSpec(e, &w, &sf, *manifest)
+	spec, err := sf.ExportSpec(*manifest, func() string {
+		if s, err := w.Attach(e.getenv, e.logf); err == nil {
+			return s.DatasetManifest()
+		}
+		return ""
+	})
 	if err != nil {
 		return err
 	}
 	return dataset.ExportText(e.stdout, spec, *dir, progressBar(e, *quiet, "realm files"))
-}
-
-// exportSpec takes the dataset from --manifest, else the dataset flags if
-// any was set, else the local stack's manifest.
-func exportSpec(e *env, w *stack.Where, sf *dataset.SpecFlags, manifest string) (dataset.Spec, error) {
-	if manifest == "" && sf.Tenants == 0 && sf.Preset == "" {
-		if s, err := w.Attach(e.getenv, e.logf); err == nil {
-			manifest = s.State().Dir + "/dataset.json"
-		}
-	}
-	if manifest != "" {
-		m, err := dataset.ReadManifest(manifest)
-		if err != nil {
-			return dataset.Spec{}, err
-		}
-		return m.Spec, nil
-	}
-	return sf.Spec()
 }
 
 func cmdDatasetShow(ctx context.Context, e *env, args []string) error {
@@ -105,7 +92,7 @@ func cmdDatasetShow(ctx context.Context, e *env, args []string) error {
 		if err != nil {
 			return err
 		}
-		mpath = s.State().Dir + "/dataset.json"
+		mpath = s.DatasetManifest()
 	}
 	m, err := dataset.ReadManifest(mpath)
 	if err != nil {

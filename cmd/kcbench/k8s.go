@@ -48,16 +48,9 @@ func cmdK8sManifests(e *env, args []string) error {
 	if file == "" {
 		return usagef("--file: the run file is required")
 	}
-	cfg, err := experiment.ReadRunFile(file)
+	cfg, err := experiment.ReadSplitRunFile(file, o.Agents)
 	if err != nil {
-		return usagef("--file: %v", err)
-	}
-	if err := cfg.Validate(); err != nil {
-		return usagef("--file %s: %v", file, err)
-	}
-	// The last agent gets the smallest share.
-	if _, err := cfg.Config.Split(load.Segment{Index: o.Agents - 1, Count: o.Agents}); err != nil {
-		return usagef("--file %s with --agents %d: %v", file, o.Agents, err)
+		return err
 	}
 	if o.RunYAML, err = os.ReadFile(file); err != nil {
 		return err

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"runtime"
 
 	"github.com/kcbench/kcbench/internal/bench"
@@ -44,7 +43,7 @@ func cmdLoadgenBench(ctx context.Context, e *env, args []string) error {
 		}
 		base = s.Target().BaseURL
 		if f.Scenario != results.ScenarioJWKS {
-			m, err := dataset.ReadManifest(filepath.Join(s.State().Dir, "dataset.json"))
+			m, err := dataset.ReadManifest(s.DatasetManifest())
 			if err != nil {
 				return fmt.Errorf("--scenario %s needs the local stack's dataset (kcbench seed): %w", f.Scenario, err)
 			}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"path/filepath"
 	"time"
 
 	"github.com/kcbench/kcbench/internal/cliutil"
@@ -23,7 +22,7 @@ func datasetTarget(e *env, t *kc.TargetFlags, w *stack.Where, manifest string) (
 	if s != nil {
 		db, _ = s.DSN()
 		if manifest == "" {
-			manifest = filepath.Join(s.State().Dir, "dataset.json")
+			manifest = s.DatasetManifest()
 		}
 		if tg.Local() {
 			cpu = func() (time.Duration, error) { return stack.TargetCPU(tg) }
@@ -71,14 +70,8 @@ func cmdSeed(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if strat == "" {
-		strat = dataset.Fast
-		if db != "" {
-			strat = dataset.Clone
-		}
-	}
-	if strat == dataset.Clone && db == "" {
-		return usagef("--strategy clone writes into Keycloak's database: only on the local stack (use fast against a --target)")
+	if strat, err = dataset.DefaultStrategy(strat, db != ""); err != nil {
+		return err
 	}
 	adm := dataset.NewAdmin(tg)
 	if _, err := adm.Token(ctx); err != nil {

@@ -109,3 +109,20 @@ func SpecFlagNames() map[string]bool {
 	probe.VisitAll(func(fl *flag.Flag) { names[fl.Name] = true })
 	return names
 }
+
+// ExportSpec is the dataset kcbench dataset export writes: manifest's
+// (--manifest), else the flags' if any was set, else the manifest
+// localManifest gives (the local stack's; "" when none).
+func (f *SpecFlags) ExportSpec(manifest string, localManifest func() string) (Spec, error) {
+	if manifest == "" && f.Tenants == 0 && f.Preset == "" {
+		manifest = localManifest()
+	}
+	if manifest != "" {
+		m, err := ReadManifest(manifest)
+		if err != nil {
+			return Spec{}, err
+		}
+		return m.Spec, nil
+	}
+	return f.Spec()
+}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/kcbench/kcbench/internal/cliutil"
 	"github.com/kcbench/kcbench/internal/kc"
 )
 
@@ -620,4 +621,20 @@ func NewAdmin(tg kc.Target) *kc.Admin {
 	tr.Proxy = nil
 	tr.MaxIdleConnsPerHost = 64
 	return kc.NewAdmin(kc.New(tg.BaseURL, &http.Client{Timeout: seedTimeout, Transport: tr}), tg.Admin)
+}
+
+// DefaultStrategy is strat, or when "" the default: clone on the local
+// stack (local: its database is known), fast on a --target. Clone
+// elsewhere is a usage error.
+func DefaultStrategy(strat Strategy, local bool) (Strategy, error) {
+	if strat == "" {
+		strat = Fast
+		if local {
+			strat = Clone
+		}
+	}
+	if strat == Clone && !local {
+		return strat, cliutil.Usagef("--strategy clone writes into Keycloak's database: only on the local stack (use fast against a --target)")
+	}
+	return strat, nil
 }

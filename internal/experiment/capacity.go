@@ -334,7 +334,7 @@ func matrixVersion(ctx context.Context, o MatrixOptions, v, dir string) (r *resu
 	}()
 	f.Logf("matrix: Keycloak %s up in %s", v, time.Since(start).Round(time.Second))
 	tg := st.Target()
-	manifestPath := filepath.Join(st.State().Dir, "dataset.json")
+	manifestPath := st.DatasetManifest()
 	db, err := st.DSN()
 	if err != nil {
 		return nil, err

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"runtime"
 	"time"
 
@@ -50,7 +49,7 @@ func (c *RunFile) Target(tf *kc.TargetFlags, w *stack.Where, getenv func(string)
 	if err != nil {
 		return kc.Target{}, nil, "", err
 	}
-	m := cmp.Or(c.Manifest, filepath.Join(s.State().Dir, "dataset.json"))
+	m := cmp.Or(c.Manifest, s.DatasetManifest())
 	return s.Target(), s, m, nil
 }
 

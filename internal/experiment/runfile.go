@@ -12,6 +12,7 @@ import (
 
 	"github.com/kcbench/kcbench/internal/cliutil"
 	"github.com/kcbench/kcbench/internal/dataset"
+	"github.com/kcbench/kcbench/internal/load"
 	"github.com/kcbench/kcbench/internal/results"
 	"github.com/kcbench/kcbench/internal/scenario"
 	"github.com/kcbench/kcbench/internal/stack"
@@ -167,3 +168,20 @@ written; --keep-going runs on and exits 0 instead).
 balancer; db-restart) and stamps it in summary.json's events with the
 recovery measured after it. A node an event took down is not "the target
 died"; a run with events does not stop when every connection is refused.`
+
+// ReadSplitRunFile reads the run file of a load split over agents
+// (kcbench k8s manifests): valid, and giving the last agent, whose share
+// is the smallest, some load. Its errors are usage errors.
+func ReadSplitRunFile(file string, agents int) (RunFile, error) {
+	cfg, err := ReadRunFile(file)
+	if err != nil {
+		return cfg, cliutil.Usagef("--file: %v", err)
+	}
+	if err := cfg.Validate(); err != nil {
+		return cfg, cliutil.Usagef("--file %s: %v", file, err)
+	}
+	if _, err := cfg.Config.Split(load.Segment{Index: agents - 1, Count: agents}); err != nil {
+		return cfg, cliutil.Usagef("--file %s with --agents %d: %v", file, agents, err)
+	}
+	return cfg, nil
+}

@@ -278,7 +278,7 @@ func (r *Runner) reach(ctx context.Context, p Point) (*results.Seed, error) {
 	return seed, nil
 }
 
-func (r *Runner) manifestPath() string { return filepath.Join(r.st.State().Dir, "dataset.json") }
+func (r *Runner) manifestPath() string { return r.st.DatasetManifest() }
 
 // errAbort carries a watchdog's reason.
 type errAbort struct{ reason string }

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -191,3 +192,7 @@ func (w *Where) SnapshotDelete(out io.Writer, name string, getenv func(string) s
 	fmt.Fprintf(out, "snapshot %s deleted\n", name)
 	return nil
 }
+
+// DatasetManifest is the path of the stack's dataset manifest, the
+// default of every command's --manifest (a snapshot keeps it).
+func (s *Stack) DatasetManifest() string { return filepath.Join(s.st.Dir, datasetFile) }
