@@ -19,13 +19,17 @@
 //     as dropped, never silently delayed.
 //   - Recorder collects samples per VU without locks shared between VUs and
 //     merges them once a second into HDR histograms, a timeline and totals.
-//   - Stats is the typed result; Threshold checks it; WriteSummary, WriteJSON,
-//     WriteTimelineCSV and Recorder.WriteHlog render it.
+//   - results.Stats is the typed result (results owns it, with Threshold
+//     that checks it and WriteTimelineCSV); WriteSummary and
+//     Recorder.WriteHlog render it.
 //
 // The engine never prints: progress is reported through a callback and all
 // output goes to an io.Writer the caller passes in.
 //
-// Imports: the standard library and github.com/HdrHistogram/hdrhistogram-go
-// only. This package must not import kcbench's kc, scenario or any other
-// Keycloak-aware package; they import it.
+// Imports: the standard library, github.com/HdrHistogram/hdrhistogram-go
+// and kcbench's results, which owns the file formats the engine writes
+// (Stats, per-op stats, timeline rows, thresholds); results imports none
+// of the pipeline's stages, so report and sizing read what load writes
+// without importing load. This package must not import kcbench's kc,
+// scenario or any other Keycloak-aware package; they import it.
 package load
