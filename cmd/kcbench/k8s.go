@@ -62,15 +62,8 @@ func cmdK8sManifests(e *env, args []string) error {
 	} else if cfg.Realm == "" {
 		return usagef("--file %s names no realm: give --manifest dataset.json", file)
 	}
-	now := time.Now()
-	o.StartAt = now.Add(*startIn).Truncate(time.Second)
-	if *startAt != "" {
-		a := load.AgentFlags{StartAt: *startAt}
-		if _, o.StartAt, err = a.Resolve(e.getenv, now); err != nil {
-			return cliutil.Usage(err)
-		}
-	} else if *startIn <= 0 {
-		return usagef("--start-in %v: must be positive", *startIn)
+	if o.StartAt, err = load.StartTime(time.Now(), *startIn, *startAt, e.getenv); err != nil {
+		return cliutil.Usage(err)
 	}
 	for _, u := range []string{o.Target, o.MgmtURL} {
 		if err := kc.CheckURL(u); u != "" && err != nil {

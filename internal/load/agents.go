@@ -93,3 +93,18 @@ func AgentParams(p map[string]string, seg Segment, at time.Time) {
 		p["start_at"] = at.UTC().Format(time.RFC3339Nano)
 	}
 }
+
+// StartTime is when agents started now start together (kcbench k8s
+// manifests): startAt (as --start-at) when given, else now + startIn,
+// which must then be positive.
+func StartTime(now time.Time, startIn time.Duration, startAt string, getenv func(string) string) (time.Time, error) {
+	if startAt != "" {
+		a := AgentFlags{StartAt: startAt}
+		_, at, err := a.Resolve(getenv, now)
+		return at, err
+	}
+	if startIn <= 0 {
+		return time.Time{}, fmt.Errorf("--start-in %v: must be positive", startIn)
+	}
+	return now.Add(startIn).Truncate(time.Second), nil
+}
