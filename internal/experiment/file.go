@@ -335,8 +335,6 @@ func (f *File) Validate() error {
 	}
 	if _, err := stack.ParseLatency(f.Stack.Latency); err != nil {
 		add("stack.latency: %v", err)
-	} else if top := topologyOf(f.Stack, Variant{}); len(f.Variants) == 0 && !top.Latency.NodeNode.Zero() && top.Nodes < 2 {
-		add("stack: latency node-node needs 2 nodes or more (stack.nodes)")
 	}
 	if err := (stack.Topology{LB: f.Stack.LB, NodeCPUs: f.Stack.NodeCPUs}).Validate(); err != nil {
 		for _, e := range unjoin(err) {
@@ -443,7 +441,11 @@ func (f *File) Validate() error {
 		if top := topologyOf(f.Stack, v); top.Sticky && top.LB == stack.LBNone {
 			add("variants[%d]: lb_sticky needs a balancer (stack.lb: haproxy)", i)
 		} else if !top.Latency.NodeNode.Zero() && top.Nodes < 2 {
-			add("variants[%d]: latency node-node needs 2 nodes or more (nodes)", i)
+			if v.Latency == "" && v.Nodes == 0 {
+				add("stack: latency node-node needs 2 nodes or more (stack.nodes)")
+			} else {
+				add("variants[%d]: latency node-node needs 2 nodes or more (nodes)", i)
+			}
 		}
 	}
 	if f.Watchdog.MaxRSS != "" {
