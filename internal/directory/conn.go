@@ -199,3 +199,38 @@ func parentsPrefix(entries []Entry) int {
 	}
 	return n
 }
+
+// ExistingDNs lists the DNs at and below base, normalized (lower case, no
+// spaces around separators); empty when base does not exist.
+func (c Conn) ExistingDNs(ctx context.Context, base string) (map[string]bool, error) {
+	l, err := c.dial(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer l.Close()
+	req := ldap.NewSearchRequest(base, ldap.ScopeWholeSubtree, ldap.NeverDerefAliases, 0, 0, false,
+		"(objectClass=*)", []string{"1.1"}, nil)
+	res, err := l.SearchWithPaging(req, 1000)
+	if ldap.IsErrorWithCode(err, ldap.LDAPResultNoSuchObject) {
+		return map[string]bool{}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("search %s: %w", base, err)
+	}
+	dns := make(map[string]bool, len(res.Entries))
+	for _, e := range res.Entries {
+		dns[normDN(e.DN)] = true
+	}
+	return dns, nil
+}
+
+// Missing are the entries whose DN is not in existing (from ExistingDNs).
+func Missing(entries []Entry, existing map[string]bool) []Entry {
+	var out []Entry
+	for _, e := range entries {
+		if !existing[normDN(e.DN)] {
+			out = append(out, e)
+		}
+	}
+	return out
+}

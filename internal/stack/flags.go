@@ -1,6 +1,7 @@
 package stack
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kcbench/kcbench/internal/cliutil"
+	"github.com/kcbench/kcbench/internal/directory"
 	"github.com/kcbench/kcbench/internal/fileutil"
 	"github.com/kcbench/kcbench/internal/kc"
 )
@@ -242,4 +244,22 @@ func (t Topology) CheckFlags() error {
 		return cliutil.Usage(err)
 	}
 	return nil
+}
+
+// LDAPBulkLoader is the local stack's BulkLoadLDAP when a seed may use it
+// (no external --target; a detached stack running a private slapd), else
+// nil (the seeder then writes over LDAP).
+func (w *Where) LDAPBulkLoader(t *kc.TargetFlags, getenv func(string) string) func(context.Context, []directory.Entry) (directory.AddResult, error) {
+	if t.Set() {
+		return nil
+	}
+	d, err := w.Dirs(getenv)
+	if err != nil {
+		return nil
+	}
+	s, err := Attach(d, w.Name)
+	if err != nil || !s.CanBulkLoadLDAP() {
+		return nil
+	}
+	return s.BulkLoadLDAP
 }
