@@ -392,7 +392,7 @@ func (r *Runner) runPoint(ctx context.Context, p Point) (*results.Summary, error
 					return fmt.Errorf("%s %s: %w", phase, w.Name, err)
 				}
 				wl := results.Workload{Name: w.Name, Scenario: cfg.Scenario, Phase: phase, Stats: res.Stats,
-					ServerCPUMsPerOp: res.CPU.PerIteration, ServerCPUSource: res.CPU.Source, Database: res.DB}
+					ServerCPUMsPerOp: res.CPU.PerIteration, ServerCPUSource: res.CPU.Source, Database: res.DB, Directory: res.Directory}
 				sum.Workloads = append(sum.Workloads, wl)
 				res.DB.RecordDurable(sum.Params)
 				res.DB.RecordDurable(man.Params)
