@@ -261,7 +261,7 @@ func (r *Runner) reach(ctx context.Context, p Point) (*results.Seed, error) {
 			return nil, err
 		}
 		res, err := dataset.Seed(ctx, adm, p.Spec, dataset.SeedOptions{
-			Strategy: strat, Logf: r.Logf, ManifestPath: r.manifestPath(), Target: tg.BaseURL, DB: r.pgDSN(), Keys: keys,
+			Strategy: strat, Logf: r.Logf, ManifestPath: r.manifestPath(), Target: tg.BaseURL, DB: r.pgDSN(), Keys: keys, LDAP: tg.LDAP,
 			ServerCPU: func() (time.Duration, error) { return stack.TargetCPU(tg) },
 		})
 		if err != nil {
