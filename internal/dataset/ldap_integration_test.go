@@ -34,7 +34,8 @@ func slapdInstalled() bool {
 // stopped): Keycloak's database holds none of them, a password grant for a
 // seeded user succeeds through the LDAP provider (a bind as the user,
 // which costs slapd CPU) and a wrong password is refused as Keycloak
-// refuses it.
+// refuses it. A third tenant with import on gets the user copied into the
+// database on login.
 func TestLDAPUsers(t *testing.T) {
 	s := shared.Get(t)
 	e := newEnv(t)
@@ -115,6 +116,31 @@ WHERE r.name = ANY($1) AND u.service_account_client_link IS NULL`, []string{sp.R
 	t.Logf("slapd CPU for 8 logins: %v", cpu1-cpu0)
 	if n := countUsers(); n != 0 {
 		t.Errorf("after logins with import off, Keycloak's database holds %d users, want 0", n)
+	}
+
+	// --ldap-import on: a third tenant whose provider imports; a login
+	// copies the user into Keycloak's database (the password is still
+	// checked by a bind).
+	imp := *d
+	imp.Import = true
+	sp.Tenants = 3
+	if _, err := dataset.Seed(e.ctx, e.adm, sp, dataset.SeedOptions{ManifestPath: mf, Target: e.tg.BaseURL, LDAP: &imp}); err != nil {
+		t.Fatal(err)
+	}
+	client := kc.OAuthClient{ID: sp.BackendClient(3, 1), Secret: sp.ClientSecret(3, sp.BackendClient(3, 1))}
+	if _, err := e.c.PasswordGrant(e.ctx, sp.RealmOf(3), client, sp.Username(3, 1), sp.Password(), ""); err != nil {
+		t.Fatalf("password grant with import on: %v", err)
+	}
+	if _, err := e.c.PasswordGrant(e.ctx, sp.RealmOf(3), client, sp.Username(3, 1), "wrong", ""); err == nil {
+		t.Error("import on: a wrong password is accepted")
+	}
+	var imported int
+	if err := pg.QueryRow(e.ctx, `SELECT count(*) FROM user_entity u JOIN realm r ON r.id = u.realm_id
+WHERE r.name = $1 AND u.service_account_client_link IS NULL AND u.federation_link IS NOT NULL`, sp.RealmOf(3)).Scan(&imported); err != nil {
+		t.Fatal(err)
+	}
+	if imported != 1 {
+		t.Errorf("import on: %d federated users in Keycloak's database after one login, want 1", imported)
 	}
 }
 
