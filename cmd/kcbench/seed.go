@@ -88,6 +88,7 @@ func cmdSeed(ctx context.Context, e *env, args []string) error {
 	res, err := dataset.Seed(ctx, adm, spec, dataset.SeedOptions{
 		Strategy: strat, Concurrency: *conc, Progress: progressBar(e, *quiet, "tenants"), Logf: e.logf,
 		ManifestPath: mpath, Target: tg.BaseURL, ServerCPU: cpu, DB: db, Keys: keys,
+		LDAP: tg.LDAP, LDAPLoad: w.LDAPBulkLoader(&t, e.getenv),
 	})
 	if res != nil {
 		res.WriteText(e.stdout, spec.Mode, cpu != nil, mpath)

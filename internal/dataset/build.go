@@ -19,6 +19,9 @@ type builder struct {
 	s     Spec
 	cred  kc.CredentialRep
 	creds *sync.Map // [2]int{tenant, user} → kc.CredentialRep
+	// dir, when set, holds the users: realms get an LDAP provider and no
+	// users of their own.
+	dir *kc.Directory
 }
 
 func newBuilder(s Spec) builder {
@@ -176,6 +179,9 @@ func (b builder) groups(i int) []kc.GroupRep {
 // import with explicit realmRoles would otherwise lose it (and with it
 // offline_access).
 func (b builder) users(i int) []kc.UserRep {
+	if b.dir != nil {
+		return nil // in LDAP
+	}
 	s := b.s
 	realm := s.RealmOf(i)
 	us := make([]kc.UserRep, 0, s.Content.Users)

@@ -27,7 +27,21 @@ import (
 
 var shared stacktest.Shared
 
-func TestMain(m *testing.M) { os.Exit(stacktest.Main(m, &shared)) }
+// TestMain shares one stack; with slapd installed it keeps a private
+// directory too (TestLDAPUsers), and after down no slapd may be left.
+func TestMain(m *testing.M) {
+	if slapdInstalled() {
+		shared.Configure = func(c *stack.Config) { c.LDAP.Server = stack.LDAPSlapd }
+	}
+	code := stacktest.Main(m, &shared)
+	if code == 0 && shared.Stack != nil {
+		if sl := shared.Stack.State().Slapd; sl != nil && sl.Proc.Alive() {
+			fmt.Fprintf(os.Stderr, "slapd (pid %d) still runs after down\n", sl.Proc.PID)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
 
 type env struct {
 	t   *testing.T

@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/kcbench/kcbench/internal/cliutil"
+	"github.com/kcbench/kcbench/internal/directory"
 	"github.com/kcbench/kcbench/internal/kc"
 )
 
@@ -79,6 +80,13 @@ type SeedOptions struct {
 	// Keys, when set, is the RSA key pool realms' keys come from (realms
 	// mode); without it every realm's keys are generated.
 	Keys *KeyPool
+	// LDAP, when set, keeps the dataset's users in this directory instead
+	// of Keycloak's database (see ldap.go); only the fast strategy does
+	// that (clone and rest fall back to it).
+	LDAP *kc.Directory
+	// LDAPLoad writes the users' entries into LDAP (default: LDAP adds
+	// over LDAP.URL).
+	LDAPLoad LDAPLoader
 }
 
 // SeedResult says what Seed did.
@@ -121,6 +129,15 @@ func Seed(ctx context.Context, adm *kc.Admin, spec Spec, o SeedOptions) (*SeedRe
 	if _, err := ParseStrategy(string(o.Strategy)); err != nil {
 		return nil, err
 	}
+	if o.LDAP != nil && spec.Mode != ModeRealms {
+		return nil, errors.New("users in LDAP (--ldap) work in realms mode; orgs mode would need the organizations' members to be LDAP users, which kcbench does not seed yet")
+	}
+	if o.LDAP != nil && o.Strategy != Fast {
+		if o.Logf != nil {
+			o.Logf("seed: with users in LDAP the %s strategy is not available; seeding the fast way", o.Strategy)
+		}
+		o.Strategy = Fast
+	}
 	if o.Strategy == Clone && o.DB == "" {
 		return nil, errors.New("the clone strategy writes into Keycloak's database: it needs the local stack's private PostgreSQL (use --strategy fast for another target)")
 	}
@@ -148,6 +165,7 @@ func Seed(ctx context.Context, adm *kc.Admin, spec Spec, o SeedOptions) (*SeedRe
 		cpu0, _ = o.ServerCPU()
 	}
 	sd := &seeder{adm: adm, s: spec, b: newBuilder(spec), o: o}
+	sd.b.dir = o.LDAP
 	res := &SeedResult{Strategy: o.Strategy}
 	if o.Strategy == Clone {
 		// A run cut off between a commit and the cache clear left
@@ -174,7 +192,9 @@ func Seed(ctx context.Context, adm *kc.Admin, spec Spec, o SeedOptions) (*SeedRe
 		case Clone:
 			runErr = sd.clone(ctx, todo)
 		default:
-			runErr = sd.fast(ctx, todo)
+			if runErr = sd.loadDirectory(ctx, todo); runErr == nil {
+				runErr = sd.fast(ctx, todo)
+			}
 		}
 	}
 	res.Duration = time.Since(start)
@@ -462,6 +482,9 @@ func (sd *seeder) fast(ctx context.Context, todo []int) error {
 				return fmt.Errorf("tenant %s: realm keys: %w", TenantID(i), err)
 			}
 			rep.Components = keys
+			if sd.b.dir != nil {
+				rep.Components[UserStorageType] = []kc.ComponentRep{sd.b.ldapComponent(sd.b.dir, i)}
+			}
 			if _, err := sd.createRealm(ctx, rep.Realm, rep); err != nil {
 				return fmt.Errorf("tenant %s: %w", TenantID(i), err)
 			}
@@ -521,6 +544,35 @@ func (sd *seeder) fast(ctx context.Context, todo []int) error {
 		}
 		return nil
 	})
+}
+
+// loadDirectory writes the users of tenants todo into the directory (with
+// the dataset's OU), before their realms are made.
+func (sd *seeder) loadDirectory(ctx context.Context, todo []int) error {
+	d := sd.b.dir
+	if d == nil {
+		return nil
+	}
+	t0 := time.Now()
+	es, err := sd.b.directoryEntries(ctx, d.BaseDN, todo, true)
+	if err != nil {
+		return err
+	}
+	load := sd.o.LDAPLoad
+	if load == nil {
+		conn := directory.Conn{URL: d.URL, BindDN: d.BindDN, Password: d.Password.Reveal()}
+		load = func(ctx context.Context, es []directory.Entry) (directory.AddResult, error) {
+			return conn.Add(ctx, es, directory.DefaultAddConcurrency)
+		}
+	}
+	scheme, _ := sd.s.DirectoryScheme()
+	sd.o.Logf("seed: writing %d entries (%d users, passwords %s) into LDAP %s", len(es), len(todo)*sd.s.Content.Users, scheme, d.URL)
+	res, err := load(ctx, es)
+	if err != nil {
+		return fmt.Errorf("LDAP: %w", err)
+	}
+	sd.o.Logf("seed: LDAP: %d entries added, %d were there, in %.1f s", res.Added, res.Existing, time.Since(t0).Seconds())
+	return nil
 }
 
 // Orgs-mode batch sizes: tenants inline in a new shared realm, and tenants

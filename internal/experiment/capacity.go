@@ -344,7 +344,7 @@ func matrixVersion(ctx context.Context, o MatrixOptions, v, dir string) (r *resu
 		return nil, err
 	}
 	sr, err := dataset.Seed(ctx, kc.NewAdmin(kc.New(tg.BaseURL, nil), tg.Admin), spec, dataset.SeedOptions{
-		Strategy: dataset.Clone, Logf: f.Logf, ManifestPath: manifestPath, Target: tg.BaseURL, DB: db, Keys: keys,
+		Strategy: dataset.Clone, Logf: f.Logf, ManifestPath: manifestPath, Target: tg.BaseURL, DB: db, Keys: keys, LDAP: tg.LDAP,
 		ServerCPU: func() (time.Duration, error) { return stack.TargetCPU(tg) },
 	})
 	if err != nil {

@@ -261,7 +261,7 @@ func (r *Runner) reach(ctx context.Context, p Point) (*results.Seed, error) {
 			return nil, err
 		}
 		res, err := dataset.Seed(ctx, adm, p.Spec, dataset.SeedOptions{
-			Strategy: strat, Logf: r.Logf, ManifestPath: r.manifestPath(), Target: tg.BaseURL, DB: r.pgDSN(), Keys: keys,
+			Strategy: strat, Logf: r.Logf, ManifestPath: r.manifestPath(), Target: tg.BaseURL, DB: r.pgDSN(), Keys: keys, LDAP: tg.LDAP,
 			ServerCPU: func() (time.Duration, error) { return stack.TargetCPU(tg) },
 		})
 		if err != nil {
@@ -392,7 +392,7 @@ func (r *Runner) runPoint(ctx context.Context, p Point) (*results.Summary, error
 					return fmt.Errorf("%s %s: %w", phase, w.Name, err)
 				}
 				wl := results.Workload{Name: w.Name, Scenario: cfg.Scenario, Phase: phase, Stats: res.Stats,
-					ServerCPUMsPerOp: res.CPU.PerIteration, ServerCPUSource: res.CPU.Source, Database: res.DB}
+					ServerCPUMsPerOp: res.CPU.PerIteration, ServerCPUSource: res.CPU.Source, Database: res.DB, Directory: res.Directory}
 				sum.Workloads = append(sum.Workloads, wl)
 				res.DB.RecordDurable(sum.Params)
 				res.DB.RecordDurable(man.Params)

@@ -62,6 +62,28 @@ type Target struct {
 	// machine (0 otherwise).
 	DB    Secret `json:"-"`
 	DBPID int    `json:"db_pid,omitempty"`
+	// LDAP is the directory holding the dataset's users (--ldap), nil
+	// when they live in Keycloak's database.
+	LDAP *Directory `json:"ldap,omitempty"`
+}
+
+// Directory is an LDAP directory whose users a realm reads through
+// Keycloak's LDAP user-storage provider.
+type Directory struct {
+	// URL is ldap://HOST:PORT, as Keycloak reaches it.
+	URL string `json:"url"`
+	// BindDN and Password are what Keycloak (and the seeder) bind as.
+	BindDN   string `json:"bind_dn"`
+	Password Secret `json:"-"`
+	// BaseDN is where the dataset's users go (one OU per tenant below it).
+	BaseDN string `json:"base_dn"`
+	// Import is the provider's importEnabled; CachePolicy its cachePolicy
+	// ("" for Keycloak's DEFAULT).
+	Import      bool   `json:"import"`
+	CachePolicy string `json:"cache_policy,omitempty"`
+	// PID is the directory server's pid when it runs on this machine
+	// under kcbench (0 otherwise), for its CPU.
+	PID int `json:"pid,omitempty"`
 }
 
 // Local reports whether the server runs on this machine under kcbench.

@@ -32,6 +32,9 @@ type ComponentRep struct {
 	ProviderID string              `json:"providerId"`
 	SubType    string              `json:"subType,omitempty"`
 	Config     map[string][]string `json:"config,omitempty"`
+	// SubComponents are child components by type, in a realm import
+	// (an LDAP provider's mappers).
+	SubComponents map[string][]ComponentRep `json:"subComponents,omitempty"`
 }
 
 // KeyProviderType is the component type of realm keys.

@@ -110,6 +110,9 @@ type Workload struct {
 	// Database is the database's work per successful iteration (nil
 	// when unknown).
 	Database *DBCost `json:"database,omitempty"`
+	// Directory is the LDAP directory's CPU per successful iteration
+	// (nil unless the users are in LDAP).
+	Directory *DirectoryCost `json:"directory,omitempty"`
 }
 
 // Capacity is a capacity search run at a point; its folder (Dir, relative

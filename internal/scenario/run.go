@@ -83,6 +83,9 @@ type RunResult struct {
 	// DB is the database's work over the measured window (nil when the
 	// target's database is unknown: not a local stack).
 	DB *results.DBCost
+	// Directory is the LDAP directory's CPU over the measured window (nil
+	// when the users are not in LDAP).
+	Directory *results.DirectoryCost
 	// Recorder holds the interval histograms (Recorder.WriteHlog).
 	Recorder *load.Recorder
 	// Params, when set, describe the run's setting in summary.json
@@ -179,6 +182,7 @@ func Run(ctx context.Context, in RunInput) (*RunResult, error) {
 	rec := load.NewRecorder(opts...)
 	cpu := newCPUWindow(ctx, in.Target)
 	db := newDBWindow(ctx, in.Target)
+	dir := newDirWindow(ctx, in.Target)
 	if cfg.CPUBaseline > 0 {
 		if err := cpu.baseline(ctx, cfg.CPUBaseline); err != nil {
 			return nil, err
@@ -187,6 +191,7 @@ func Run(ctx context.Context, in RunInput) (*RunResult, error) {
 	first := func() {
 		cpu.begin(cfg.Warmup)
 		db.begin(cfg.Warmup)
+		dir.begin(cfg.Warmup)
 		watch.start = time.Now()
 		if in.Alive != nil {
 			go watch.poll(runCtx, in.Alive)
@@ -208,6 +213,7 @@ func Run(ctx context.Context, in RunInput) (*RunResult, error) {
 	}
 	cpu.end()
 	db.end()
+	dir.end()
 	if runErr != nil && stats.Start.IsZero() {
 		return nil, runErr // nothing ran (e.g. a VU could not log in)
 	}
@@ -221,7 +227,7 @@ func Run(ctx context.Context, in RunInput) (*RunResult, error) {
 			runErr = down
 		}
 	}
-	res := &RunResult{Stats: stats, Recorder: rec, CPU: cpu.result(stats), DB: db.result(stats)}
+	res := &RunResult{Stats: stats, Recorder: rec, CPU: cpu.result(stats), DB: db.result(stats), Directory: dir.result(stats)}
 	if len(ths) > 0 {
 		res.Stats.Thresholds, res.ThresholdErr = stats.Check(ths)
 	}
@@ -501,6 +507,50 @@ func newDBWindow(ctx context.Context, tg kc.Target) *dbWindow {
 	return w
 }
 
+// dirWindow reads the LDAP directory server's CPU time (users in LDAP,
+// the server local) at the end of the warm-up and at the end of the run.
+type dirWindow struct {
+	window[time.Duration]
+	dir *kc.Directory
+	src string
+}
+
+func newDirWindow(ctx context.Context, tg kc.Target) *dirWindow {
+	w := &dirWindow{dir: tg.LDAP}
+	var read func(context.Context) (time.Duration, error)
+	if tg.LDAP != nil && tg.LDAP.PID > 0 {
+		p := observe.NewProcCPU(os.DirFS("/proc"), []int{tg.LDAP.PID})
+		read, w.src = p.CPUTime, p.Source()
+	}
+	w.window = newWindow(ctx, read)
+	return w
+}
+
+// result is the directory's CPU per successful iteration; nil when the
+// users are not in LDAP.
+func (w *dirWindow) result(s results.Stats) *results.DirectoryCost {
+	if w.dir == nil {
+		return nil
+	}
+	if w.src == "" {
+		return &results.DirectoryCost{Reason: "CPU not measured (the directory is not a local process)"}
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	switch {
+	case !w.started:
+		return &results.DirectoryCost{Source: w.src, Reason: "no iteration ran"}
+	case w.err != nil:
+		return &results.DirectoryCost{Source: w.src, Reason: w.err.Error()}
+	}
+	c := &results.DirectoryCost{Available: true, Source: w.src, Window: w.t1.Sub(w.t0).Seconds(), CPU: (w.v1 - w.v0).Seconds()}
+	if it, ok := s.Op(results.IterationOp); ok && it.OK > 0 {
+		c.Ops = it.OK
+		c.CPUMsPerOp = c.CPU * 1000 / float64(it.OK)
+	}
+	return c
+}
+
 // end takes the last reading and closes the connection.
 func (w *dbWindow) end() {
 	w.window.end()
@@ -589,7 +639,7 @@ func (res *RunResult) WriteDir(dir string) error {
 		return err
 	}
 	return fileutil.WriteFile(filepath.Join(dir, "summary.json"), 0o644, func(w io.Writer) error {
-		return writeSummaryJSON(w, s, res.CPU, res.DB, res.Params)
+		return writeSummaryJSON(w, s, res.CPU, res.DB, res.Directory, res.Params)
 	})
 }
 
@@ -597,13 +647,13 @@ func (res *RunResult) WriteDir(dir string) error {
 // server_cpu and params (when given) beside it; kcbench merge writes the
 // merged agents' summary with it.
 func WriteSummaryJSON(w io.Writer, s results.Stats, srv ServerCPU, params map[string]string) error {
-	return writeSummaryJSON(w, s, srv, nil, params)
+	return writeSummaryJSON(w, s, srv, nil, nil, params)
 }
 
 // writeSummaryJSON writes the engine's summary with server_cpu (and,
 // when given, params) added at the end, so that results.Stats still reads it and sizing finds the
 // CPU-ms.
-func writeSummaryJSON(w io.Writer, s results.Stats, srv ServerCPU, db *results.DBCost, params map[string]string) error {
+func writeSummaryJSON(w io.Writer, s results.Stats, srv ServerCPU, db *results.DBCost, dir *results.DirectoryCost, params map[string]string) error {
 	var buf bytes.Buffer
 	if err := results.WriteStatsJSON(&buf, s); err != nil {
 		return err
@@ -629,6 +679,15 @@ func writeSummaryJSON(w io.Writer, s results.Stats, srv ServerCPU, db *results.D
 			return err
 		}
 		if _, err := fmt.Fprintf(w, ",\n  \"database\": %s", dj); err != nil {
+			return err
+		}
+	}
+	if dir != nil {
+		dj, err := json.MarshalIndent(dir, "  ", "  ")
+		if err != nil {
+			return err
+		}
+		if _, err := fmt.Fprintf(w, ",\n  \"directory\": %s", dj); err != nil {
 			return err
 		}
 	}

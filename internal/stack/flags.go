@@ -8,9 +8,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/kcbench/kcbench/internal/cliutil"
+	"github.com/kcbench/kcbench/internal/directory"
 	"github.com/kcbench/kcbench/internal/fileutil"
 	"github.com/kcbench/kcbench/internal/kc"
 )
@@ -101,6 +103,12 @@ type Flags struct {
 	dbURL        string
 	dbUser       string
 	dbPasswordF  string
+	ldap         LDAPOptions
+	ldapURL      string
+	ldapBindDN   string
+	ldapBaseDN   string
+	ldapPassF    string
+	ldapImport   string
 	readyTimeout time.Duration
 	fs           *flag.FlagSet // to name the flags in errors
 }
@@ -128,6 +136,19 @@ func (f *Flags) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&f.dbURL, "db-url", "", "use this external PostgreSQL instead (jdbc:postgresql://HOST:PORT/DB)")
 	fs.StringVar(&f.dbUser, "db-user", "", "user for --db-url")
 	fs.StringVar(&f.dbPasswordF, "db-password-file", "", "file holding the password for --db-url")
+	f.ldap.RegisterFlags(fs)
+	fs.StringVar(&f.ldapURL, "ldap-url", "", "keep the dataset's users in this existing directory (ldap://HOST:PORT), read by Keycloak's LDAP provider; needs --ldap-bind-dn, --ldap-password-file, --ldap-base-dn")
+	fs.StringVar(&f.ldapBindDN, "ldap-bind-dn", "", "DN Keycloak and the seeder bind as, for --ldap-url")
+	fs.StringVar(&f.ldapPassF, "ldap-password-file", "", "file holding the bind password, for --ldap-url")
+	fs.StringVar(&f.ldapBaseDN, "ldap-base-dn", "", "DN below which the seeder makes one OU per tenant, for --ldap-url")
+	fs.StringVar(&f.ldapImport, "ldap-import", "off", "on: Keycloak imports LDAP users into its database on first use (importEnabled); off: reads them from the directory each time")
+}
+
+// RegisterFlags adds --ldap, --ldap-cache-policy and --slapd.
+func (o *LDAPOptions) RegisterFlags(fs *flag.FlagSet) {
+	fs.StringVar(&o.Server, "ldap", "", "keep the dataset's users in LDAP: slapd runs a private OpenLDAP with the stack (Debian package slapd)")
+	fs.StringVar(&o.CachePolicy, "ldap-cache-policy", "", "the LDAP provider's cache policy: "+strings.Join(CachePolicies, ", ")+" (default Keycloak's, DEFAULT)")
+	fs.StringVar(&o.Slapd, "slapd", "", "slapd binary (default: slapd on PATH or in /usr/sbin)")
 }
 
 // Config is the stack the flags describe; its problems are usage errors
@@ -158,6 +179,9 @@ func (f *Flags) Config(getenv func(string) string, logf func(string, ...any), de
 		}
 		cfg.DB = &ExternalDB{URL: f.dbURL, User: f.dbUser, Password: pw}
 	}
+	if err := f.ldapConfig(&cfg); err != nil {
+		return cfg, err
+	}
 	if err := cfg.Validate(); err != nil {
 		if f.fs != nil {
 			err = cliutil.FlagNames(f.fs, err)
@@ -165,6 +189,36 @@ func (f *Flags) Config(getenv func(string) string, logf func(string, ...any), de
 		return cfg, cliutil.Usage(err)
 	}
 	return cfg, nil
+}
+
+// ldapConfig fills cfg.LDAP from the --ldap flags.
+func (f *Flags) ldapConfig(cfg *Config) error {
+	cfg.LDAP = f.ldap
+	switch f.ldapImport {
+	case "on":
+		cfg.LDAP.Import = true
+	case "off", "":
+	default:
+		return cliutil.Usagef("--ldap-import %q: want on or off", f.ldapImport)
+	}
+	if f.ldapURL == "" {
+		if f.ldapBindDN != "" || f.ldapPassF != "" || f.ldapBaseDN != "" {
+			return cliutil.Usagef("--ldap-bind-dn, --ldap-password-file and --ldap-base-dn go with --ldap-url")
+		}
+		if !cfg.LDAP.Enabled() && (f.ldapImport == "on" || cfg.LDAP.CachePolicy != "") {
+			return cliutil.Usagef("--ldap-import and --ldap-cache-policy need --ldap slapd or --ldap-url")
+		}
+		return nil
+	}
+	if f.ldapPassF == "" {
+		return cliutil.Usagef("--ldap-url needs --ldap-bind-dn, --ldap-password-file and --ldap-base-dn")
+	}
+	pw, err := fileutil.ReadSecret(f.ldapPassF)
+	if err != nil {
+		return cliutil.Usagef("--ldap-password-file: %v", err)
+	}
+	cfg.LDAP.External = &ExternalLDAP{URL: f.ldapURL, BindDN: f.ldapBindDN, Password: pw, BaseDN: f.ldapBaseDN}
+	return nil
 }
 
 // RegisterFlags adds the flags of a stack's topology: nodes, balancer,
@@ -277,4 +331,22 @@ func (w *Where) ShowLog(ctx context.Context, out io.Writer, f LogFlags, getenv f
 		return nil
 	}
 	return fileutil.Follow(ctx, file, out)
+}
+
+// LDAPBulkLoader is the local stack's BulkLoadLDAP when a seed may use it
+// (no external --target; a detached stack running a private slapd), else
+// nil (the seeder then writes over LDAP).
+func (w *Where) LDAPBulkLoader(t *kc.TargetFlags, getenv func(string) string) func(context.Context, []directory.Entry) (directory.AddResult, error) {
+	if t.Set() {
+		return nil
+	}
+	d, err := w.Dirs(getenv)
+	if err != nil {
+		return nil
+	}
+	s, err := Attach(d, w.Name)
+	if err != nil || !s.CanBulkLoadLDAP() {
+		return nil
+	}
+	return s.BulkLoadLDAP
 }

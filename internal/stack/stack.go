@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kcbench/kcbench/internal/directory"
 	"github.com/kcbench/kcbench/internal/fileutil"
 	"github.com/kcbench/kcbench/internal/kc"
 )
@@ -36,6 +37,9 @@ type Config struct {
 	PG       PGOptions
 	// DB, when set, replaces the private PostgreSQL.
 	DB *ExternalDB
+	// LDAP puts the dataset's users into a directory (a private slapd or
+	// an existing one) instead of Keycloak's database.
+	LDAP LDAPOptions
 	// Detached stacks outlive the kcbench process (kcbench up); foreground
 	// ones die with it.
 	Detached bool
@@ -72,6 +76,10 @@ type State struct {
 	LB *balancer `json:"balancer,omitempty"`
 	DB dbConn    `json:"db"`
 	PG *pgServer `json:"postgres,omitempty"`
+	// LDAP is the directory of --ldap (nil without); Slapd the private
+	// server when kcbench runs it.
+	LDAP  *LDAPOptions `json:"ldap,omitempty"`
+	Slapd *ldapServer  `json:"slapd,omitempty"`
 	// LastBoot is the last start of all nodes (a cluster's: until every
 	// node is ready and sees every other).
 	LastBoot *BootResult `json:"last_boot,omitempty"`
@@ -182,6 +190,9 @@ func (c Config) Validate() error {
 			errs = append(errs, errors.New("external db: --db-user is required"))
 		}
 	}
+	if err := c.LDAP.Validate(); err != nil {
+		errs = append(errs, err)
+	}
 	if c.Dirs.Cache == "" || c.Dirs.State == "" {
 		errs = append(errs, errors.New("cache and state folders must be set"))
 	}
@@ -240,6 +251,26 @@ func Start(ctx context.Context, cfg Config) (s *Stack, err error) {
 	java, err := FindJDK(cfg.Keycloak.Version, cfg.Keycloak.JavaHome, os.Getenv("JAVA_HOME"))
 	if err != nil {
 		return nil, err
+	}
+	// An existing directory is checked before anything starts: a wrong
+	// URL or password fails here, not after minutes of building.
+	if e := cfg.LDAP.External; e != nil {
+		cctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+		err := directory.Conn{URL: e.URL, BindDN: e.BindDN, Password: e.Password}.Check(cctx)
+		cancel()
+		if err != nil {
+			return nil, fmt.Errorf("--ldap-url: %w", err)
+		}
+	}
+	var slapd slapdFiles
+	var ldapU *pgUser
+	if cfg.LDAP.Server == LDAPSlapd {
+		if slapd, err = findSlapd(cfg.LDAP.Slapd); err != nil {
+			return nil, err
+		}
+		if ldapU, err = chooseLDAPUser(); err != nil {
+			return nil, err
+		}
 	}
 	var pgU *pgUser
 	if cfg.DB == nil {
@@ -323,6 +354,11 @@ func Start(ctx context.Context, cfg Config) (s *Stack, err error) {
 	}
 	if err := s.startLatency(); err != nil {
 		return s, err
+	}
+	if cfg.LDAP.Enabled() {
+		if err := s.startDirectory(ctx, cfg, slapd, ldapU); err != nil {
+			return s, err
+		}
 	}
 	for i := 1; i <= nodes; i++ {
 		n, err := newNode(dir, i, nodes, cfg.Keycloak)
@@ -520,6 +556,9 @@ func (s *Stack) Procs() []Proc {
 	if s.st.PG != nil && s.st.PG.Proc.PID > 0 {
 		ps = append(ps, s.st.PG.Proc)
 	}
+	if s.st.Slapd != nil && s.st.Slapd.Proc.PID > 0 {
+		ps = append(ps, s.st.Slapd.Proc)
+	}
 	return ps
 }
 
@@ -540,6 +579,9 @@ func (s *Stack) Pids() []int {
 	}
 	if s.st.PG != nil {
 		pids = append(pids, s.st.PG.Proc.Members()...)
+	}
+	if s.st.Slapd != nil {
+		pids = append(pids, s.st.Slapd.Proc.Members()...)
 	}
 	return pids
 }
@@ -576,6 +618,11 @@ func (s *Stack) Down(ctx context.Context) error {
 	if s.st.PG != nil {
 		if err := s.st.PG.stop(); err != nil {
 			errs = append(errs, fmt.Errorf("stop postgres: %w", err))
+		}
+	}
+	if s.st.Slapd != nil {
+		if err := s.st.Slapd.stop(); err != nil {
+			errs = append(errs, fmt.Errorf("stop slapd: %w", err))
 		}
 	}
 	if left := s.Pids(); len(left) > 0 {
@@ -623,6 +670,7 @@ func (s *Stack) Target() kc.Target {
 	if s.st.PG != nil && s.st.PG.Proc.Alive() {
 		t.DBPID = s.st.PG.Proc.PID
 	}
+	t.LDAP = s.Directory()
 	return t
 }
 

@@ -16,19 +16,23 @@ type Status struct {
 	Detached bool   `json:"detached"`
 	// Keycloak sums the nodes: pid of node 1, RSS and CPU of all, alive
 	// when every node is.
-	Keycloak  ProcStatus      `json:"keycloak"`
-	Nodes     []NodeStatus    `json:"nodes"`
-	Topology  Topology        `json:"topology"`
-	Balancer  *BalancerStatus `json:"balancer,omitempty"`
-	Postgres  *ProcStatus     `json:"postgres,omitempty"`
-	Version   string          `json:"keycloak_version"`
-	Java      JDK             `json:"java"`
-	URL       string          `json:"url"`
-	MgmtURL   string          `json:"management_url"`
-	DBURL     string          `json:"db_url"`
-	Ready     bool            `json:"ready"`
-	Listeners []Listener      `json:"listeners"`
-	LastBoot  *BootResult     `json:"last_boot,omitempty"`
+	Keycloak ProcStatus      `json:"keycloak"`
+	Nodes    []NodeStatus    `json:"nodes"`
+	Topology Topology        `json:"topology"`
+	Balancer *BalancerStatus `json:"balancer,omitempty"`
+	Postgres *ProcStatus     `json:"postgres,omitempty"`
+	// Slapd is the private directory server (--ldap slapd); LDAPURL the
+	// directory the users live in (--ldap).
+	Slapd     *ProcStatus `json:"slapd,omitempty"`
+	LDAPURL   string      `json:"ldap_url,omitempty"`
+	Version   string      `json:"keycloak_version"`
+	Java      JDK         `json:"java"`
+	URL       string      `json:"url"`
+	MgmtURL   string      `json:"management_url"`
+	DBURL     string      `json:"db_url"`
+	Ready     bool        `json:"ready"`
+	Listeners []Listener  `json:"listeners"`
+	LastBoot  *BootResult `json:"last_boot,omitempty"`
 	// Heap is the running JVM's maximum heap (node 1's).
 	Heap *Heap `json:"heap,omitempty"`
 }
@@ -141,6 +145,18 @@ func (s *Stack) Status(ctx context.Context) Status {
 			}
 		}
 		st.Postgres = &ps
+	}
+	if d := s.Directory(); d != nil {
+		st.LDAPURL = d.URL
+	}
+	if l := s.st.Slapd; l != nil {
+		ps := ProcStatus{PID: l.Proc.PID, Alive: l.Proc.Alive()}
+		if ps.Alive {
+			ps.Uptime = l.Proc.Uptime()
+			ps.RSS, _ = RSS(l.Proc.PID)
+			ps.CPU, _ = CPUTime(l.Proc.PID)
+		}
+		st.Slapd = &ps
 	}
 	st.Listeners, _ = Listeners(s.Pids())
 	return st

@@ -86,6 +86,12 @@ func (st Status) WriteText(w io.Writer) error {
 	} else {
 		fmt.Fprintf(tw, "database\t%s (external)\n", st.DBURL)
 	}
+	if st.Slapd != nil {
+		fmt.Fprintf(tw, "slapd\t%s\n", st.LDAPURL)
+		fmt.Fprintf(tw, "slapd pid\t%s\n", procLine(*st.Slapd))
+	} else if st.LDAPURL != "" {
+		fmt.Fprintf(tw, "ldap\t%s (external)\n", st.LDAPURL)
+	}
 	var addrs []string
 	for _, l := range st.Listeners {
 		addrs = append(addrs, l.Addr)

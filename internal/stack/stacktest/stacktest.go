@@ -64,6 +64,9 @@ type Shared struct {
 	Stack *stack.Stack
 	Dirs  stack.Dirs
 	Err   error
+	// Configure, when set before Main, changes the shared stack's config
+	// (a package whose tests need a directory adds --ldap slapd).
+	Configure func(*stack.Config)
 }
 
 // Get returns the shared stack or skips/fails the test.
@@ -97,7 +100,11 @@ func Main(m *testing.M, shared *Shared) int {
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
 	start := time.Now()
-	shared.Stack, shared.Err = stack.Start(ctx, Config(d, "shared"))
+	cfg := Config(d, "shared")
+	if shared.Configure != nil {
+		shared.Configure(&cfg)
+	}
+	shared.Stack, shared.Err = stack.Start(ctx, cfg)
 	if shared.Err == nil {
 		fmt.Fprintf(os.Stderr, "stacktest: shared stack up in %s\n", time.Since(start).Round(time.Second))
 	}
