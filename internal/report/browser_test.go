@@ -60,6 +60,16 @@ type browserPage struct {
 	requests []string
 }
 
+// skipUnderRace skips a browser test of a static page under the race
+// detector: make test runs it again without (its integration pass), and
+// the static pages have no Go code running while the browser works. The
+// live dashboard's test runs under both.
+func skipUnderRace(t *testing.T) {
+	if raceDetector {
+		t.Skip("a static page in the browser: run without -race (make test's integration pass)")
+	}
+}
+
 func newBrowser(t *testing.T) *browserPage {
 	t.Helper()
 	exe := chromium(t)
@@ -438,6 +448,7 @@ func tooltipValue(t *testing.T, text, name string) float64 {
 }
 
 func TestBrowserQuickstartReport(t *testing.T) {
+	skipUnderRace(t)
 	cases := []struct {
 		name string
 		ns   []int
@@ -554,6 +565,7 @@ func TestBrowserQuickstartReport(t *testing.T) {
 }
 
 func TestBrowserCapacityReport(t *testing.T) {
+	skipUnderRace(t)
 	dir := t.TempDir()
 	writeCapacityResult(t, dir, "26.7.3", 97)
 	m, err := Build(t.Context(), dir)
@@ -707,6 +719,7 @@ func TestDashboardAddr(t *testing.T) {
 }
 
 func TestBrowserIndexAndCompare(t *testing.T) {
+	skipUnderRace(t)
 	root := t.TempDir()
 	writeQuickstartFixture(t, filepath.Join(root, "quickstart"), 1, 10, 50)
 	writeCapacityResult(t, filepath.Join(root, "capacity-jwks"), "26.7.3", 97)
@@ -858,6 +871,7 @@ func TestMeasureReport(t *testing.T) {
 // A folder with one point, and one whose other point failed, still render
 // and say what is missing.
 func TestBrowserMissing(t *testing.T) {
+	skipUnderRace(t)
 	root := t.TempDir()
 	ps := quickstartPoints(5)
 	writePoint(t, filepath.Join(root, "one"), "quickstart", ps[0])
