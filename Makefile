@@ -53,6 +53,8 @@ bench-loadgen: build
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParseStat -fuzztime 20s ./internal/stack/
 	$(GO) test -run '^$$' -fuzz FuzzParseFault -fuzztime 20s ./internal/stack/
+	$(GO) test -run '^$$' -fuzz FuzzParseLatency -fuzztime 20s ./internal/stack/
+	$(GO) test -run '^$$' -fuzz FuzzParseSegment -fuzztime 20s ./internal/load/
 	$(GO) test -run '^$$' -fuzz FuzzParsePolicy -fuzztime 20s ./internal/dataset/
 	$(GO) test -run '^$$' -fuzz FuzzParseRealm -fuzztime 20s ./internal/dataset/
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 20s ./internal/experiment/

@@ -99,7 +99,8 @@ func TestCheckFaults(t *testing.T) {
 }
 
 func FuzzParseFault(f *testing.F) {
-	for _, s := range []string{"30s kill node=2", "90s add-node", "1m db-restart", "5s stop node=1 node=1", "x"} {
+	for _, s := range []string{"30s kill node=2", "90s add-node", "1m db-restart", "5s stop node=1 node=1", "x",
+		"60s latency node-node=5ms~1ms,node-db=0s"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

@@ -185,3 +185,24 @@ func TestLatencyEventKeepsOtherLinks(t *testing.T) {
 		t.Errorf("proxies: db %v, node %v / %v", links.db.delay, links.nodes[1][0].delay, links.nodes[1][1].delay)
 	}
 }
+
+func FuzzParseLatency(f *testing.F) {
+	for _, s := range []string{"node-db=2ms", "node-node=5ms~1ms,node-db=2ms", "node-db=0s", "node-db=1h", "x=1ms", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		l, err := ParseLatency(s)
+		if err != nil {
+			return
+		}
+		back, err := ParseLatency(l.String())
+		if err != nil || back != l {
+			t.Fatalf("%q: String %q reads back as %+v, %v", s, l.String(), back, err)
+		}
+		for _, d := range []Delay{l.NodeDB, l.NodeNode} {
+			if d.RTT < 0 || d.Jitter < 0 || d.Jitter > d.RTT || d.RTT > MaxDelay {
+				t.Fatalf("%q: %+v", s, l)
+			}
+		}
+	})
+}
