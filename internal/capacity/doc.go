@@ -17,6 +17,10 @@
 //     by Step from Start until one fails, then a binary search between the
 //     last passing and the first failing rate down to Resolution. It is
 //     the incremental mode of Keycloak's own benchmark.
+//   - Fixed (schedule.go), for a search split over agents that never talk
+//     to each other: the linear ramp fixed in advance up to MaxRate
+//     (Options.Schedule), run by every agent at the same instants, judged
+//     after the merge of their steps (JudgeSchedule), within Step.
 //
 // Neither has its false passes: a step passes only when every SLO holds
 // AND it achieved at least 95 % of the asked rate AND it dropped (or cut
@@ -47,7 +51,8 @@
 //	params               free-form labels: keycloak_version, dataset,
 //	                     password_policy, target, machine_cores, repeat…
 //	slos                 the SLOs, canonical text, e.g. ["p99<500ms","errors<0.1%"]
-//	settings             mode (adaptive | linear), start, step,
+//	settings             mode (adaptive | linear | fixed: a split
+//	                     search's schedule, schedule.go), start, step,
 //	                     step_duration_s, warmup_s, resolution, max_rate
 //	                     (0: none), min_ok, min_achieved_pct,
 //	                     max_dropped_pct, pause_s; adaptive: precision_pct,

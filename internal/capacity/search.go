@@ -81,6 +81,10 @@ type StepResult struct {
 	DB *results.DBCost
 	// Note is carried into the step, e.g. why the server CPU is unknown.
 	Note string
+	// Faults are what the caller found wrong with the step beyond its
+	// figures (e.g. agents that did not run it together); a step with any
+	// never passes.
+	Faults []string
 }
 
 // StepFunc runs one step: rate iterations per second for d (open model),
@@ -268,6 +272,9 @@ func (o Options) Judge(rate float64, r StepResult) results.CapacityStep {
 	if why := o.latencyRise(s); why != "" {
 		fail("%s", why)
 	}
+	for _, f := range r.Faults {
+		fail("%s", f)
+	}
 	for _, t := range o.SLOs {
 		tr := t.Evaluate(s)
 		st.SLOs = append(st.SLOs, tr)
@@ -430,7 +437,7 @@ func (s *searcher) finish(ctx context.Context, err error) {
 	r := s.res
 	r.End = time.Now().UTC()
 	r.Elapsed = r.End.Sub(r.Start).Seconds()
-	r.Interrupted = ctx.Err() != nil
+	r.Interrupted = r.Interrupted || ctx.Err() != nil
 	if b := r.Best(); b != nil {
 		r.Achieved, r.P95, r.P99 = b.Achieved, b.P95, b.P99
 		r.CPUMsPerOp, r.ServerCores = b.CPUMsPerOp, b.ServerCores

@@ -49,6 +49,11 @@ const (
 const (
 	ModeLinear   = "linear"   // fixed start, step and step length
 	ModeAdaptive = "adaptive" // probe, bracket around the estimate, bisect to a relative precision
+	// ModeFixed: the linear search's ramp fixed in advance (start, step,
+	// max rate), run by the agents of a split search (kcbench capacity
+	// --segment) and judged after kcbench merge joined their steps; its
+	// resolution is the step.
+	ModeFixed = "fixed"
 )
 
 // CapacityStep is one constant-arrival-rate run of a search.
