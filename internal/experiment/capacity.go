@@ -48,6 +48,9 @@ type Search struct {
 	// IntervalHook, when set, sees every interval of every step (live
 	// metrics).
 	IntervalHook func(load.Interval)
+	// Gap, for a split search (RunAgent), is the time between one step's
+	// end and the next one's start (0: AgentGap's default).
+	Gap time.Duration
 }
 
 // Stepper binds the search to a Keycloak.

@@ -28,6 +28,7 @@ import (
 const CapacitySynopsis = `capacity --scenario NAME [--slo 'p99<500ms,errors<0.1%'] [--precision PCT] [--out DIR] [flags]
        kcbench capacity --scenario NAME --search linear [--start R] [--step S] [--step-duration D] [--resolution r] [flags]
        kcbench capacity --scenario NAME --kc-version 26.4.7,26.7.3 [dataset flags] [flags]
+       kcbench capacity --scenario NAME --segment I/N --start-at TIME --max-rate M [--start R] [--step S] [--step-duration D] [flags]
 
 Finds the highest arrival rate that meets every SLO. By default (adaptive)
 it needs no tuning: short probes doubling from --start warm the server up
@@ -51,7 +52,20 @@ stack (named capacity-<version>), the same dataset (the dataset flags, or
 --manifest's spec) seeded into it, a measured restart, and the same search;
 one table compares them. Writes capacity.json and steps.csv into --out
 (per version: --out/<version>/, and matrix.json). Exit code 3 when no rate
-met the SLOs.`
+met the SLOs.
+
+A split search (--segment I/N, or --segments N in a Kubernetes Indexed Job)
+runs on agents that never talk to each other, and each sees only its share
+of a step, so it cannot adapt: every agent runs the linear search's ramp
+as a fixed schedule (a warm-up at --start, then --start, --start+--step, …
+up to --max-rate, which is required), each step --step-duration long and
+started at the same instant on every agent (from --start-at, --step-gap
+apart), and makes every N-th arrival of each step. An agent neither stops
+at a failure (it cannot see one) nor judges: it writes each step's share
+to --out/step-NNN. kcbench merge DIR... --out DIR adds the agents' HDR
+histograms per step, judges each merged step as a search does, and writes
+capacity.json: the highest rate that passed below the first failing step,
+known within --step.`
 
 // CapacityFlags are kcbench capacity's settings.
 type CapacityFlags struct {
@@ -75,6 +89,11 @@ type CapacityFlags struct {
 	mode         string
 	precisionPct float64
 	set          map[string]bool // flags given on the command line
+	// Segment and StartAt make the search an agent's share of a split
+	// search (load.AgentFlags resolves them; set them before Validate).
+	Segment load.Segment
+	StartAt time.Time
+	gap     time.Duration
 }
 
 // RegisterFlags adds the flags of the search, its workload and a version
@@ -118,6 +137,7 @@ func (f *CapacityFlags) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&f.Versions, "kc-version", "", "version matrix: `LIST` of Keycloak 26.x versions, each on a fresh local stack")
 	fs.StringVar(&f.Heap, "heap", "", "version matrix: JVM heap of each stack (e.g. 1g; default Keycloak's own)")
 	fs.StringVar(&f.PGVersion, "pg-version", stack.DefaultPGVersion, "version matrix: PostgreSQL of each stack")
+	fs.DurationVar(&f.gap, "step-gap", 0, fmt.Sprintf("split search (--segment): time between one step's end and the next one's start (default: the graceful stop + --pause + %s to set up the next step)", DefaultAgentSetup))
 	f.Top.RegisterFlags(fs)
 }
 
@@ -132,8 +152,11 @@ func (f *CapacityFlags) searchOptions() (capacity.Options, error) {
 	o.MinAchieved, o.MaxDropped = f.minAchPct/100, f.maxDropPct/100
 	switch f.mode {
 	case "":
-		o.Adaptive = !f.set["step"] && !f.set["resolution"]
+		o.Adaptive = f.Segment.Whole() && !f.set["step"] && !f.set["resolution"]
 	case results.ModeAdaptive:
+		if !f.Segment.Whole() {
+			return o, fmt.Errorf("--search adaptive with --segment: %w", capacity.ErrAdaptiveSchedule)
+		}
 		o.Adaptive = true
 		if f.set["step"] || f.set["resolution"] {
 			return o, errors.New("--step and --resolution apply to --search linear")
@@ -178,6 +201,7 @@ func (f *CapacityFlags) validate() error {
 			errs = append(errs, err)
 		}
 	}
+	errs = append(errs, f.validateAgent()...)
 	if f.Repeats < 1 || f.Repeats > maxRepeats {
 		errs = append(errs, fmt.Errorf("--repeats %d: must be between 1 and %d", f.Repeats, maxRepeats))
 	}
@@ -207,6 +231,45 @@ func (f *CapacityFlags) validate() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// validateAgent checks the flags of a split search's agent (--segment):
+// a fixed schedule from a common start to --max-rate.
+func (f *CapacityFlags) validateAgent() []error {
+	var errs []error
+	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if f.Segment.Whole() {
+		if !f.StartAt.IsZero() {
+			add("--start-at: applies to a split search (--segment or --segments)")
+		}
+		if f.set["step-gap"] {
+			add("--step-gap: applies to a split search (--segment or --segments)")
+		}
+		return errs
+	}
+	if f.StartAt.IsZero() {
+		add("--segment: a split search needs --start-at TIME, the same for every agent: its steps start at fixed instants from it")
+	}
+	if f.set["resolution"] {
+		add("--resolution: a split search has no binary search: its answer is known within --step")
+	}
+	if f.opts.MaxRate <= 0 {
+		add("--max-rate: a split search needs one: its agents run every step from --start by --step up to it (only the merge sees where the SLOs failed)")
+	} else if o, err := f.searchOptions(); err == nil {
+		if _, err := o.Schedule(f.StartAt, 0); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if f.gap < 0 || f.gap > capacity.MaxWait {
+		add("--step-gap %v: must be between 0 and %v", f.gap, capacity.MaxWait)
+	}
+	if f.Repeats > 1 {
+		add("--repeats: applies without --segment only")
+	}
+	if f.Versions != "" {
+		add("--kc-version: a version matrix starts local stacks: it cannot be split over agents")
+	}
+	return errs
 }
 
 // VersionList is --kc-version's versions, each once.
@@ -312,7 +375,7 @@ func joinAnd(ss []string) string {
 // writing its finding to stdout.
 func (f *CapacityFlags) Search(logf func(string, ...any), stdout io.Writer) *Search {
 	o, _ := f.searchOptions()
-	return &Search{Scenario: f.Scen, Options: o, MaxVUs: f.maxVUs, Grace: f.grace, Quiet: f.Quiet, Logf: logf, Stdout: stdout}
+	return &Search{Scenario: f.Scen, Options: o, MaxVUs: f.maxVUs, Grace: f.grace, Quiet: f.Quiet, Logf: logf, Stdout: stdout, Gap: f.gap}
 }
 
 // CapacityTarget is what a search without --kc-version runs against.

@@ -24,6 +24,14 @@ const (
 	CapacityAgentSchema = 1
 )
 
+// Params of a split search's step folders (beside the agent's own).
+const (
+	ParamCapacityStep  = "capacity_step"
+	ParamCapacityPhase = "capacity_phase"
+	ParamCapacityRate  = "capacity_rate"         // the whole step's rate
+	ParamServerRSSPeak = "server_rss_peak_bytes" // over the step, when known
+)
+
 // StepDir is the folder, inside an agent's, of step i's share.
 func StepDir(i int) string { return fmt.Sprintf("step-%03d", i) }
 

@@ -122,6 +122,21 @@ func (s *CapacityStepper) Step(ctx context.Context, rate float64, d time.Duratio
 	return sr, err
 }
 
+// AgentStep runs agent seg's share of one step of a split search's fixed
+// schedule (capacity.Options.Schedule): rate is the whole step's, of
+// which the agent makes every seg.Count-th arrival (RunInput.Segment),
+// and the step's clock starts at at on every agent. It returns the run's
+// result, whose Recorder holds the HDR histograms a merge needs, and the
+// server's peak RSS over the step (0: unknown).
+func (s *CapacityStepper) AgentStep(ctx context.Context, rate float64, d time.Duration, seg load.Segment, at time.Time) (*RunResult, int64, error) {
+	in := RunInput{Target: s.Target, Manifest: s.Manifest, Config: s.StepConfig(rate, d), HTTPClient: s.HTTPClient, Progress: s.Progress,
+		IntervalHook: s.IntervalHook, Segment: seg, StartAt: at}
+	stopRSS, peak := watchRSS(s.RSS)
+	res, err := Run(ctx, in)
+	stopRSS()
+	return res, peak(), err
+}
+
 // watchRSS calls read every second until stopped; peak returns the
 // highest value seen (0 when read is nil or always fails).
 func watchRSS(read func() (int64, error)) (stop func(), peak func() int64) {
