@@ -234,7 +234,11 @@ func Merge(as []*Agent) (*Result, error) {
 		s.Thresholds, _ = s.Check(ths)
 	}
 	res.CPU = mergeCPU(as, *s)
-	res.Params = mergeParams(as)
+	ps := make([]map[string]string, len(as))
+	for i, a := range as {
+		ps[i] = a.Params
+	}
+	res.Params = commonParams(ps)
 	return res, nil
 }
 
@@ -507,27 +511,27 @@ func mergeCPU(as []*Agent, s results.Stats) scenario.ServerCPU {
 // agentKeys are the params that name one agent.
 var agentKeys = []string{"segment", "agent_host", "agent_pid"}
 
-// mergeParams keeps the params every agent shares and names the agents.
-func mergeParams(as []*Agent) map[string]string {
-	p := maps.Clone(as[0].Params)
+// commonParams keeps the params every agent shares and names the agents.
+func commonParams(ps []map[string]string) map[string]string {
+	p := maps.Clone(ps[0])
 	if p == nil {
 		p = map[string]string{}
 	}
 	for _, k := range agentKeys {
 		delete(p, k)
 	}
-	for _, a := range as[1:] {
+	for _, q := range ps[1:] {
 		for k, v := range p {
-			if a.Params[k] != v {
+			if q[k] != v {
 				delete(p, k)
 			}
 		}
 	}
 	var segs []string
-	for _, a := range as {
-		segs = append(segs, cmp.Or(a.Params["segment"], "?"))
+	for _, q := range ps {
+		segs = append(segs, cmp.Or(q["segment"], "?"))
 	}
-	p["agents"] = fmt.Sprint(len(as))
+	p["agents"] = fmt.Sprint(len(ps))
 	p["segments"] = strings.Join(segs, ",")
 	return p
 }
