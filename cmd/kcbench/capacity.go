@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"runtime"
+	"time"
 
+	"github.com/kcbench/kcbench/internal/cliutil"
 	"github.com/kcbench/kcbench/internal/dataset"
 	"github.com/kcbench/kcbench/internal/experiment"
 	"github.com/kcbench/kcbench/internal/kc"
@@ -49,8 +51,10 @@ func cmdCapacity(ctx context.Context, e *env, args []string) error {
 	var tf kc.TargetFlags
 	var sf dataset.SpecFlags
 	var mf metrics.Flags
+	var af load.AgentFlags
 	fs := newFlags(e, "capacity", experiment.CapacitySynopsis)
 	f.RegisterFlags(fs)
+	af.RegisterFlags(fs)
 	df.RegisterFlags(fs)
 	mf.RegisterFlags(fs)
 	w.RegisterFlags(fs)
@@ -59,6 +63,14 @@ func cmdCapacity(ctx context.Context, e *env, args []string) error {
 	if err := parse(fs, args, 0); err != nil {
 		return err
 	}
+	seg, startAt, err := af.Resolve(e.getenv, time.Now())
+	if err != nil {
+		return cliutil.Usage(err)
+	}
+	if af.Emit {
+		return usagef("--emit-results applies to kcbench load: collect a split capacity search's --out folders (one folder per step) as they are")
+	}
+	f.Segment, f.StartAt = seg, startAt
 	if err := f.Validate(fs); err != nil {
 		return err
 	}
@@ -92,12 +104,17 @@ func cmdCapacity(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	search := search(e, &f, live)
-	hook, stopMetrics, err := mf.Start(e.logf, load.Segment{})
+	hook, stopMetrics, err := mf.Start(e.logf, seg)
 	if err != nil {
 		return err
 	}
 	defer stopMetrics()
 	search.IntervalHook = hook
+	if !seg.Whole() {
+		search.Local = t.Local
+		load.AgentParams(t.Params, seg, startAt)
+		return search.RunAgent(ctx, t.Target, t.Manifest, t.Params, f.Out, seg, startAt)
+	}
 	return noRate(search.RunRepeats(ctx, t, f.Out, f.Repeats))
 }
 

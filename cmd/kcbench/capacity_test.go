@@ -1,17 +1,22 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/kcbench/kcbench/internal/load"
 	"github.com/kcbench/kcbench/internal/results"
 )
 
@@ -147,6 +152,10 @@ func TestCapacityStartFails(t *testing.T) {
 
 func TestCapacityUsage(t *testing.T) {
 	t.Parallel()
+	soon := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
+	split := func(extra ...string) []string {
+		return append([]string{"capacity", "--scenario", "jwks", "--segment", "1/3"}, extra...)
+	}
 	cases := []struct {
 		name string
 		args []string
@@ -168,6 +177,19 @@ func TestCapacityUsage(t *testing.T) {
 		{"matrix and target", []string{"capacity", "--scenario", "jwks", "--kc-version", "26.4.7", "--target", "http://127.0.0.1:1"}, "--target does not apply"},
 		{"matrix and repeats", []string{"capacity", "--scenario", "jwks", "--kc-version", "26.4.7", "--repeats", "2"}, "--repeats applies"},
 		{"bad percent", []string{"capacity", "--scenario", "jwks", "--min-achieved", "120"}, "--min-achieved"},
+		// a split search (--segment): a fixed schedule from a common start to --max-rate
+		{"segment without max rate", split("--start-at", soon), "--max-rate: a split search needs one"},
+		{"segment with adaptive", split("--start-at", soon, "--max-rate", "100", "--search", "adaptive"), "--search adaptive with --segment: the adaptive search picks each step"},
+		{"segment start in the past", split("--start-at", "2020-01-01T00:00:00Z", "--max-rate", "100"), "--start-at 2020-01-01T00:00:00Z is"},
+		{"segment without start", split("--max-rate", "100"), "needs --start-at"},
+		{"segment with resolution", split("--start-at", soon, "--max-rate", "100", "--step", "10", "--resolution", "1"), "--resolution: a split search has no binary search"},
+		{"segment with repeats", split("--start-at", soon, "--max-rate", "100", "--repeats", "2"), "--repeats: applies without --segment"},
+		{"segment, too many steps", split("--start-at", soon, "--start", "1", "--step", "1", "--max-rate", "1000"), "--max-rate: 1000 steps from 1/s to 1000/s"},
+		{"segment with emit", split("--start-at", soon, "--max-rate", "100", "--emit-results"), "--emit-results applies to kcbench load"},
+		{"segments without index", []string{"capacity", "--scenario", "jwks", "--segments", "3", "--start-at", soon, "--max-rate", "100"}, "JOB_COMPLETION_INDEX is not set"},
+		{"bad segment", split("--segment", "3/3", "--start-at", soon, "--max-rate", "100"), "index must be between 0 and 2"},
+		{"start-at without segment", []string{"capacity", "--scenario", "jwks", "--start-at", soon}, "--start-at: applies to a split search"},
+		{"step gap without segment", []string{"capacity", "--scenario", "jwks", "--step-gap", "3s"}, "--step-gap: applies to a split search"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -179,5 +201,126 @@ func TestCapacityUsage(t *testing.T) {
 	}
 	if code, _, errs := runCLI(t, "capacity", "--scenario", "jwks"); code != exitError || !strings.Contains(errs, "no stack is up") {
 		t.Errorf("without a stack: exit %d: %s", code, errs)
+	}
+}
+
+// TestSplitCapacityMerge: three agents of a split capacity search
+// (--segment 0/3, 1/3, and --segments 3 with JOB_COMPLETION_INDEX=2) run
+// the same fixed schedule against one server that serves 100 requests/s
+// (a queue above); kcbench merge joins their steps, and its verdict finds
+// 100/s within one step; each merged step's counts are the sums of the
+// agents'; a failed step never passes.
+func TestSplitCapacityMerge(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs for about 20 s")
+	}
+	t.Parallel()
+	srv := fakeTokenServer(t, 100)
+	root := t.TempDir()
+	at := time.Now().Add(2 * time.Second).UTC().Format(time.RFC3339Nano)
+	common := []string{"capacity", "--target", srv.URL, "--realm", "r", "--client-id", "c", "--client-secret", "s",
+		"--scenario", "client-credentials", "--slo", "p99<100ms,errors<1%", "--start", "40", "--step", "20", "--max-rate", "160",
+		"--step-duration", "1s", "--warmup", "1s", "--min-ok", "20", "--graceful-stop", "500ms", "--step-gap", "1s",
+		"--start-at", at, "--quiet", "--procs", "0"}
+	var dirs []string
+	type agent struct {
+		code           int
+		stdout, stderr string
+	}
+	runs := make([]agent, 3)
+	var wg sync.WaitGroup
+	for i := range 3 {
+		dir := filepath.Join(root, fmt.Sprintf("agent-%d", i))
+		dirs = append(dirs, dir)
+		args := append(slices.Clone(common), "--out", dir)
+		env := map[string]string{}
+		if i == 2 {
+			args = append(args, "--segments", "3")
+			env[load.JobIndexEnv] = "2"
+		} else {
+			args = append(args, "--segment", fmt.Sprintf("%d/3", i))
+		}
+		wg.Go(func() {
+			var out, errb bytes.Buffer
+			code := run(t.Context(), args, &out, &errb, func(k string) string { return env[k] })
+			runs[i] = agent{code, out.String(), errb.String()}
+		})
+	}
+	wg.Wait()
+	for i, r := range runs {
+		if r.code != exitOK {
+			t.Fatalf("agent %d: exit %d\nstdout: %s\nstderr: %s", i, r.code, r.stdout, r.stderr)
+		}
+		if results.IsCapacityAgentDir(dirs[i]) == false || strings.Contains(r.stdout, "max rate at SLO") {
+			t.Errorf("agent %d judged its share or wrote no schedule:\n%s", i, r.stdout)
+		}
+		if _, err := os.Stat(filepath.Join(dirs[i], results.CapacityFile)); err == nil {
+			t.Errorf("agent %d wrote a capacity.json: a share is no finding", i)
+		}
+	}
+
+	merged := filepath.Join(root, "merged")
+	code, stdout, stderr := runCLI(t, append([]string{"merge"}, append(dirs, "--out", merged)...)...)
+	if code != exitOK {
+		t.Fatalf("merge: exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+	r, err := results.ReadCapacityDir(merged)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s", stdout)
+	// 8 steps: the warm-up, then 40, 60 … 160/s.
+	if len(r.Steps) != 8 || r.Steps[0].Phase != results.StepWarmup || r.Settings.Mode != results.ModeFixed || r.Params["agents"] != "3" {
+		t.Fatalf("%d steps, first %+v, mode %s, params %v", len(r.Steps), r.Steps[0], r.Settings.Mode, r.Params)
+	}
+	// Above 100/s the wait at the end of a 1 s step is (r−100)/100 s: p99
+	// < 100 ms holds up to about 110/s, so 100/s passes (80/s on a busy
+	// box) and 120/s fails.
+	if !r.Found || r.MaxRate < 80 || r.MaxRate > 100 || r.FirstFailedRate != r.MaxRate+20 {
+		t.Errorf("max rate %g, first failed %g; want 100 within a step: %s", r.MaxRate, r.FirstFailedRate, r.Conclusion)
+	}
+	if !strings.Contains(r.Conclusion, "(within 20/s)") {
+		t.Errorf("conclusion %q does not give the step as the resolution", r.Conclusion)
+	}
+	for _, s := range r.Steps {
+		if s.Pass && len(s.Failures) > 0 {
+			t.Errorf("step %d passed despite %q", s.Index, s.Failures)
+		}
+		if s.Phase == results.StepRamp && s.Rate >= 140 && s.Pass {
+			t.Errorf("step %d at %g/s passed: the server serves 100/s", s.Index, s.Rate)
+		}
+		var it, ok, errs, dropped, cut int64
+		for _, d := range dirs {
+			st, err := results.ReadStats(filepath.Join(d, results.StepDir(s.Index)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			i, _ := st.Op(results.IterationOp)
+			it, ok, errs, dropped, cut = it+i.Count, ok+i.OK, errs+i.Errors, dropped+st.Dropped, cut+st.Interrupted
+		}
+		if s.Iterations != it || s.OK != ok || s.Errors != errs || s.Dropped != dropped || s.Interrupted != cut {
+			t.Errorf("step %d: merged %d iterations, %d ok, %d errors, %d dropped, %d cut off; the agents' sums %d, %d, %d, %d, %d",
+				s.Index, s.Iterations, s.OK, s.Errors, s.Dropped, s.Interrupted, it, ok, errs, dropped, cut)
+		}
+		// one schedule split in three: the arrivals of one process at the rate
+		if arr := float64(s.Iterations + s.Dropped + s.Interrupted); math.Abs(arr-s.Rate*s.Duration) > 2 {
+			t.Errorf("step %d at %g/s for %g s: %g arrivals", s.Index, s.Rate, s.Duration, arr)
+		}
+	}
+
+	// The merged folder reads as a capacity folder (report, gate, size --from).
+	if code, out, errs := runCLI(t, "report", merged); code != exitOK {
+		t.Errorf("report: exit %d\n%s\n%s", code, out, errs)
+	}
+	if code, out, errs := runCLI(t, "gate", "--baseline", merged, "--current", merged); code != exitOK {
+		t.Errorf("gate: exit %d\n%s\n%s", code, out, errs)
+	}
+
+	// Bad merges: an agent missing, agents mixed with a load folder.
+	if code, _, errs := runCLI(t, "merge", dirs[0], dirs[1], "--out", filepath.Join(root, "m2")); code != exitError || !strings.Contains(errs, "2/3] missing") {
+		t.Errorf("two of three agents: exit %d: %s", code, errs)
+	}
+	if code, _, errs := runCLI(t, "merge", dirs[0], filepath.Join(dirs[1], results.StepDir(1)), "--out", filepath.Join(root, "m3")); code != exitUsage || !strings.Contains(errs, "the others not") {
+		t.Errorf("mixed folders: exit %d: %s", code, errs)
 	}
 }

@@ -2,8 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"time"
 
+	"github.com/kcbench/kcbench/internal/capacity"
 	"github.com/kcbench/kcbench/internal/cliutil"
 	"github.com/kcbench/kcbench/internal/fileutil"
 	"github.com/kcbench/kcbench/internal/merge"
@@ -26,10 +29,41 @@ func cmdMerge(ctx context.Context, e *env, args []string) error {
 		return usagef("--out: %v", err)
 	}
 	start := time.Now()
+	if split, err := merge.IsCapacity(dirs); err != nil {
+		return cliutil.Usage(err)
+	} else if split {
+		return mergeCapacity(e, dirs, *out)
+	}
 	res, err := merge.ReadWrite(dirs, *out, e.logf)
 	if err != nil {
 		return err
 	}
 	e.logf("merge: %d agents (segments %s) in %s; results in %s", len(dirs), res.Params["segments"], time.Since(start).Round(time.Millisecond), *out)
 	return res.WriteText(e.stdout)
+}
+
+// mergeCapacity merges and judges a split capacity search's agents.
+func mergeCapacity(e *env, dirs []string, out string) error {
+	start := time.Now()
+	cm, err := merge.Capacity(dirs)
+	if err != nil {
+		return err
+	}
+	if err := cm.WriteDir(out); err != nil {
+		return err
+	}
+	for _, n := range cm.Notes {
+		e.logf("merge: note: %s", n)
+	}
+	r := cm.Result
+	e.logf("merge: %d agents of a split capacity search (segments %s), %d steps, in %s; results in %s",
+		len(dirs), r.Params["segments"], len(r.Steps), time.Since(start).Round(time.Millisecond), out)
+	if err := capacity.WriteText(e.stdout, r); err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "results: %s\n", out)
+	if !r.Found {
+		return codedError{code: exitThresholds, err: errors.New("capacity: no rate met the SLOs: " + r.Conclusion)}
+	}
+	return nil
 }
