@@ -65,7 +65,7 @@ func (f *Search) RunAgent(ctx context.Context, tg kc.Target, m *dataset.Manifest
 	}
 	last := steps[len(steps)-1]
 	end := last.Start.Add(seconds(last.Duration))
-	f.Logf("capacity: agent %s of a split search: %s against %s, SLOs %s; %d steps from %g/s to %g/s (this agent makes every %d-th arrival), %s to %s; kcbench merge judges them",
+	f.Logf("capacity: agent %s of a split search: %s against %s, SLOs %s; %d steps from %g/s to %g/s (this agent makes one arrival in %d), %s to %s; kcbench merge judges them",
 		seg, f.Scenario.Scenario, tg.BaseURL, results.FormatSLOs(o.SLOs), len(steps), steps[0].Rate, last.Rate, seg.Count,
 		at.Local().Format(time.TimeOnly), end.Local().Format(time.TimeOnly))
 	for _, p := range steps {
