@@ -10,9 +10,13 @@
 // histograms' precision; counts, errors, dropped and interrupted
 // iterations are summed; per-second timeline rows are summed on wall time.
 //
-// It sits after load and scenario in the pipeline (it reads their files
-// through results and writes them with scenario's writer) and before
-// report.
+// The agents of a split capacity search (kcbench capacity --segment) are
+// merged step by step and each merged step judged by capacity's judge
+// (Capacity, capacity.go).
+//
+// It sits after load, scenario and capacity in the pipeline (it reads
+// their files through results and writes them with scenario's writer)
+// and before report.
 package merge
 
 import (
