@@ -4,15 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"runtime"
 
 	"github.com/kcbench/kcbench/internal/bench"
-	"github.com/kcbench/kcbench/internal/dataset"
 	"github.com/kcbench/kcbench/internal/experiment"
 	"github.com/kcbench/kcbench/internal/kc"
-	"github.com/kcbench/kcbench/internal/results"
-	"github.com/kcbench/kcbench/internal/scenario"
 	"github.com/kcbench/kcbench/internal/stack"
 )
 
@@ -34,33 +30,10 @@ func cmdLoadgenBench(ctx context.Context, e *env, args []string) error {
 	if err := f.Check(); err != nil {
 		return err
 	}
-	base := tf.URL
-	newPool := func() (*scenario.Pool, error) { return scenario.NewSinglePool(scenario.Single{Realm: f.Realm}) }
-	if !tf.Set() {
-		s, err := w.Attach(e.getenv, e.logf)
-		if err != nil {
-			return err
-		}
-		base = s.Target().BaseURL
-		if f.Scenario != results.ScenarioJWKS {
-			m, err := dataset.ReadManifest(s.DatasetManifest())
-			if err != nil {
-				return fmt.Errorf("--scenario %s needs the local stack's dataset (kcbench seed): %w", f.Scenario, err)
-			}
-			newPool = func() (*scenario.Pool, error) { return scenario.NewManifestPool(m, 0) }
-		}
-	} else if f.Scenario != results.ScenarioJWKS {
-		return usagef("--scenario other than jwks needs the local stack (its dataset)")
-	}
-	o := f.Options
-	o.Base, o.NewPool, o.Logf = base, newPool, e.logf
-	if f.CPUProfile != "" {
-		pf, err := os.Create(f.CPUProfile)
-		if err != nil {
-			return err
-		}
-		defer pf.Close()
-		o.CPUProfile = pf
+	o, done, err := f.Resolve(&tf, &w, e.getenv, e.logf)
+	defer done()
+	if err != nil {
+		return err
 	}
 	rs, err := bench.Run(ctx, o)
 	if err != nil {

@@ -3,10 +3,8 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
-	"github.com/kcbench/kcbench/internal/capacity"
 	"github.com/kcbench/kcbench/internal/cliutil"
 	"github.com/kcbench/kcbench/internal/fileutil"
 	"github.com/kcbench/kcbench/internal/merge"
@@ -44,26 +42,9 @@ func cmdMerge(ctx context.Context, e *env, args []string) error {
 
 // mergeCapacity merges and judges a split capacity search's agents.
 func mergeCapacity(e *env, dirs []string, out string) error {
-	start := time.Now()
-	cm, err := merge.Capacity(dirs)
-	if err != nil {
-		return err
+	r, err := merge.CapacityReadWrite(dirs, out, e.stdout, e.logf)
+	if err == nil && !r.Found {
+		err = codedError{code: exitThresholds, err: errors.New("capacity: no rate met the SLOs: " + r.Conclusion)}
 	}
-	if err := cm.WriteDir(out); err != nil {
-		return err
-	}
-	for _, n := range cm.Notes {
-		e.logf("merge: note: %s", n)
-	}
-	r := cm.Result
-	e.logf("merge: %d agents of a split capacity search (segments %s), %d steps, in %s; results in %s",
-		len(dirs), r.Params["segments"], len(r.Steps), time.Since(start).Round(time.Millisecond), out)
-	if err := capacity.WriteText(e.stdout, r); err != nil {
-		return err
-	}
-	fmt.Fprintf(e.stdout, "results: %s\n", out)
-	if !r.Found {
-		return codedError{code: exitThresholds, err: errors.New("capacity: no rate met the SLOs: " + r.Conclusion)}
-	}
-	return nil
+	return err
 }

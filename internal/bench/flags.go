@@ -2,12 +2,17 @@ package bench
 
 import (
 	"flag"
+	"fmt"
+	"os"
 	"strings"
 	"time"
 
 	"github.com/kcbench/kcbench/internal/cliutil"
+	"github.com/kcbench/kcbench/internal/dataset"
+	"github.com/kcbench/kcbench/internal/kc"
 	"github.com/kcbench/kcbench/internal/results"
 	"github.com/kcbench/kcbench/internal/scenario"
+	"github.com/kcbench/kcbench/internal/stack"
 )
 
 // Synopsis is kcbench loadgen-bench's help.
@@ -51,4 +56,39 @@ func (f *Flags) Check() error {
 		return cliutil.Usagef("--connections must be between 1 and %d, --rounds at least 1, --duration at most 1h and --duration/--rounds at least 1s, --warmup not negative", scenario.MaxVUs)
 	}
 	return nil
+}
+
+// Resolve completes the Options against the Keycloak to drive: tf's
+// external target (JWKS only), else the local stack w names, whose
+// dataset gives the users of other scenarios; and opens the CPU profile.
+// done closes what it opened.
+func (f *Flags) Resolve(tf *kc.TargetFlags, w *stack.Where, getenv func(string) string, logf func(string, ...any)) (o Options, done func(), err error) {
+	o, done = f.Options, func() {}
+	o.Logf = logf
+	o.Base = tf.URL
+	o.NewPool = func() (*scenario.Pool, error) { return scenario.NewSinglePool(scenario.Single{Realm: f.Realm}) }
+	if !tf.Set() {
+		s, err := w.Attach(getenv, logf)
+		if err != nil {
+			return o, done, err
+		}
+		o.Base = s.Target().BaseURL
+		if f.Scenario != results.ScenarioJWKS {
+			m, err := dataset.ReadManifest(s.DatasetManifest())
+			if err != nil {
+				return o, done, fmt.Errorf("--scenario %s needs the local stack's dataset (kcbench seed): %w", f.Scenario, err)
+			}
+			o.NewPool = func() (*scenario.Pool, error) { return scenario.NewManifestPool(m, 0) }
+		}
+	} else if f.Scenario != results.ScenarioJWKS {
+		return o, done, cliutil.Usagef("--scenario other than jwks needs the local stack (its dataset)")
+	}
+	if f.CPUProfile != "" {
+		pf, err := os.Create(f.CPUProfile)
+		if err != nil {
+			return o, done, err
+		}
+		o.CPUProfile, done = pf, func() { pf.Close() }
+	}
+	return o, done, nil
 }

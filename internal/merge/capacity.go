@@ -3,6 +3,7 @@ package merge
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -222,4 +223,29 @@ func (cm *CapacityMerge) WriteDir(dir string) error {
 		}
 	}
 	return cm.Result.WriteDir(dir)
+}
+
+// CapacityReadWrite merges and judges a split capacity search's agents
+// (Capacity), writes the result to out, logs the notes and prints the
+// finding to stdout as a search does (kcbench merge).
+func CapacityReadWrite(dirs []string, out string, stdout io.Writer, logf func(string, ...any)) (*results.CapacityResult, error) {
+	start := time.Now()
+	cm, err := Capacity(dirs)
+	if err != nil {
+		return nil, err
+	}
+	if err := cm.WriteDir(out); err != nil {
+		return nil, err
+	}
+	for _, n := range cm.Notes {
+		logf("merge: note: %s", n)
+	}
+	r := cm.Result
+	logf("merge: %d agents of a split capacity search (segments %s), %d steps, in %s; results in %s",
+		len(dirs), r.Params["segments"], len(r.Steps), time.Since(start).Round(time.Millisecond), out)
+	if err := capacity.WriteText(stdout, r); err != nil {
+		return r, err
+	}
+	_, err = fmt.Fprintf(stdout, "results: %s\n", out)
+	return r, err
 }
