@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"runtime"
 	"time"
 
@@ -39,6 +40,10 @@ func search(e *env, f *experiment.CapacityFlags, live *report.Live) *experiment.
 				update(p)
 				live.Add(liveSample("capacity "+f.Scen.Scenario, 0, p))
 			}, done
+		}
+		s.OnStep = func(i int, phase string, rate float64, d time.Duration) {
+			live.SetStatus(report.LiveStatus{Phase: "capacity search " + f.Scen.Scenario,
+				Step: fmt.Sprintf("step %d (%s): %g/s for %s", i, phase, rate, d), ETA: d})
 		}
 	}
 	return s

@@ -3,9 +3,7 @@ package main
 import (
 	"context"
 	"flag"
-	"fmt"
 	"runtime"
-	"text/tabwriter"
 	"time"
 
 	"github.com/kcbench/kcbench/internal/cliutil"
@@ -141,9 +139,5 @@ func cmdScenarios(ctx context.Context, e *env, args []string) error {
 	if err := parse(fs, args, 0); err != nil {
 		return err
 	}
-	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
-	for _, i := range scenario.List() {
-		fmt.Fprintf(tw, "%s\t%s\n", i.Name, i.Description)
-	}
-	return tw.Flush()
+	return scenario.WriteList(e.stdout)
 }

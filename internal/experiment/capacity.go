@@ -51,6 +51,8 @@ type Search struct {
 	// Gap, for a split search (RunAgent), is the time between one step's
 	// end and the next one's start (0: AgentGap's default).
 	Gap time.Duration
+	// OnStep, when set, is told of each step as it begins (a live view).
+	OnStep func(index int, phase string, rate float64, d time.Duration)
 }
 
 // Stepper binds the search to a Keycloak.
@@ -78,6 +80,9 @@ func (f *Search) Run(ctx context.Context, tg kc.Target, m *dataset.Manifest, par
 	o.BeforeStep = func(i int, phase string, rate float64, d time.Duration) {
 		if !f.Quiet {
 			f.Logf("capacity: step %d (%s) %g/s for %s", i, phase, rate, d)
+		}
+		if f.OnStep != nil {
+			f.OnStep(i, phase, rate, d)
 		}
 	}
 	o.AfterStep = func(s results.CapacityStep) {

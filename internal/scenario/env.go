@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"io"
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"text/tabwriter"
 	"time"
 
 	"github.com/kcbench/kcbench/internal/dataset"
@@ -132,6 +134,16 @@ func List() []Info {
 	}
 	slices.SortFunc(out, func(a, b Info) int { return strings.Compare(a.Name, b.Name) })
 	return out
+}
+
+// WriteList prints every scenario's name and description, a line each
+// (kcbench scenarios).
+func WriteList(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, i := range List() {
+		fmt.Fprintf(tw, "%s\t%s\n", i.Name, i.Description)
+	}
+	return tw.Flush()
 }
 
 // ErrUnknown is wrapped by ByName's error for a name no scenario has.
