@@ -118,49 +118,21 @@ func (b *balancer) writeConfig(nodes []NodeState, sticky bool) error {
 // start runs haproxy in the foreground of its own process group (it dies
 // with kcbench unless detached) and waits until its stats page answers.
 func (b *balancer) start(ctx context.Context, detached bool, extra ...string) error {
-	logFile, err := os.OpenFile(b.Log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return err
-	}
-	defer logFile.Close()
-	off, _ := logFile.Seek(0, io.SeekEnd)
 	cmd := exec.Command(b.Bin, append([]string{"-db", "-f", b.Config}, extra...)...)
 	cmd.Dir = filepath.Dir(b.Config)
 	cmd.Env = []string{"PATH=/usr/sbin:/usr/bin:/bin", "LANG=C"}
-	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.SysProcAttr = procAttr(detached, syscall.SIGTERM)
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("start haproxy: %w", err)
+	// A child of its own: a reload starts another while this one finishes.
+	c, err := startChild("haproxy", cmd, b.Log)
+	if err != nil {
+		return err
 	}
-	// This process's own channel and error: a reload starts another
-	// while this one finishes.
-	exited := make(chan struct{})
-	var werr error
-	b.exited = exited
-	go func() { werr = cmd.Wait(); close(exited) }()
-	b.Proc, _ = identify(cmd.Process.Pid)
-	if b.Proc.PID == 0 {
-		b.Proc = Proc{PID: cmd.Process.Pid, PGID: cmd.Process.Pid}
-	}
+	b.Proc, b.exited = c.proc, c.exited
 	hc := &http.Client{Timeout: 2 * time.Second}
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		if _, err := b.serverStats(ctx, hc); err == nil {
-			return nil
-		}
-		select {
-		case <-exited:
-			return fmt.Errorf("haproxy exited (%s): %s", exitDescription(werr), lastLines(readFrom(b.Log, off), 8))
-		case <-ctx.Done():
-			b.stop()
-			return ctx.Err()
-		case <-time.After(50 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			b.stop()
-			return fmt.Errorf("haproxy's stats page did not answer within 20 s: %s", lastLines(readFrom(b.Log, off), 8))
-		}
-	}
+	return c.waitReady(ctx, 20*time.Second, "stats page did not answer", func() error {
+		_, err := b.serverStats(ctx, hc)
+		return err
+	}, func() { b.stop() })
 }
 
 func (b *balancer) stop() error {

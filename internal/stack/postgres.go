@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/url"
 	"os"
 	"os/exec"
@@ -360,46 +359,22 @@ func pgIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + 
 // startPG runs postgres as a direct child (so its pid is known and it can
 // get a parent-death signal) and waits until postmaster.pid says "ready".
 func startPG(ctx context.Context, s *pgServer, detached bool) error {
-	logFile, err := os.OpenFile(s.LogPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return err
-	}
-	defer logFile.Close()
-	off, _ := logFile.Seek(0, io.SeekEnd)
 	cmd := exec.Command(filepath.Join(s.Bin, "postgres"), "-D", s.Data)
 	cmd.Dir = filepath.Dir(s.Data)
 	cmd.Env = []string{"LANG=C", "LC_ALL=C", "PATH=/usr/bin:/bin"}
-	cmd.Stdout, cmd.Stderr = logFile, logFile
 	// SIGINT is PostgreSQL's fast shutdown.
 	cmd.SysProcAttr = s.User.attr(procAttr(detached, syscall.SIGINT))
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("start postgres: %w", err)
+	c, err := startChild("postgres", cmd, s.LogPath)
+	if err != nil {
+		return err
 	}
-	s.exited = make(chan struct{})
-	var waitErr error
-	go func() { waitErr = cmd.Wait(); close(s.exited) }()
-	s.Proc, _ = identify(cmd.Process.Pid)
-	if s.Proc.PID == 0 {
-		s.Proc = Proc{PID: cmd.Process.Pid, PGID: cmd.Process.Pid}
-	}
-	deadline := time.Now().Add(60 * time.Second)
-	for {
+	s.Proc, s.exited = c.proc, c.exited
+	return c.waitReady(ctx, 60*time.Second, "not ready", func() error {
 		if pgReady(s.Data) {
 			return nil
 		}
-		select {
-		case <-s.exited:
-			return fmt.Errorf("postgres exited (%s): %s", exitDescription(waitErr), lastLines(readFrom(s.LogPath, off), 8))
-		case <-ctx.Done():
-			s.Proc.Kill(syscall.SIGQUIT, 5*time.Second)
-			return ctx.Err()
-		case <-time.After(50 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			s.Proc.Kill(syscall.SIGQUIT, 5*time.Second)
-			return fmt.Errorf("postgres not ready after 60 s: %s", lastLines(readFrom(s.LogPath, off), 8))
-		}
-	}
+		return errors.New("postmaster.pid does not say ready")
+	}, func() { s.Proc.Kill(syscall.SIGQUIT, 5*time.Second) })
 }
 
 // pgReady reads the status line (8th) of postmaster.pid, as pg_ctl does.

@@ -3,8 +3,10 @@ package stack
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -322,4 +324,63 @@ func TargetRSS(t kc.Target) (int64, error) {
 		sum += r
 	}
 	return sum, nil
+}
+
+// child is a server kcbench started (PostgreSQL, slapd, HAProxy) and
+// waits on: its process, when it exits and why, and where this run's
+// part of its log starts.
+type child struct {
+	name    string
+	proc    Proc
+	exited  chan struct{}
+	waitErr error
+	log     string
+	logOff  int64
+}
+
+// startChild starts cmd as name with its output appended to logPath.
+func startChild(name string, cmd *exec.Cmd, logPath string) (*child, error) {
+	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	defer logFile.Close()
+	c := &child{name: name, exited: make(chan struct{}), log: logPath}
+	c.logOff, _ = logFile.Seek(0, io.SeekEnd)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start %s: %w", name, err)
+	}
+	go func() { c.waitErr = cmd.Wait(); close(c.exited) }()
+	c.proc, _ = identify(cmd.Process.Pid)
+	if c.proc.PID == 0 {
+		c.proc = Proc{PID: cmd.Process.Pid, PGID: cmd.Process.Pid}
+	}
+	return c, nil
+}
+
+// waitReady polls ready every 50 ms until it holds. It fails, with the
+// end of the child's log, when the child exits or timeout passes (what
+// says what it waited for), and stops the child on a timeout or when ctx
+// ends.
+func (c *child) waitReady(ctx context.Context, timeout time.Duration, what string, ready func() error, stop func()) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		err := ready()
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-c.exited:
+			return fmt.Errorf("%s exited (%s): %s", c.name, exitDescription(c.waitErr), lastLines(readFrom(c.log, c.logOff), 8))
+		case <-ctx.Done():
+			stop()
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			stop()
+			return fmt.Errorf("%s %s within %v (%v): %s", c.name, what, timeout, err, lastLines(readFrom(c.log, c.logOff), 8))
+		}
+	}
 }

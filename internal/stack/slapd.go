@@ -6,7 +6,6 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"os/user"
@@ -274,48 +273,22 @@ func initLDAP(s *ldapServer, password string) error {
 // own process group, and waits until the manager can bind; then it makes
 // the suffix's entry when there is none.
 func startLDAP(ctx context.Context, s *ldapServer, password string, detached bool) error {
-	logFile, err := os.OpenFile(s.LogPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return err
-	}
-	defer logFile.Close()
-	off, _ := logFile.Seek(0, io.SeekEnd)
 	cmd := exec.Command(s.Bin, "-d", "0", "-h", s.URL()+"/", "-f", s.Conf)
 	cmd.Dir = filepath.Dir(s.Conf)
 	cmd.Env = []string{"LANG=C", "LC_ALL=C", "PATH=/usr/bin:/bin"}
-	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.SysProcAttr = s.User.attr(procAttr(detached, syscall.SIGTERM))
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("start slapd: %w", err)
+	c, err := startChild("slapd", cmd, s.LogPath)
+	if err != nil {
+		return err
 	}
-	s.exited = make(chan struct{})
-	var waitErr error
-	go func() { waitErr = cmd.Wait(); close(s.exited) }()
-	s.Proc, _ = identify(cmd.Process.Pid)
-	if s.Proc.PID == 0 {
-		s.Proc = Proc{PID: cmd.Process.Pid, PGID: cmd.Process.Pid}
-	}
+	s.Proc, s.exited = c.proc, c.exited
 	conn := directory.Conn{URL: s.URL(), BindDN: "cn=admin," + s.Suffix, Password: password}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	if err := c.waitReady(ctx, 30*time.Second, "not ready", func() error {
 		cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		err := conn.Check(cctx)
-		cancel()
-		if err == nil {
-			break
-		}
-		select {
-		case <-s.exited:
-			return fmt.Errorf("slapd exited (%s): %s", exitDescription(waitErr), lastLines(readFrom(s.LogPath, off), 8))
-		case <-ctx.Done():
-			s.stop()
-			return ctx.Err()
-		case <-time.After(50 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			s.stop()
-			return fmt.Errorf("slapd not ready after 30 s (%v): %s", err, lastLines(readFrom(s.LogPath, off), 8))
-		}
+		defer cancel()
+		return conn.Check(cctx)
+	}, func() { s.stop() }); err != nil {
+		return err
 	}
 	root, err := directory.Root(s.Suffix)
 	if err != nil {
