@@ -55,6 +55,20 @@ type Search struct {
 	OnStep func(index int, phase string, rate float64, d time.Duration)
 }
 
+// runStepper is the Stepper of a run with o's HTTP client and the
+// progress display; done closes both.
+func (f *Search) runStepper(tg kc.Target, m *dataset.Manifest, o capacity.Options) (sr *scenario.CapacityStepper, done func()) {
+	sr = f.Stepper(tg, m)
+	sr.HTTPClient = sr.NewHTTPClient(o)
+	done = sr.HTTPClient.CloseIdleConnections
+	if f.Progress != nil {
+		update, end := f.Progress()
+		sr.Progress = update
+		done = func() { end(); sr.HTTPClient.CloseIdleConnections() }
+	}
+	return sr, done
+}
+
 // Stepper binds the search to a Keycloak.
 func (f *Search) Stepper(tg kc.Target, m *dataset.Manifest) *scenario.CapacityStepper {
 	return &scenario.CapacityStepper{Config: f.Scenario, Target: tg, Manifest: m, SLOs: f.Options.SLOs, MaxVUs: f.MaxVUs, Grace: f.Grace,
@@ -69,14 +83,8 @@ func (f *Search) Run(ctx context.Context, tg kc.Target, m *dataset.Manifest, par
 	if f.Local != nil && o.Adaptive && o.Cores == 0 {
 		o.Cores = f.Local.State().Topology.ServerCores(numCPU())
 	}
-	sr := f.Stepper(tg, m)
-	sr.HTTPClient = sr.NewHTTPClient(o)
-	defer sr.HTTPClient.CloseIdleConnections()
-	if f.Progress != nil {
-		update, done := f.Progress()
-		sr.Progress = update
-		defer done()
-	}
+	sr, done := f.runStepper(tg, m, o)
+	defer done()
 	o.BeforeStep = func(i int, phase string, rate float64, d time.Duration) {
 		if !f.Quiet {
 			f.Logf("capacity: step %d (%s) %g/s for %s", i, phase, rate, d)

@@ -55,14 +55,8 @@ func (f *Search) RunAgent(ctx context.Context, tg kc.Target, m *dataset.Manifest
 	if err := a.WriteDir(dir); err != nil {
 		return err
 	}
-	sr := f.Stepper(tg, m)
-	sr.HTTPClient = sr.NewHTTPClient(o)
-	defer sr.HTTPClient.CloseIdleConnections()
-	if f.Progress != nil {
-		update, done := f.Progress()
-		sr.Progress = update
-		defer done()
-	}
+	sr, done := f.runStepper(tg, m, o)
+	defer done()
 	last := steps[len(steps)-1]
 	end := last.Start.Add(seconds(last.Duration))
 	f.Logf("capacity: agent %s of a split search: %s against %s, SLOs %s; %d steps from %g/s to %g/s (this agent makes one arrival in %d), %s to %s; kcbench merge judges them",
