@@ -29,7 +29,11 @@ import (
 //     grow faster each time (1.1, 1.21, 1.46, then 2), and at once by up
 //     to probeGrowth when far below the prediction.
 //  3. Bisect between the highest pass and the lowest failure until they
-//     are within Precision of the pass.
+//     are within Precision of the pass. When the failure cost the server
+//     much more CPU per operation than the pass (staleFailure: the JVM
+//     was still warming up when it failed, as in the first search after a
+//     boot), the failure no longer holds: the bracket opens again at its
+//     rate (at most maxReopen times).
 //  4. Confirm: the highest pass runs again for long enough to see an
 //     overload of Precision (the shorter steps before it may pass a rate
 //     a few per cent too high); when it fails, lower rates are confirmed
@@ -246,9 +250,10 @@ func (s *searcher) predict(st results.CapacityStep) float64 {
 // bisects between them.
 func (s *searcher) bracket(ctx context.Context, rate float64) error {
 	o := s.o
-	var lo, hi float64 // highest pass, lowest failure
-	passes := 0        // in a row, before the first failure
-	var served float64 // what the lowest failure completed per second, when it fell behind
+	var lo, hi float64       // highest pass, lowest failure
+	var loCPU, hiCPU float64 // their server CPU-ms per operation
+	passes := 0              // in a row, before the first failure
+	var served float64       // what the lowest failure completed per second, when it fell behind
 	for rate > 0 && (lo == 0 || hi == 0) {
 		if len(s.res.Steps) >= o.MaxSteps {
 			s.res.Capped = lo > 0
@@ -260,7 +265,7 @@ func (s *searcher) bracket(ctx context.Context, rate float64) error {
 		}
 		if st.Pass {
 			s.pass(st)
-			lo = rate
+			lo, loCPU = rate, st.CPUMsPerOp
 			if hi > 0 {
 				break
 			}
@@ -279,7 +284,7 @@ func (s *searcher) bracket(ctx context.Context, rate float64) error {
 			rate = s.capRate(roundRate(rate * g))
 			continue
 		}
-		hi = rate
+		hi, hiCPU = rate, st.CPUMsPerOp
 		if st.Achieved < o.MinAchieved*rate {
 			served = st.OKRate
 		}
@@ -314,16 +319,28 @@ func (s *searcher) bracket(ctx context.Context, rate float64) error {
 		}
 		if st.Pass {
 			s.pass(st)
-			lo = mid
+			lo, loCPU = mid, st.CPUMsPerOp
 		} else {
-			hi = mid
+			hi, hiCPU = mid, st.CPUMsPerOp
 			if st.Achieved < o.MinAchieved*mid {
 				served = st.OKRate
 			}
 		}
 	}
+	if s.reopened < maxReopen && loCPU > 0 && hiCPU > staleFailure*loCPU && len(s.res.Steps) < o.MaxSteps {
+		s.reopened++
+		return s.bracket(ctx, hi)
+	}
 	return s.confirm(ctx, lo, hi)
 }
+
+// A failure whose server CPU per operation was more than staleFailure
+// times the highest pass's came from a server that has warmed up since;
+// the bracket opens again at most maxReopen times.
+const (
+	staleFailure = 1.25
+	maxReopen    = 2
+)
 
 // coarse is the overload the bracket and bisection steps must see: they
 // are short, so a rate a little above the limit may pass them; confirm

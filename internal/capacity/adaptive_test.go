@@ -295,3 +295,51 @@ func TestWriteTextSaysTheDatabaseCostAtTheMax(t *testing.T) {
 		t.Error("the best step lost its database cost")
 	}
 }
+
+// warming is a server that is cold for its first steps (a JVM just
+// booted: far more CPU per operation, falling step by step, and a low
+// limit) and warm after.
+type warming struct {
+	coldLimit  float64
+	coldCPU    []float64 // CPU-ms per operation of each cold step
+	warmServer saturating
+	calls      int
+}
+
+func (m *warming) run(ctx context.Context, rate float64, d time.Duration) (StepResult, error) {
+	m.calls++
+	if m.calls <= len(m.coldCPU) {
+		cold := saturating{limit: m.coldLimit, base: m.warmServer.base, cpuMs: m.coldCPU[m.calls-1]}
+		return cold.run(ctx, rate, d)
+	}
+	return m.warmServer.run(ctx, rate, d)
+}
+
+// The first search after a boot: a step fails while the server is still
+// warming up. The search does not stop below that failure once the
+// server has become much cheaper per operation: it opens the bracket
+// again and finds the warm limit.
+func TestAdaptiveOutgrowsAColdFailure(t *testing.T) {
+	t.Parallel()
+	// as measured on a just-booted 26.7.3 (client credentials, 2 cores):
+	// 45, 25.6, 10.6, 6.1 and 3.1 CPU-ms per grant, the 5th step failing
+	m := &warming{coldLimit: 265, coldCPU: []float64{45, 25.6, 10.6, 6.1, 3.1},
+		warmServer: saturating{limit: 1000, base: 5 * time.Millisecond, cpuMs: 1.6}}
+	r, err := Search(t.Context(), m.run, adaptiveOpts(t, 2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range r.Steps {
+		t.Logf("%-6s %8g/s p99 %8.1f ms cpu %5.2f ms/op pass %v", s.Phase, s.Rate, s.P99, s.CPUMsPerOp, s.Pass)
+	}
+	if !r.Found || math.Abs(r.MaxRate-1000) > 10 {
+		t.Fatalf("max rate %g, want the warm limit 1000 within 1%%: %s", r.MaxRate, r.Conclusion)
+	}
+	// A failure at the warm server's cost stays a failure: the limit found
+	// when the server is warm from the start is not re-opened.
+	w := &saturating{limit: 1000, base: 5 * time.Millisecond, cpuMs: 1.6}
+	r, err = Search(t.Context(), w.run, adaptiveOpts(t, 2))
+	if err != nil || !r.Found || math.Abs(r.MaxRate-1000) > 10 || len(r.Steps) > 16 {
+		t.Fatalf("warm server: max rate %g in %d steps, %v", r.MaxRate, len(r.Steps), err)
+	}
+}

@@ -322,6 +322,9 @@ type searcher struct {
 	// probeFailed: a probe fell behind, so the limit was seen, not only
 	// predicted (adaptive).
 	probeFailed bool
+	// reopened counts the brackets opened again above a failure the
+	// warming server has outgrown (adaptive).
+	reopened int
 }
 
 // step runs and records one step.
