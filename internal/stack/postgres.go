@@ -200,11 +200,15 @@ type pgUser struct {
 	UID, GID int
 }
 
-func choosePGUser() (*pgUser, error) {
+func choosePGUser() (*pgUser, error) { return serverUser("PostgreSQL", "postgres", "nobody") }
+
+// serverUser is the account a server runs as when kcbench runs as root:
+// the first of names that exists (nil when kcbench is not root).
+func serverUser(server string, names ...string) (*pgUser, error) {
 	if os.Geteuid() != 0 {
 		return nil, nil
 	}
-	for _, name := range []string{"postgres", "nobody"} {
+	for _, name := range names {
 		u, err := user.Lookup(name)
 		if err != nil {
 			continue
@@ -213,7 +217,7 @@ func choosePGUser() (*pgUser, error) {
 		gid, _ := strconv.Atoi(u.Gid)
 		return &pgUser{Name: name, UID: uid, GID: gid}, nil
 	}
-	return nil, errors.New("running as root, but neither a postgres nor a nobody user exists to run PostgreSQL as")
+	return nil, fmt.Errorf("running as root, but none of the users %s exists to run %s as", strings.Join(names, ", "), server)
 }
 
 func (u *pgUser) attr(a *syscall.SysProcAttr) *syscall.SysProcAttr {

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"os/user"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -171,21 +170,7 @@ func (s *ldapServer) URL() string { return "ldap://127.0.0.1:" + strconv.Itoa(s.
 
 // chooseLDAPUser is the account slapd runs as when kcbench runs as root:
 // openldap (Debian's slapd package makes it), else nobody.
-func chooseLDAPUser() (*pgUser, error) {
-	if os.Geteuid() != 0 {
-		return nil, nil
-	}
-	for _, name := range []string{"openldap", "ldap", "nobody"} {
-		u, err := user.Lookup(name)
-		if err != nil {
-			continue
-		}
-		uid, _ := strconv.Atoi(u.Uid)
-		gid, _ := strconv.Atoi(u.Gid)
-		return &pgUser{Name: name, UID: uid, GID: gid}, nil
-	}
-	return nil, errors.New("running as root, but neither an openldap nor a nobody user exists to run slapd as")
-}
+func chooseLDAPUser() (*pgUser, error) { return serverUser("slapd", "openldap", "ldap", "nobody") }
 
 // slapdConfig is the generated slapd.conf: one MDB database for Suffix,
 // the manager as rootdn (its password as {SSHA}), passwords readable by
