@@ -29,11 +29,13 @@ import (
 //     grow faster each time (1.1, 1.21, 1.46, then 2), and at once by up
 //     to probeGrowth when far below the prediction.
 //  3. Bisect between the highest pass and the lowest failure until they
-//     are within Precision of the pass. When the failure cost the server
-//     much more CPU per operation than the pass (staleFailure: the JVM
-//     was still warming up when it failed, as in the first search after a
-//     boot), the failure no longer holds: the bracket opens again at its
-//     rate (at most maxReopen times).
+//     are within Precision of the pass. When the server has become much
+//     cheaper per operation since the failure (the step that passed just
+//     before it cost staleFailure times the highest pass's CPU per
+//     operation: the JVM was still warming up, as in the first search
+//     after a boot), the failure no longer holds: the bracket opens again
+//     at its rate (at most maxReopen times). An overload's own cost (a
+//     failing step often costs more per operation) does not count.
 //  4. Confirm: the highest pass runs again for long enough to see an
 //     overload of Precision (the shorter steps before it may pass a rate
 //     a few per cent too high); when it fails, lower rates are confirmed
@@ -250,15 +252,17 @@ func (s *searcher) predict(st results.CapacityStep) float64 {
 // bisects between them.
 func (s *searcher) bracket(ctx context.Context, rate float64) error {
 	o := s.o
-	var lo, hi float64       // highest pass, lowest failure
-	var loCPU, hiCPU float64 // their server CPU-ms per operation
-	passes := 0              // in a row, before the first failure
-	var served float64       // what the lowest failure completed per second, when it fell behind
+	var lo, hi float64    // highest pass, lowest failure
+	var loCPU float64     // the highest pass's server CPU-ms per operation
+	var hiPrevCPU float64 // that of the step that passed before the lowest failure
+	passes := 0           // in a row, before the first failure
+	var served float64    // what the lowest failure completed per second, when it fell behind
 	for rate > 0 && (lo == 0 || hi == 0) {
 		if len(s.res.Steps) >= o.MaxSteps {
 			s.res.Capped = lo > 0
 			return nil
 		}
+		prev := s.lastOKCPU
 		st, err := s.step(ctx, results.StepRamp, rate, o.StepDurationFor(rate, coarse))
 		if err != nil {
 			return err
@@ -284,7 +288,7 @@ func (s *searcher) bracket(ctx context.Context, rate float64) error {
 			rate = s.capRate(roundRate(rate * g))
 			continue
 		}
-		hi, hiCPU = rate, st.CPUMsPerOp
+		hi, hiPrevCPU = rate, prev
 		if st.Achieved < o.MinAchieved*rate {
 			served = st.OKRate
 		}
@@ -313,6 +317,7 @@ func (s *searcher) bracket(ctx context.Context, rate float64) error {
 		if mid <= lo || mid >= hi {
 			mid = (lo + hi) / 2
 		}
+		prev := s.lastOKCPU
 		st, err := s.step(ctx, results.StepSearch, mid, o.StepDurationFor(mid, coarse))
 		if err != nil {
 			return err
@@ -321,22 +326,22 @@ func (s *searcher) bracket(ctx context.Context, rate float64) error {
 			s.pass(st)
 			lo, loCPU = mid, st.CPUMsPerOp
 		} else {
-			hi, hiCPU = mid, st.CPUMsPerOp
+			hi, hiPrevCPU = mid, prev
 			if st.Achieved < o.MinAchieved*mid {
 				served = st.OKRate
 			}
 		}
 	}
-	if s.reopened < maxReopen && loCPU > 0 && hiCPU > staleFailure*loCPU && len(s.res.Steps) < o.MaxSteps {
+	if s.reopened < maxReopen && loCPU > 0 && hiPrevCPU > staleFailure*loCPU && len(s.res.Steps) < o.MaxSteps {
 		s.reopened++
 		return s.bracket(ctx, hi)
 	}
 	return s.confirm(ctx, lo, hi)
 }
 
-// A failure whose server CPU per operation was more than staleFailure
-// times the highest pass's came from a server that has warmed up since;
-// the bracket opens again at most maxReopen times.
+// A failure after a pass whose server CPU per operation was more than
+// staleFailure times the highest pass's came from a server that has
+// warmed up since; the bracket opens again at most maxReopen times.
 const (
 	staleFailure = 1.25
 	maxReopen    = 2

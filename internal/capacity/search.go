@@ -325,6 +325,9 @@ type searcher struct {
 	// reopened counts the brackets opened again above a failure the
 	// warming server has outgrown (adaptive).
 	reopened int
+	// lastOKCPU is the server CPU-ms per operation of the latest step
+	// that passed (a probe that kept up included).
+	lastOKCPU float64
 }
 
 // step runs and records one step.
@@ -344,6 +347,9 @@ func (s *searcher) step(ctx context.Context, phase string, rate float64, d time.
 	st := judge.Judge(rate, r)
 	st.Index, st.Phase = idx, phase
 	s.res.Steps = append(s.res.Steps, st)
+	if st.Pass && st.CPUMsPerOp > 0 {
+		s.lastOKCPU = st.CPUMsPerOp
+	}
 	s.res.MaxRSSBytes = max(s.res.MaxRSSBytes, st.RSSBytes)
 	if s.o.AfterStep != nil {
 		s.o.AfterStep(st)
