@@ -76,11 +76,7 @@ func (f *RunFile) RegisterFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.JourneyThink, "journey-think", c.JourneyThink, fmt.Sprintf("user-journey: mean think time before a login (0: %v)", scenario.DefaultThink))
 	fs.DurationVar(&c.JourneyUserinfo, "journey-userinfo-every", c.JourneyUserinfo, fmt.Sprintf("user-journey: userinfo interval (0: %v)", scenario.DefaultUserinfoEvery))
 	fs.DurationVar(&c.JourneyLifetime, "journey-token-lifetime", c.JourneyLifetime, "user-journey: plan refreshes and sessions with this token lifetime when shorter than the tokens' (0: the tokens')")
-	fs.StringVar(&c.Realm, "realm", c.Realm, "without a manifest: the realm")
-	fs.StringVar(&c.ClientID, "client-id", c.ClientID, "without a manifest: the client for grants and the login form")
-	fs.StringVar(&c.ClientSecret, "client-secret", c.ClientSecret, "without a manifest: the client's secret (none for a public client)")
-	fs.StringVar(&c.Username, "username", c.Username, "without a manifest: the user")
-	fs.StringVar(&c.Password, "password", c.Password, "without a manifest: the user's password")
+	registerSingle(fs, c)
 	fs.StringVar(&c.RedirectURI, "redirect-uri", c.RedirectURI, "without a manifest: the login form's redirect URI (default "+dataset.RedirectURI+")")
 	fs.StringVar(&f.Out, "out", f.Out, "`DIR` for summary.json, timeline.csv and one HDR log per operation (<op>.hlog)")
 	fs.StringVar(&f.Manifest, "manifest", f.Manifest, "dataset manifest `FILE` (default: the local stack's dataset.json)")
@@ -184,4 +180,14 @@ func ReadSplitRunFile(file string, agents int) (RunFile, error) {
 		return cfg, cliutil.Usagef("--file %s with --agents %d: %v", file, agents, err)
 	}
 	return cfg, nil
+}
+
+// registerSingle adds the flags naming the one realm, client and user of
+// a run without a dataset manifest, with c's values as defaults.
+func registerSingle(fs *flag.FlagSet, c *scenario.Config) {
+	fs.StringVar(&c.Realm, "realm", c.Realm, "without a manifest: the realm")
+	fs.StringVar(&c.ClientID, "client-id", c.ClientID, "without a manifest: the client for grants and the login form")
+	fs.StringVar(&c.ClientSecret, "client-secret", c.ClientSecret, "without a manifest: the client's secret (none for a public client)")
+	fs.StringVar(&c.Username, "username", c.Username, "without a manifest: the user")
+	fs.StringVar(&c.Password, "password", c.Password, "without a manifest: the user's password")
 }
