@@ -99,7 +99,7 @@ func cmdLoad(ctx context.Context, e *env, args []string) error {
 			prog.Update(p)
 			live.Add(liveSample(cfg.Scenario, total, p))
 		}
-		defer report.FinishLive(live, "")
+		defer func() { report.FinishLiveDir(context.WithoutCancel(ctx), live, cfg.Out) }()
 	}
 	e.logf("load: %s, against %s; %s", cfg.Describe(), in.Target.BaseURL, r.Desc)
 	start := time.Now()

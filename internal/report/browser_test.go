@@ -368,7 +368,8 @@ func writeHlog(t *testing.T, path string) {
 }
 
 // expectedFigure is a verdict figure from summary.json: configuration
-// label "<mode> N=<n>" (or the mode alone), workload "<phase> <name>".
+// label "<mode> N=<n>" (or the mode, or the variant, alone), workload
+// "<phase> <name>".
 func expectedFigure(t *testing.T, pts []*results.Point, key string) (float64, bool) {
 	t.Helper()
 	parts := strings.Split(key, "|")
@@ -381,7 +382,8 @@ func expectedFigure(t *testing.T, pts []*results.Point, key string) (float64, bo
 		mode = parts[0]
 	}
 	for _, p := range pts {
-		if p.Summary.Params[ParamMode] != mode || (tenants != "" && p.Summary.Params[ParamTenants] != tenants) {
+		ps := p.Summary.Params
+		if ps[ParamVariant] != parts[0] && (ps[ParamMode] != mode || (tenants != "" && ps[ParamTenants] != tenants)) {
 			continue
 		}
 		for _, w := range p.Summary.Workloads {

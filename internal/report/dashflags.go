@@ -1,6 +1,8 @@
 package report
 
 import (
+	"bytes"
+	"context"
 	"flag"
 	"os"
 	"time"
@@ -59,6 +61,30 @@ func FinishLive(l *Live, reportPath string) {
 	if reportPath != "" {
 		html, _ = os.ReadFile(reportPath) // unreadable: the page shows its last state
 	}
+	finishLive(l, html)
+}
+
+// FinishLiveDir shows an open page the report built from the results in
+// dir, without writing it there (a load run's folder has no report of its
+// own), then stops the dashboard. With no dir, or results it cannot read,
+// the page keeps its last state, marked finished.
+func FinishLiveDir(ctx context.Context, l *Live, dir string) {
+	if l == nil {
+		return
+	}
+	var html []byte
+	if dir != "" {
+		if m, err := Build(ctx, dir); err == nil {
+			var b bytes.Buffer
+			if m.WriteHTML(&b) == nil {
+				html = b.Bytes()
+			}
+		}
+	}
+	finishLive(l, html)
+}
+
+func finishLive(l *Live, html []byte) {
 	l.Finish(html, 3*time.Second)
 	l.Close() //nolint:errcheck // the run's outcome matters, not the dashboard's
 }

@@ -162,11 +162,18 @@ func ReadStats(dir string) (Stats, error) {
 	return st, err
 }
 
-// ReadPoint reads a point folder; a folder without summary.json is not
-// done and gives an error wrapping os.ErrNotExist.
+// ReadPoint reads a point folder, or a `kcbench load --out` run's folder
+// as a point of one workload; a folder without summary.json is not done
+// and gives an error wrapping os.ErrNotExist.
 func ReadPoint(dir string) (*Point, error) {
 	p := &Point{Dir: dir}
 	if err := readJSON(filepath.Join(dir, ManifestFile), &p.Manifest); err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			// a load run's folder has no manifest (loadpoint.go)
+			if lp, lerr := readLoadPoint(dir); !errors.Is(lerr, errNotLoadRun) && !errors.Is(lerr, os.ErrNotExist) {
+				return lp, lerr
+			}
+		}
 		return nil, err
 	}
 	if err := readJSON(filepath.Join(dir, SummaryFile), &p.Summary); err != nil {

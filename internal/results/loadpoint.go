@@ -1,0 +1,70 @@
+package results
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+)
+
+// errNotLoadRun: summary.json is not a `kcbench load --out` run's.
+var errNotLoadRun = errors.New("not a load run's summary")
+
+// loadExtras are the figures a load run's summary.json holds beside the
+// engine's Stats (scenario.RunResult.WriteDir writes them).
+type loadExtras struct {
+	Workloads json.RawMessage `json:"workloads"` // set: an experiment point's summary
+	ServerCPU struct {
+		PerIteration float64 `json:"cpu_ms_per_iteration"`
+		Source       string  `json:"source"`
+	} `json:"server_cpu"`
+	Database  *DBCost           `json:"database"`
+	Directory *DirectoryCost    `json:"directory"`
+	Params    map[string]string `json:"params"`
+}
+
+// readLoadPoint reads the folder of one `kcbench load --out` run (or of
+// agents merged by kcbench merge): summary.json without manifest.json. It
+// reads as a point of one workload named after the scenario, so that
+// report and size --from take it as they take an experiment's point.
+func readLoadPoint(dir string) (*Point, error) {
+	b, err := os.ReadFile(filepath.Join(dir, SummaryFile))
+	if err != nil {
+		return nil, err
+	}
+	var x loadExtras
+	if err := json.Unmarshal(b, &x); err != nil {
+		return nil, fmt.Errorf("%s: %w", SummaryFile, err)
+	}
+	if x.Workloads != nil {
+		return nil, errNotLoadRun
+	}
+	var st Stats
+	if err := json.Unmarshal(b, &st); err != nil {
+		return nil, fmt.Errorf("%s: %w", SummaryFile, err)
+	}
+	if st.Scenario == "" || len(st.Ops) == 0 {
+		return nil, errNotLoadRun
+	}
+	id := filepath.Base(filepath.Clean(dir))
+	status, reason := StatusDone, ""
+	if st.Aborted || st.EndReason != "" {
+		status, reason = StatusAborted, st.EndReason
+	}
+	cores, _ := strconv.Atoi(x.Params["machine_cores"])
+	p := &Point{Dir: dir,
+		Manifest: Manifest{Schema: Schema, Point: id, Params: x.Params, Keycloak: x.Params["keycloak_version"],
+			Target: x.Params["target"], External: x.Params["target"] == "external",
+			Machine: Machine{Cores: cores}, Start: st.Start, End: st.Start.Add(st.Elapsed)},
+		// the run's one configuration, named for the report (its params
+		// stay in the manifest: they describe the run, they are no factor)
+		Summary: Summary{Schema: Schema, Point: id, Params: map[string]string{"variant": "load " + st.Scenario}, Status: status, Reason: reason,
+			Workloads: []Workload{{Name: st.Scenario, Scenario: st.Scenario, Stats: st,
+				ServerCPUMsPerOp: x.ServerCPU.PerIteration, ServerCPUSource: x.ServerCPU.Source,
+				Database: x.Database, Directory: x.Directory}},
+			Seconds: st.Elapsed.Seconds()},
+	}
+	return p, nil
+}
