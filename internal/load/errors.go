@@ -8,16 +8,18 @@ import (
 	"os"
 	"strconv"
 	"syscall"
+
+	"github.com/kcbench/kcbench/internal/results"
 )
 
 // Error classes reported in OpStats.ErrorClasses. HTTP status errors are
 // reported as "http_<code>", e.g. "http_401".
 const (
-	ClassTimeout     = "timeout"      // a deadline passed: context, socket or client timeout
-	ClassConnRefused = "conn_refused" // the target refused the connection
-	ClassConnReset   = "conn_reset"   // the target reset or broke the connection
-	ClassCheck       = "check"        // a scenario check failed (CheckError)
-	ClassOther       = "other"        // anything else
+	ClassTimeout     = results.ErrorClassTimeout // a deadline passed: context, socket or client timeout
+	ClassConnRefused = "conn_refused"            // the target refused the connection
+	ClassConnReset   = "conn_reset"              // the target reset or broke the connection
+	ClassCheck       = "check"                   // a scenario check failed (CheckError)
+	ClassOther       = "other"                   // anything else
 )
 
 // StatusError reports an unexpected HTTP status. Classify counts it as

@@ -52,6 +52,9 @@ func WriteSummary(w io.Writer, s results.Stats) error {
 		p("%d dropped, ", s.Dropped)
 	}
 	p("%d interrupted\n", s.Interrupted)
+	if n := s.Timeouts(); n > 0 {
+		p("timeouts:     %d iterations cut off by the %s request time-out (--timeout)\n", n, fmtSeconds(s.Timeout))
+	}
 
 	title := "latency"
 	if s.Model == results.ModelOpen {

@@ -31,6 +31,7 @@ func sampleStats(t *testing.T) results.Stats {
 		Iterations:  6000,
 		Dropped:     12,
 		Interrupted: 1,
+		Timeout:     30 * time.Second,
 		Ops: []results.OpStats{
 			{Name: results.IterationOp, Count: 6000, OK: 5970, Errors: 30, Rate: 200,
 				ErrorClasses: map[string]int64{"http_401": 20, ClassTimeout: 10},

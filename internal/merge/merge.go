@@ -205,6 +205,7 @@ func Merge(as []*Agent) (*Result, error) {
 		s.VUs += st.VUs
 		s.Dropped += st.Dropped
 		s.Interrupted += st.Interrupted
+		s.Timeout = max(s.Timeout, st.Timeout)
 		if st.EndReason != "" && !slices.Contains(endReasons, st.EndReason) {
 			endReasons = append(endReasons, st.EndReason)
 		}

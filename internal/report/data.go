@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/kcbench/kcbench/internal/results"
 )
@@ -277,9 +278,26 @@ type wlAgg struct {
 	// figures of the whole iteration
 	throughput, p50, p95, p99, max, errPct, cpuMs, rssMiB Stat
 	errors                                                int64 // summed over the repeats
+	// iterations cut off by the request time-out, and the longest
+	// time-out in force (0: not recorded)
+	timeouts     Stat
+	timeoutLimit time.Duration
 	// the database's work per successful iteration (summary.json's
 	// database block), unknown where it was not measured
 	dbCPUMs, dbXacts, dbWALKiB, dbBlksRead Stat
+}
+
+// hasTimeouts reports whether any workload of e had requests cut off by
+// the request time-out.
+func (e *experiment) hasTimeouts() bool {
+	for _, c := range e.configs {
+		for _, w := range c.workloads() {
+			if w.timeouts.Known() && w.timeouts.Max > 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // hasDB reports whether any workload of e has the database's cost.
@@ -313,6 +331,7 @@ func (c *config) workloads() []*wlAgg {
 	type acc struct {
 		agg                                      *wlAgg
 		thr, p50, p95, p99, mx, errPct, cpu, rss []float64
+		timeouts                                 []float64
 		dbCPU, dbXacts, dbWAL, dbBlks            []float64
 	}
 	var order []wlKey
@@ -343,6 +362,8 @@ func (c *config) workloads() []*wlAgg {
 			a.mx = append(a.mx, msOf(o.Latency.Max))
 			a.errPct = append(a.errPct, 100*o.ErrorRate())
 			a.agg.errors += o.Errors
+			a.timeouts = append(a.timeouts, float64(w.Stats.Timeouts()))
+			a.agg.timeoutLimit = max(a.agg.timeoutLimit, w.Stats.Timeout)
 			if w.ServerCPUMsPerOp > 0 {
 				a.cpu = append(a.cpu, w.ServerCPUMsPerOp)
 			}
@@ -365,6 +386,7 @@ func (c *config) workloads() []*wlAgg {
 		g := a.agg
 		g.throughput, g.p50, g.p95, g.p99, g.max = statOf(a.thr), statOf(a.p50), statOf(a.p95), statOf(a.p99), statOf(a.mx)
 		g.errPct, g.cpuMs, g.rssMiB = statOf(a.errPct), statOf(a.cpu), statOf(a.rss)
+		g.timeouts = statOf(a.timeouts)
 		g.dbCPUMs, g.dbXacts, g.dbWALKiB, g.dbBlksRead = statOf(a.dbCPU), statOf(a.dbXacts), statOf(a.dbWAL), statOf(a.dbBlks)
 		out = append(out, g)
 	}

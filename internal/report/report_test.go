@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/kcbench/kcbench/internal/golden"
 	"github.com/kcbench/kcbench/internal/results"
@@ -354,5 +355,42 @@ func TestDatabaseCost(t *testing.T) {
 		if strings.Contains(n, "-db-") {
 			t.Errorf("a report without database figures draws %s", n)
 		}
+	}
+}
+
+// Requests cut off by the request time-out are a measured outcome: the
+// workload's table counts them with the limit in force (here a load
+// run's folder, which reads as one point); a report without any has no
+// such column.
+func TestTimeoutsMeasured(t *testing.T) {
+	dir := t.TempDir()
+	st := results.Stats{Scenario: results.ScenarioAdminAPI, Executor: "constant-vus", Model: results.ModelClosed,
+		Start: t0, Duration: 60 * time.Second, Elapsed: 61 * time.Second, Iterations: 40, Timeout: 30 * time.Second,
+		Ops: []results.OpStats{{Name: results.IterationOp, Count: 40, OK: 4, Errors: 36, Rate: 0.67,
+			ErrorClasses: map[string]int64{results.ErrorClassTimeout: 36}}}}
+	var b bytes.Buffer
+	if err := results.WriteStatsJSON(&b, st); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, results.SummaryFile), b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m, err := Build(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var md bytes.Buffer
+	if err := m.WriteMarkdown(&md); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(md.String(), "| time-outs |") || !strings.Contains(md.String(), "| 36 (30s) |") {
+		t.Errorf("report.md does not count the time-outs:\n%s", md.String())
+	}
+	var plain bytes.Buffer
+	if err := build(t, "hashing").WriteMarkdown(&plain); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(plain.String(), "time-outs") {
+		t.Error("a report without time-outs has a time-outs column")
 	}
 }

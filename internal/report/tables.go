@@ -100,6 +100,10 @@ func (b *builder) workloadTables(head []string, key func(*config) []string) {
 		var models []string
 		t := Table{Header: append(slices.Clone(head),
 			"throughput/s", "p50 ms", "p95 ms", "p99 ms", "max ms", "errors %", "CPU-ms/op", "max RSS MiB")}
+		to := b.e.hasTimeouts()
+		if to {
+			t.Header = append(t.Header, "time-outs")
+		}
 		db := b.e.hasDB()
 		if db {
 			t.Header = append(t.Header, "DB CPU-ms/op", "DB xacts/op", "WAL KiB/op", "DB blocks read/op")
@@ -117,6 +121,9 @@ func (b *builder) workloadTables(head []string, key func(*config) []string) {
 					fmtStat(w.throughput, fmtFixed(1)), fmtStat(w.p50, results.FormatMs), fmtStat(w.p95, results.FormatMs),
 					fmtStat(w.p99, results.FormatMs), fmtStat(w.max, results.FormatMs), fmtStat(w.errPct, fmtFixed(2)),
 					fmtStat(w.cpuMs, fmtFixed(2)), fmtStat(w.rssMiB, fmtFixed(0)))
+				if to {
+					row = append(row, timeoutText(w))
+				}
 				if db {
 					row = append(row, fmtStat(w.dbCPUMs, fmtFixed(3)), fmtStat(w.dbXacts, fmtFixed(2)),
 						fmtStat(w.dbWALKiB, fmtFixed(2)), fmtStat(w.dbBlksRead, fmtFixed(2)))
@@ -129,9 +136,21 @@ func (b *builder) workloadTables(head []string, key func(*config) []string) {
 		}
 		t.Title = "Workload " + k.String()
 		t.Caption = fmt.Sprintf("Scenario %s, %s. Whole iterations; CPU-ms/op is the Keycloak process's CPU time per successful iteration.", scenario, modelsText(models))
+		if to {
+			t.Caption += " Time-outs: iterations cut off by the request time-out (its limit in brackets; kcbench load --timeout, a workload's timeout), a measured outcome like the latency."
+		}
 		if db {
 			t.Caption += " The DB columns are PostgreSQL's work per successful iteration: its process tree's CPU, transactions, WAL bytes and blocks read from disk or the OS cache (pg_stat_database, pg_stat_wal)."
 		}
 		b.m.Tables = append(b.m.Tables, t)
 	}
+}
+
+// timeoutText is a workload's time-outs and the limit in force.
+func timeoutText(w *wlAgg) string {
+	s := fmtStat(w.timeouts, fmtFixed(0))
+	if w.timeoutLimit > 0 {
+		s += " (" + w.timeoutLimit.String() + ")"
+	}
+	return s
 }

@@ -55,6 +55,22 @@ type Stats struct {
 	// Events are the things done to the system under test during the run
 	// (a node killed, latency changed), in the order they happened.
 	Events []Event
+	// Timeout is the HTTP request time-out in force (0: not recorded), so
+	// that requests cut off by it are a measured outcome: Timeouts
+	// counts them.
+	Timeout time.Duration
+}
+
+// ErrorClassTimeout is the error class of a request cut off by a
+// deadline (the load engine's Classify).
+const ErrorClassTimeout = "timeout"
+
+// Timeouts counts the measured iterations that failed on a time-out.
+func (s Stats) Timeouts() int64 {
+	if o, ok := s.Op(IterationOp); ok {
+		return o.ErrorClasses[ErrorClassTimeout]
+	}
+	return 0
 }
 
 // Event is one action on the system under test during a run, stamped on
@@ -232,6 +248,7 @@ type statsJSON struct {
 	ErrorExamples map[string]string `json:"error_examples,omitempty"`
 	EndReason     string            `json:"end_reason,omitempty"`
 	Events        []Event           `json:"events,omitempty"`
+	Timeout       float64           `json:"http_timeout_s,omitempty"`
 }
 
 // MarshalJSON writes s without its timeline, run lengths in seconds.
@@ -241,7 +258,7 @@ func (s Stats) MarshalJSON() ([]byte, error) {
 		Duration: s.Duration.Seconds(), Warmup: s.Warmup.Seconds(), Elapsed: s.Elapsed.Seconds(),
 		Aborted: s.Aborted, VUs: s.VUs, Iterations: s.Iterations, Dropped: s.Dropped,
 		Interrupted: s.Interrupted, Ops: s.Ops, Thresholds: s.Thresholds,
-		ErrorExamples: s.ErrorExamples, EndReason: s.EndReason, Events: s.Events,
+		ErrorExamples: s.ErrorExamples, EndReason: s.EndReason, Events: s.Events, Timeout: s.Timeout.Seconds(),
 	})
 }
 
@@ -256,7 +273,7 @@ func (s *Stats) UnmarshalJSON(b []byte) error {
 		Duration: fromSeconds(j.Duration), Warmup: fromSeconds(j.Warmup), Elapsed: fromSeconds(j.Elapsed),
 		Aborted: j.Aborted, VUs: j.VUs, Iterations: j.Iterations, Dropped: j.Dropped,
 		Interrupted: j.Interrupted, Ops: j.Ops, Thresholds: j.Thresholds,
-		ErrorExamples: j.ErrorExamples, EndReason: j.EndReason, Events: j.Events,
+		ErrorExamples: j.ErrorExamples, EndReason: j.EndReason, Events: j.Events, Timeout: fromSeconds(j.Timeout),
 	}
 	return nil
 }

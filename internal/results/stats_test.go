@@ -11,7 +11,7 @@ import (
 
 func TestStatsJSONRoundTripKeepsEvents(t *testing.T) {
 	in := Stats{
-		Scenario: "password-grant", Model: ModelOpen, Duration: 60 * time.Second,
+		Scenario: "password-grant", Model: ModelOpen, Duration: 60 * time.Second, Timeout: 1500 * time.Millisecond,
 		Events: []Event{
 			{At: 30 * time.Second, Action: "kill", Args: "node=2"},
 			{At: 60500 * time.Millisecond, Action: "start", Args: "node=2", Err: "port busy"},
@@ -30,6 +30,9 @@ func TestStatsJSONRoundTripKeepsEvents(t *testing.T) {
 	}
 	if !reflect.DeepEqual(out.Events, in.Events) {
 		t.Errorf("events = %+v, want %+v", out.Events, in.Events)
+	}
+	if out.Timeout != in.Timeout || !strings.Contains(buf.String(), `"http_timeout_s": 1.5`) {
+		t.Errorf("time-out in force = %v, want %v:\n%s", out.Timeout, in.Timeout, buf.String())
 	}
 }
 

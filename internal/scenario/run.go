@@ -205,6 +205,7 @@ func Run(ctx context.Context, in RunInput) (*RunResult, error) {
 		mf.errs = &errorLog{}
 	}
 	stats, runErr := ex.Run(runCtx, mf, rec)
+	stats.Timeout = cfg.Timeout
 	stop(nil)
 	events.Wait()
 	stats.Events = events.Events(stats.Start)
