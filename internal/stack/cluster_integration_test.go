@@ -31,6 +31,15 @@ func TestCluster(t *testing.T) {
 	cfg := stacktest.Config(shared.Dirs, "cluster")
 	// Each node gets a quota of one core, as in "2 nodes × 1 core".
 	cfg.Topology = stack.Topology{Nodes: 2, NodeCPUs: 1}
+	// KCBENCH_TEST_NODE_NODE=5ms runs it all with node-node latency (the
+	// experimental delay proxies in front of JGroups; not in make test).
+	if v := os.Getenv("KCBENCH_TEST_NODE_NODE"); v != "" {
+		d, err := stack.ParseDelay(v)
+		if err != nil {
+			t.Fatalf("KCBENCH_TEST_NODE_NODE: %v", err)
+		}
+		cfg.Topology.Latency.NodeNode = d
+	}
 	start := time.Now()
 	s, err := stack.Start(ctx, cfg)
 	if err != nil {
@@ -227,6 +236,7 @@ func TestCluster(t *testing.T) {
 		}
 		if err := <-refreshed; err != nil {
 			t.Errorf("refresh on node 1 of a token issued on node 2, after node 2 was killed: %v", err)
+			logTail(t, s, 1, 60)
 		}
 		kill := ev[0].Recovery
 		it, _ := res.Stats.Op(results.IterationOp)
@@ -380,4 +390,21 @@ func readSecret(s *stack.Stack, name string) (string, error) {
 		return tg.Admin.Password.Reveal(), nil
 	}
 	return tg.Admin.ClientSecret.Reveal(), nil
+}
+
+// logTail logs the last n lines of node i's log.
+func logTail(t *testing.T, s *stack.Stack, i, n int) {
+	t.Helper()
+	path, err := s.NodeLogPath(i)
+	if err != nil {
+		t.Logf("node %d's log: %v", i, err)
+		return
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Logf("node %d's log: %v", i, err)
+		return
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	t.Logf("node %d's log, last %d lines:\n%s", i, n, strings.Join(lines[max(0, len(lines)-n):], "\n"))
 }
