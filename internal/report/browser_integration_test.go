@@ -75,16 +75,7 @@ func TestBrowserLoadCommandDashboard(t *testing.T) {
 	if err := chromedp.Do(p.ctx, chromedp.Navigate(u)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := chromedp.Run(p.ctx, chromedp.Poll[bool](`(() => {
-  const c = (window.kcbenchCharts || {})["live-throughput"];
-  return !!c && document.getElementById("live-phase").textContent.includes("jwks") && c.chart.getOption().series[0].data.length >= 3;
-})()`, chromedp.WithPollingTimeout(30*time.Second))); err != nil {
-		t.Fatalf("the live page did not follow the run: %v", err)
-	}
-	if eta := eval[string](t, p, `document.getElementById("live-eta").textContent`); eta == "-" || eta == "" {
-		t.Errorf("no ETA while the run goes")
-	}
-	p.checkCharts(t)
+	p.followLive(t, "jwks")
 	p.screenshot(t, "load-command-live")
 
 	if err := p.waitFor(`!!document.getElementById("verdict") && window.kcbenchDrawnMs !== undefined`, 60*time.Second); err != nil {

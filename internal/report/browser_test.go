@@ -628,6 +628,22 @@ func (s getScenario) Iterate(ctx context.Context, rec load.OpRecorder) error {
 	return err
 }
 
+// followLive waits until the live page shows a run of phase with three
+// seconds of throughput drawn and an ETA, every chart drawn.
+func (p *browserPage) followLive(t *testing.T, phase string) {
+	t.Helper()
+	if _, err := chromedp.Run(p.ctx, chromedp.Poll[bool](fmt.Sprintf(`(() => {
+  const c = (window.kcbenchCharts || {})["live-throughput"];
+  return !!c && document.getElementById("live-phase").textContent.includes(%q) && c.chart.getOption().series[0].data.length >= 3;
+})()`, phase), chromedp.WithPollingTimeout(30*time.Second))); err != nil {
+		t.Fatalf("the live page did not follow the run: %v", err)
+	}
+	if eta := eval[string](t, p, `document.getElementById("live-eta").textContent`); eta == "-" || eta == "" {
+		t.Errorf("no ETA while the run goes")
+	}
+	p.checkCharts(t)
+}
+
 func TestBrowserLiveDashboard(t *testing.T) {
 	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok") }))
 	defer target.Close()
@@ -655,16 +671,7 @@ func TestBrowserLiveDashboard(t *testing.T) {
 	}()
 
 	// while it runs: the status and the charts follow it
-	if _, err := chromedp.Run(p.ctx, chromedp.Poll[bool](`(() => {
-  const c = (window.kcbenchCharts || {})["live-throughput"];
-  return !!c && document.getElementById("live-phase").textContent === "get" && c.chart.getOption().series[0].data.length >= 3;
-})()`, chromedp.WithPollingTimeout(30*time.Second))); err != nil {
-		t.Fatalf("the live page did not show the run: %v", err)
-	}
-	if eta := eval[string](t, p, `document.getElementById("live-eta").textContent`); eta == "-" || eta == "" {
-		t.Errorf("no ETA while the run goes")
-	}
-	p.checkCharts(t)
+	p.followLive(t, "get")
 	p.screenshot(t, "live-running")
 	if err := <-runErr; err != nil {
 		t.Fatal(err)
