@@ -179,6 +179,23 @@ func TestCluster(t *testing.T) {
 		}
 	})
 
+	t.Run("restart the whole cluster", func(t *testing.T) {
+		// From nothing, node 1 first: nodes started at one instant may
+		// each stay a cluster of one.
+		if _, err := s.Restart(ctx); err != nil {
+			t.Fatal(err)
+		}
+		ns := s.State().Nodes
+		if ns[1].Proc.StartedAt.Before(ns[0].Proc.ReadyAt) {
+			t.Errorf("node 2 started at %v, before node 1 was ready at %v", ns[1].Proc.StartedAt, ns[0].Proc.ReadyAt)
+		}
+		for _, n := range s.Status(ctx).Nodes {
+			if n.View != 2 || !n.Ready {
+				t.Errorf("node %d: view %d, ready %v after the cluster's restart", n.Index, n.View, n.Ready)
+			}
+		}
+	})
+
 	t.Run("kill node 2 under load, start it again", func(t *testing.T) {
 		// A token issued on node 2 before the kill must refresh on node 1
 		// after it (Keycloak 26 keeps user sessions in the database).
