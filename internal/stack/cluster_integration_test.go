@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -253,7 +254,7 @@ func TestCluster(t *testing.T) {
 		}
 		if err := <-refreshed; err != nil {
 			t.Errorf("refresh on node 1 of a token issued on node 2, after node 2 was killed: %v", err)
-			logTail(t, s, 1, 60)
+			keepLogs(t, s)
 		}
 		kill := ev[0].Recovery
 		it, _ := res.Stats.Op(results.IterationOp)
@@ -409,19 +410,23 @@ func readSecret(s *stack.Stack, name string) (string, error) {
 	return tg.Admin.ClientSecret.Reveal(), nil
 }
 
-// logTail logs the last n lines of node i's log.
-func logTail(t *testing.T, s *stack.Stack, i, n int) {
+// keepLogs copies every node's log out of the stack (which the test's
+// cleanup removes) and says where: a failed check's evidence.
+func keepLogs(t *testing.T, s *stack.Stack) {
 	t.Helper()
-	path, err := s.NodeLogPath(i)
+	dir, err := os.MkdirTemp("", "kcbench-cluster-logs-")
 	if err != nil {
-		t.Logf("node %d's log: %v", i, err)
+		t.Log(err)
 		return
 	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Logf("node %d's log: %v", i, err)
-		return
+	for i := range s.State().Nodes {
+		path, err := s.NodeLogPath(i + 1)
+		if err != nil {
+			continue
+		}
+		if b, err := os.ReadFile(path); err == nil {
+			os.WriteFile(filepath.Join(dir, fmt.Sprintf("node%d.log", i+1)), b, 0o644) //nolint:errcheck // evidence, best effort
+		}
 	}
-	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	t.Logf("node %d's log, last %d lines:\n%s", i, n, strings.Join(lines[max(0, len(lines)-n):], "\n"))
+	t.Logf("the nodes' logs are kept in %s", dir)
 }
