@@ -23,8 +23,9 @@ type Recovery struct {
 	// Window is what the figures below cover: from the event until the
 	// run recovered, or until the next event or the run's end.
 	Window time.Duration
-	// Errors are the failed iterations in Window, and ErrorKinds the
-	// failed operations by class (see Classify).
+	// Errors are the failed iterations in Window (in a user journey,
+	// whose steps retry, its failed requests), and ErrorKinds the failed
+	// operations by class (see Classify).
 	Errors     int64
 	ErrorKinds map[string]int64
 	// BaselineRate is the successful iterations per second in the
@@ -82,7 +83,7 @@ func MeasureRecovery(s *Stats, slo time.Duration, errs []TimedError) {
 		if k+1 < len(s.Events) {
 			end = s.Events[k+1].At
 		}
-		r := measureOne(s.Timeline, s.Events[k].At, end, slo)
+		r := measureOne(s.Timeline, s.Events[k].At, end, slo, s.Scenario == ScenarioUserJourney)
 		if r.Window > 0 {
 			for _, e := range errs {
 				if e.At >= s.Events[k].At && e.At < s.Events[k].At+r.Window {
@@ -97,7 +98,13 @@ func MeasureRecovery(s *Stats, slo time.Duration, errs []TimedError) {
 	}
 }
 
-func measureOne(rows []TimelineRow, at, end time.Duration, slo time.Duration) Recovery {
+// measureOne measures one event's recovery. The p99 and the errors are
+// the iteration's, except where iterations include planned waits (the
+// user journey's think times and pauses between steps): there they are
+// its requests' (the worst p99 of any operation, errors summed over
+// them), what a user waiting on Keycloak sees. The baseline and the dip
+// count successful iterations either way.
+func measureOne(rows []TimelineRow, at, end time.Duration, slo time.Duration, waits bool) Recovery {
 	r := Recovery{SLO: slo}
 	it := func(row TimelineRow) (OpInterval, bool) {
 		for _, o := range row.Ops {
@@ -106,6 +113,26 @@ func measureOne(rows []TimelineRow, at, end time.Duration, slo time.Duration) Re
 			}
 		}
 		return OpInterval{}, false
+	}
+	judged := it
+	if waits {
+		judged = func(row TimelineRow) (OpInterval, bool) {
+			var w OpInterval
+			found := false
+			for _, o := range row.Ops {
+				if o.Op == IterationOp {
+					continue
+				}
+				found = true
+				w.Count += o.Count
+				w.Errors += o.Errors
+				w.P99 = max(w.P99, o.P99)
+			}
+			if !found {
+				return it(row)
+			}
+			return w, true
+		}
 	}
 	// Baseline: successful iterations per second before the event.
 	var okBefore int64
@@ -130,7 +157,7 @@ func measureOne(rows []TimelineRow, at, end time.Duration, slo time.Duration) Re
 		if row.End <= at || row.Start >= end {
 			continue
 		}
-		o, ok := it(row)
+		o, ok := judged(row)
 		good := ok && o.Count > o.Errors && o.Errors == 0 && o.P99 < slo
 		if !good {
 			streak = 0
@@ -158,8 +185,9 @@ func measureOne(rows []TimelineRow, at, end time.Duration, slo time.Duration) Re
 			continue
 		}
 		o, _ := it(row)
+		j, _ := judged(row)
 		share := float64(hi-lo) / float64(row.End-row.Start)
-		r.Errors += int64(float64(o.Errors)*share + 0.5)
+		r.Errors += int64(float64(j.Errors)*share + 0.5)
 		okRate := float64(o.Count-o.Errors) / (row.End - row.Start).Seconds()
 		if gap := r.BaselineRate - okRate; gap > 0 {
 			r.Dip += gap * (hi - lo).Seconds()

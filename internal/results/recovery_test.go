@@ -45,3 +45,34 @@ func TestMeasureRecovery(t *testing.T) {
 		t.Fatalf("%s → %+v, %v", b, back.Recovery, err)
 	}
 }
+
+// A user journey's iterations include its planned waits (seconds), so its
+// recovery is judged on its requests: a kill at 10 s makes its requests
+// fail for 2 s and slow for 3 s; the iteration's p99 (5 s of waits)
+// never passes and does not count.
+func TestMeasureRecoveryJourney(t *testing.T) {
+	var rows []TimelineRow
+	for i := range 40 {
+		it := OpInterval{Op: IterationOp, Count: 6, P99: 5 * time.Second}
+		login := OpInterval{Op: OpLoginPage, Count: 2, P99: 80 * time.Millisecond}
+		info := OpInterval{Op: OpUserinfo, Count: 4, P99: 20 * time.Millisecond}
+		switch {
+		case i >= 10 && i < 12:
+			info.Errors = 2
+		case i >= 12 && i < 15:
+			login.P99 = 3 * time.Second
+		}
+		rows = append(rows, TimelineRow{Start: time.Duration(i) * time.Second, End: time.Duration(i+1) * time.Second, Ops: []OpInterval{it, login, info}})
+	}
+	s := Stats{Scenario: ScenarioUserJourney, Timeline: rows, Elapsed: 40 * time.Second, Events: []Event{{At: 10 * time.Second, Action: "kill", Args: "node=2"}}}
+	MeasureRecovery(&s, time.Second, nil)
+	if r := s.Events[0].Recovery; r == nil || !r.Recovered || r.After != 5*time.Second || r.Errors != 4 {
+		t.Fatalf("journey: %+v", r)
+	}
+	// the same rows judged as another scenario's iterations never recover
+	s.Scenario = ScenarioClientCredentials
+	MeasureRecovery(&s, time.Second, nil)
+	if r := s.Events[0].Recovery; r.Recovered || r.Errors != 0 {
+		t.Fatalf("iterations: %+v", r)
+	}
+}
