@@ -131,6 +131,17 @@ func (l *latencyLinks) close() {
 // the stack has node-node latency, and returns the arguments that make
 // the node advertise them (none without). A node started again keeps
 // its proxies.
+//
+// The proxies listen on 127.0.0.1 at the node's own port numbers (its
+// bind port, and FD_SOCK2's at bind port + 50000), and the node
+// advertises only the address (--cache-embedded-network-external-address):
+// with an external port as well, FD_SOCK2 declares its server at that
+// port without its offset, its CONNECT to a peer through the proxy fails
+// ("failed connecting … null" in its trace), no node watches its
+// neighbour's socket, and a killed node was noticed only by FD_ALL3 after
+// 40 s (a refresh on the survivor timed out on the dead owner, HTTP
+// 500). The node's port moves, before it starts, to one free on both
+// addresses.
 func (s *Stack) nodeLink(ns *NodeState) ([]string, error) {
 	d := s.st.Topology.Latency.NodeNode
 	if d.Zero() || ns.JGroupsPort == 0 {
@@ -139,22 +150,37 @@ func (s *Stack) nodeLink(ns *NodeState) ([]string, error) {
 	if s.links == nil {
 		return nil, errors.New("the stack's node-node latency proxies live in the kcbench process that started it (up --foreground); start or restart nodes from there")
 	}
-	ps, ok := s.links.nodes[ns.Index]
-	if !ok {
-		// On 127.0.0.1, where no node binds JGroups in a cluster, with
-		// FD_SOCK2's partner port free too.
-		port, err := jgroupsPort("127.0.0.1")
-		if err != nil {
-			return nil, fmt.Errorf("latency node-node: %w", err)
+	if _, ok := s.links.nodes[ns.Index]; !ok {
+		free := func(p int) bool {
+			for _, h := range []string{ns.Host, "127.0.0.1"} {
+				if checkPortFreeOn(h, p) != nil || checkPortFreeOn(h, p+fdSockOffset) != nil {
+					return false
+				}
+			}
+			return true
 		}
+		if !free(ns.JGroupsPort) {
+			port := 0
+			for p := jgroupsFirstPort; p <= jgroupsLastPort && port == 0; p++ {
+				if free(p) {
+					port = p
+				}
+			}
+			if port == 0 {
+				return nil, fmt.Errorf("latency node-node: no JGroups port in %d–%d free on both %s and 127.0.0.1", jgroupsFirstPort, jgroupsLastPort, ns.Host)
+			}
+			ns.JGroupsPort = port
+		}
+		var ps [2]*delayProxy
 		for k, off := range []int{0, fdSockOffset} {
-			listen := net.JoinHostPort("127.0.0.1", strconv.Itoa(port+off))
+			listen := net.JoinHostPort("127.0.0.1", strconv.Itoa(ns.JGroupsPort+off))
 			up := net.JoinHostPort(ns.Host, strconv.Itoa(ns.JGroupsPort+off))
+			var err error
 			if ps[k], err = startDelayProxy(listen, up, d); err != nil {
 				if k == 1 {
 					ps[0].Close()
 				}
-				return nil, err
+				return nil, fmt.Errorf("latency node-node: %w", err)
 			}
 		}
 		if s.links.nodes == nil {
@@ -162,8 +188,7 @@ func (s *Stack) nodeLink(ns *NodeState) ([]string, error) {
 		}
 		s.links.nodes[ns.Index] = ps
 	}
-	_, port, _ := net.SplitHostPort(ps[0].Addr())
-	return []string{"--cache-embedded-network-external-address=127.0.0.1", "--cache-embedded-network-external-port=" + port}, nil
+	return []string{"--cache-embedded-network-external-address=127.0.0.1"}, nil
 }
 
 // startLatency places the proxies the topology asks for and measures the

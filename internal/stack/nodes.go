@@ -135,8 +135,8 @@ func (s *Stack) launchNode(i int, first bool) error {
 	if !s.st.Topology.Latency.NodeDB.Zero() && s.links == nil {
 		return fmt.Errorf("the stack's node-db latency proxy lives in the kcbench process that started it (up --foreground); start or restart nodes from there")
 	}
+	link, err := s.nodeLink(ns) // may move the node's JGroups port: first
 	args := s.st.Options.startArgs(s.nodeDB(), *ns)
-	link, err := s.nodeLink(ns)
 	if err != nil {
 		return err
 	}
