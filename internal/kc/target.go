@@ -62,6 +62,10 @@ type Target struct {
 	// machine (0 otherwise).
 	DB    Secret `json:"-"`
 	DBPID int    `json:"db_pid,omitempty"`
+	// DBKind is "mariadb" when Keycloak's database is MariaDB ("" for
+	// PostgreSQL): DB is then empty (PostgreSQL's statistics and the
+	// clone strategy do not apply) and DBPID is mariadbd's.
+	DBKind string `json:"db_kind,omitempty"`
 	// LDAP is the directory holding the dataset's users (--ldap), nil
 	// when they live in Keycloak's database.
 	LDAP *Directory `json:"ldap,omitempty"`

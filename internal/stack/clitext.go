@@ -27,7 +27,8 @@ func (br BootResult) WriteText(w io.Writer) {
 	}
 }
 
-// ShownLogPath is the log kcbench logs shows: PostgreSQL's with pg, HAProxy's
+// ShownLogPath is the log kcbench logs shows: the database's (PostgreSQL's
+// or MariaDB's) with pg, HAProxy's
 // with lb, else Keycloak node's (1-based).
 func (s *Stack) ShownLogPath(pg, lb bool, node int) (string, error) {
 	path, err := s.NodeLogPath(node)
@@ -36,7 +37,7 @@ func (s *Stack) ShownLogPath(pg, lb bool, node int) (string, error) {
 	}
 	if pg {
 		if path = s.PGLogPath(); path == "" {
-			return "", errors.New("the stack uses an external database: no PostgreSQL log")
+			return "", errors.New("the stack uses an external database: no database log")
 		}
 	}
 	if lb {

@@ -235,7 +235,8 @@ var pgSSLRequest = []byte{0, 0, 0, 8, 0x04, 0xd2, 0x16, 0x2f}
 
 // probeRTT is the median of 5 round trips to addr: each a fresh
 // connection sending probe and reading one byte back (an echo server or
-// PostgreSQL's SSLRequest).
+// PostgreSQL's SSLRequest; with no probe, a server that speaks first,
+// MariaDB).
 func probeRTT(addr string, probe []byte) (time.Duration, error) {
 	var rtts []time.Duration
 	for range 5 {
@@ -245,7 +246,9 @@ func probeRTT(addr string, probe []byte) (time.Duration, error) {
 		}
 		c.SetDeadline(time.Now().Add(MaxDelay + 5*time.Second))
 		t := time.Now()
-		_, err = c.Write(probe)
+		if len(probe) > 0 {
+			_, err = c.Write(probe)
+		}
 		if err == nil {
 			_, err = io.ReadFull(c, make([]byte, 1))
 		}

@@ -126,11 +126,16 @@ func extractFile(f *zip.File, p string) error {
 }
 
 // BuildOptions are `kc.sh build` options, e.g. "--features=token-exchange".
-// kcbench always adds the ones it needs (postgres, health, metrics, user
-// event metrics where the version has them: 26.0.0 refuses the option,
-// 26.2.0 has it; 26.1 is left without, unverified).
-func baseBuildOptions(version string) []string {
-	opts := []string{"--db=postgres", "--health-enabled=true", "--metrics-enabled=true"}
+// kcbench always adds the ones it needs (the database kind, db: postgres
+// or mariadb; health, metrics, user event metrics where the version has
+// them: 26.0.0 refuses the option, 26.2.0 has it; 26.1 is left without,
+// unverified). The database kind is a build-time option, so each kind
+// has its own cached build (buildKey hashes the options).
+func baseBuildOptions(version, db string) []string {
+	if db == "" {
+		db = DBPostgres
+	}
+	opts := []string{"--db=" + db, "--health-enabled=true", "--metrics-enabled=true"}
 	if v, err := ParseVersion(version); err != nil || v.Minor >= 2 {
 		opts = append(opts, "--event-metrics-user-enabled=true")
 	}
@@ -154,11 +159,12 @@ func buildKey(opts []string, java JDK) string {
 	return hex.EncodeToString(h[:])[:12]
 }
 
-// EnsureBuild returns a cached build of dist with extra build options,
+// EnsureBuild returns a cached build of dist for database kind db
+// (DBPostgres, DBMariaDB; "" is PostgreSQL) with extra build options,
 // running `kc.sh build` once per distinct set. A rejected option fails with
 // Keycloak's own message.
-func EnsureBuild(ctx context.Context, dist Distribution, java JDK, extra []string, logf func(string, ...any)) (Build, error) {
-	opts := append(baseBuildOptions(dist.Version), extra...)
+func EnsureBuild(ctx context.Context, dist Distribution, java JDK, db string, extra []string, logf func(string, ...any)) (Build, error) {
+	opts := append(baseBuildOptions(dist.Version, db), extra...)
 	root := filepath.Dir(filepath.Dir(dist.Home)) // cache/keycloak/<v>
 	dir := filepath.Join(root, "builds", buildKey(opts, java))
 	b := Build{Dist: dist, Home: filepath.Join(dir, "keycloak"), Options: opts, Java: java}

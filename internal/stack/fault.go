@@ -290,8 +290,19 @@ func (s *Stack) ApplyFault(ctx context.Context, f Fault) error {
 }
 
 // restartDB stops PostgreSQL (fast shutdown: open connections are cut)
-// and starts it again; Keycloak's pool reconnects by itself.
+// or MariaDB and starts it again; Keycloak's pool reconnects by itself.
 func (s *Stack) restartDB(ctx context.Context) error {
+	if m := s.st.MariaDB; m != nil {
+		if err := m.stop(); err != nil {
+			return fmt.Errorf("stop mariadb: %w", err)
+		}
+		m.Proc = Proc{}
+		if err := startMariaDB(ctx, m, "", s.st.Detached); err != nil {
+			s.save()
+			return fmt.Errorf("start mariadb: %w", err)
+		}
+		return s.save()
+	}
 	pg := s.st.PG
 	if pg == nil {
 		return errors.New("the stack's database is external: kcbench does not restart it")

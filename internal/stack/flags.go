@@ -103,6 +103,7 @@ type Flags struct {
 	dbURL        string
 	dbUser       string
 	dbPasswordF  string
+	mariadbd     string
 	ldap         LDAPOptions
 	ldapURL      string
 	ldapBindDN   string
@@ -132,8 +133,10 @@ func (f *Flags) RegisterFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&f.readyTimeout, "ready-timeout", DefaultReadyTimeout, "how long to wait for /health/ready")
 	fs.StringVar(&f.pg.Version, "pg-version", DefaultPGVersion, "PostgreSQL binaries from Maven (io.zonky.test.postgres), or \"system\" for the installed server")
 	fs.StringVar(&f.pg.BinDir, "pg-bin", "", "folder with initdb and postgres (overrides --pg-version)")
-	fs.BoolVar(&f.pg.Durable, "pg-durable", false, "keep fsync/synchronous_commit/full_page_writes on")
-	fs.StringVar(&f.dbURL, "db-url", "", "use this external PostgreSQL instead (jdbc:postgresql://HOST:PORT/DB)")
+	fs.BoolVar(&f.pg.Durable, "pg-durable", false, "keep fsync/synchronous_commit/full_page_writes on (MariaDB: innodb_flush_log_at_trx_commit=1, doublewrite on)")
+	fs.StringVar(&f.kc.DB, "db", "", "database Keycloak runs on: postgres (default) or mariadb (a private MariaDB from the installed mariadb-server package; snapshots and the clone seeding strategy are PostgreSQL-only)")
+	fs.StringVar(&f.mariadbd, "mariadbd", "", "mariadbd binary for --db mariadb (default: mariadbd on PATH or in /usr/sbin)")
+	fs.StringVar(&f.dbURL, "db-url", "", "use this external database instead (jdbc:postgresql://HOST:PORT/DB, or jdbc:mariadb://HOST:PORT/DB, which implies --db mariadb)")
 	fs.StringVar(&f.dbUser, "db-user", "", "user for --db-url")
 	fs.StringVar(&f.dbPasswordF, "db-password-file", "", "file holding the password for --db-url")
 	f.ldap.RegisterFlags(fs)
@@ -168,7 +171,13 @@ func (f *Flags) Config(getenv func(string) string, logf func(string, ...any), de
 	f.kc.BuildOptions = f.buildOpts
 	f.kc.ExtraOptions = f.kcOpts
 	f.kc.ReadyTimeout = f.readyTimeout
-	cfg := Config{Name: f.Name, Dirs: d, Keycloak: f.kc, Topology: f.top, PG: f.pg, Detached: detached, Logf: logf}
+	if f.dbURL != "" && f.kc.DB == "" {
+		f.kc.DB = DBKindOfURL(f.dbURL)
+	}
+	if f.mariadbd != "" && f.kc.DB != DBMariaDB {
+		return Config{}, cliutil.Usagef("--mariadbd goes with --db mariadb")
+	}
+	cfg := Config{Name: f.Name, Dirs: d, Keycloak: f.kc, Topology: f.top, PG: f.pg, MariaDBd: f.mariadbd, Detached: detached, Logf: logf}
 	if f.dbURL != "" {
 		if f.dbPasswordF == "" {
 			return cfg, cliutil.Usagef("--db-url needs --db-user and --db-password-file")
@@ -301,7 +310,8 @@ type LogFlags struct {
 
 // RegisterFlags adds kcbench logs' flags.
 func (f *LogFlags) RegisterFlags(fs *flag.FlagSet) {
-	fs.BoolVar(&f.PG, "pg", false, "PostgreSQL's log instead of Keycloak's")
+	fs.BoolVar(&f.PG, "pg", false, "the database's log (PostgreSQL's or MariaDB's) instead of Keycloak's")
+	fs.BoolVar(&f.PG, "db", false, "same as --pg")
 	fs.IntVar(&f.Node, "node", 1, "Keycloak node whose log to show (1-based)")
 	fs.BoolVar(&f.LB, "lb", false, "HAProxy's log instead of Keycloak's")
 	fs.IntVar(&f.Lines, "n", 100, "print the last N lines (0: all)")

@@ -44,6 +44,18 @@ type KeycloakOptions struct {
 	ManagementPort int `json:"management_port,omitempty"`
 	// ReadyTimeout bounds each wait for /health/ready (default 5 min).
 	ReadyTimeout time.Duration `json:"ready_timeout,omitempty"`
+	// DB is the database Keycloak is built for and runs on: DBPostgres
+	// ("", the default) or DBMariaDB. A build-time option: each kind has
+	// its own build.
+	DB string `json:"db,omitempty"`
+}
+
+// dbKind is o.DB, "" read as PostgreSQL.
+func (o KeycloakOptions) dbKind() string {
+	if o.DB == "" {
+		return DBPostgres
+	}
+	return o.DB
 }
 
 // DBSchema is the database schema Keycloak is told to use with
@@ -98,6 +110,14 @@ func (o KeycloakOptions) Validate() error {
 	}
 	if o.ReadyTimeout < 0 || o.ReadyTimeout > maxReadyTimeout {
 		errs = append(errs, fmt.Errorf("ready timeout: %v: must be between 0s (the default) and %v", o.ReadyTimeout, maxReadyTimeout))
+	}
+	if o.DB != "" && !contains(DBKinds, o.DB) {
+		errs = append(errs, fmt.Errorf("db %q: want %s", o.DB, strings.Join(DBKinds, " or ")))
+	}
+	for _, opt := range o.BuildOptions {
+		if strings.HasPrefix(opt, "--db=") || opt == "--db" {
+			errs = append(errs, fmt.Errorf("build option %q: the database kind is kcbench's own (--db postgres|mariadb)", opt))
+		}
 	}
 	for _, p := range []int{o.HTTPPort, o.ManagementPort} {
 		if p < 0 || p > 65535 {

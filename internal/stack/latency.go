@@ -98,7 +98,7 @@ func (l Latency) validate(detached, externalDB bool) error {
 		errs = append(errs, errors.New("latency: the proxies live in kcbench's process: use up --foreground (or quickstart, capacity, experiment), not a detached up"))
 	}
 	if externalDB && !l.NodeDB.Zero() {
-		errs = append(errs, errors.New("latency node-db: only with kcbench's own PostgreSQL, not --db-url"))
+		errs = append(errs, errors.New("latency node-db: only with kcbench's own database, not --db-url"))
 	}
 	return errors.Join(errs...)
 }
@@ -211,13 +211,23 @@ func (s *Stack) startLatency() error {
 	if lat.NodeDB.Zero() {
 		return nil
 	}
-	p, err := startDelayProxy("127.0.0.1:0", net.JoinHostPort("127.0.0.1", strconv.Itoa(s.st.PG.Port)), lat.NodeDB)
+	port, probe, name := 0, pgSSLRequest, "PostgreSQL"
+	switch {
+	case s.st.PG != nil:
+		port = s.st.PG.Port
+	case s.st.MariaDB != nil:
+		// MariaDB speaks first: its greeting is the round trip.
+		port, probe, name = s.st.MariaDB.Port, nil, "MariaDB"
+	default:
+		return errors.New("latency node-db: only with kcbench's own database, not --db-url")
+	}
+	p, err := startDelayProxy("127.0.0.1:0", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), lat.NodeDB)
 	if err != nil {
 		return err
 	}
 	s.links.db = p
-	if _, err := probeRTT(p.Addr(), pgSSLRequest); err != nil {
-		return fmt.Errorf("latency node-db: PostgreSQL does not answer through the proxy: %w", err)
+	if _, err := probeRTT(p.Addr(), probe); err != nil {
+		return fmt.Errorf("latency node-db: %s does not answer through the proxy: %w", name, err)
 	}
 	rtt, err := s.MeasureLatency()
 	if err != nil {
@@ -233,7 +243,11 @@ func (s *Stack) startLatency() error {
 func (s *Stack) nodeDB() dbConn {
 	db := s.st.DB
 	if s.links != nil && s.links.db != nil {
-		db.URL = fmt.Sprintf("jdbc:postgresql://%s/keycloak", s.links.db.Addr())
+		scheme := "postgresql"
+		if s.st.MariaDB != nil {
+			scheme = "mariadb"
+		}
+		db.URL = fmt.Sprintf("jdbc:%s://%s/keycloak", scheme, s.links.db.Addr())
 	}
 	return db
 }

@@ -50,14 +50,16 @@ type dbConn struct {
 	User string `json:"user"`
 }
 
-// JDBCURL normalizes a database URL to the JDBC form Keycloak wants.
+// JDBCURL normalizes a database URL to the JDBC form Keycloak wants:
+// PostgreSQL's (jdbc:postgresql://, postgres://) or MariaDB's
+// (jdbc:mariadb://, mariadb://).
 func JDBCURL(raw string) (string, error) {
-	if strings.HasPrefix(raw, "jdbc:postgresql://") {
+	if strings.HasPrefix(raw, "jdbc:postgresql://") || strings.HasPrefix(raw, "jdbc:mariadb://") {
 		return raw, nil
 	}
 	u, err := url.Parse(raw)
-	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") || u.Host == "" {
-		return "", fmt.Errorf("db url %q: want jdbc:postgresql://HOST:PORT/DB or postgres://HOST:PORT/DB", raw)
+	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql" && u.Scheme != "mariadb") || u.Host == "" {
+		return "", fmt.Errorf("db url %q: want jdbc:postgresql://HOST:PORT/DB, postgres://HOST:PORT/DB, jdbc:mariadb://HOST:PORT/DB or mariadb://HOST:PORT/DB", raw)
 	}
 	if u.User != nil {
 		return "", fmt.Errorf("db url %q: pass the user and password with --db-user and --db-password-file, not in the URL", raw)
@@ -66,7 +68,21 @@ func JDBCURL(raw string) (string, error) {
 	if db == "" {
 		return "", fmt.Errorf("db url %q: no database name", raw)
 	}
+	if u.Scheme == "mariadb" {
+		return "jdbc:mariadb://" + u.Host + "/" + db, nil
+	}
 	return "jdbc:postgresql://" + u.Host + "/" + db, nil
+}
+
+// DBKindOfURL is the database kind of a database URL (DBMariaDB for
+// jdbc:mariadb:// and mariadb://, else DBPostgres).
+func DBKindOfURL(raw string) string { return dbKindOfURL(raw) }
+
+func dbKindOfURL(raw string) string {
+	if strings.HasPrefix(raw, "jdbc:mariadb://") || strings.HasPrefix(raw, "mariadb://") {
+		return DBMariaDB
+	}
+	return DBPostgres
 }
 
 // pgBinaries locates (and if needed fetches) initdb and postgres.

@@ -232,6 +232,9 @@ func lockSnapshots(ctx context.Context, root string) (func(), error) {
 
 // canSnapshot tells why the stack cannot be snapshotted, if it cannot.
 func (s *Stack) canSnapshot() error {
+	if s.st.MariaDB != nil {
+		return fmt.Errorf("stack %q: snapshots are %w: seed again instead", s.st.Name, ErrNotPostgres)
+	}
 	if s.st.PG == nil {
 		return fmt.Errorf("stack %q: %w", s.st.Name, ErrExternalDB)
 	}

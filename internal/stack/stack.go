@@ -23,6 +23,8 @@ import (
 var (
 	ErrAlreadyUp = errors.New("stack already up")
 	ErrNotUp     = errors.New("no stack is up")
+	// ErrNotPostgres marks what only a PostgreSQL database has.
+	ErrNotPostgres = errors.New("not available on MariaDB (PostgreSQL only)")
 )
 
 // Config describes a stack to start.
@@ -35,8 +37,12 @@ type Config struct {
 	// Topology is the number of nodes, the balancer and CPU limits.
 	Topology Topology
 	PG       PGOptions
-	// DB, when set, replaces the private PostgreSQL.
+	// DB, when set, replaces the private database (Keycloak.DB says
+	// which kind it is).
 	DB *ExternalDB
+	// MariaDBd is the mariadbd binary of a private MariaDB (default:
+	// mariadbd on PATH or in /usr/sbin).
+	MariaDBd string
 	// LDAP puts the dataset's users into a directory (a private slapd or
 	// an existing one) instead of Keycloak's database.
 	LDAP LDAPOptions
@@ -76,6 +82,8 @@ type State struct {
 	LB *balancer `json:"balancer,omitempty"`
 	DB dbConn    `json:"db"`
 	PG *pgServer `json:"postgres,omitempty"`
+	// MariaDB is the private MariaDB of --db mariadb (PG is then nil).
+	MariaDB *mariaServer `json:"mariadb,omitempty"`
 	// LDAP is the directory of --ldap (nil without); Slapd the private
 	// server when kcbench runs it.
 	LDAP  *LDAPOptions `json:"ldap,omitempty"`
@@ -183,8 +191,10 @@ func (c Config) Validate() error {
 		errs = append(errs, err)
 	}
 	if c.DB != nil {
-		if _, err := JDBCURL(c.DB.URL); err != nil {
+		if u, err := JDBCURL(c.DB.URL); err != nil {
 			errs = append(errs, err)
+		} else if k := dbKindOfURL(u); k != c.Keycloak.dbKind() {
+			errs = append(errs, fmt.Errorf("db url %q is a %s URL, but Keycloak is built for %s (--db %s)", c.DB.URL, k, c.Keycloak.dbKind(), c.Keycloak.dbKind()))
 		}
 		if c.DB.User == "" {
 			errs = append(errs, errors.New("external db: --db-user is required"))
@@ -272,8 +282,19 @@ func Start(ctx context.Context, cfg Config) (s *Stack, err error) {
 			return nil, err
 		}
 	}
-	var pgU *pgUser
-	if cfg.DB == nil {
+	var pgU, mariaU *pgUser
+	var maria mariadbFiles
+	mariadb := cfg.Keycloak.dbKind() == DBMariaDB
+	switch {
+	case cfg.DB != nil:
+	case mariadb:
+		if maria, err = findMariaDB(cfg.MariaDBd); err != nil {
+			return nil, err
+		}
+		if mariaU, err = chooseMariaDBUser(); err != nil {
+			return nil, err
+		}
+	default:
 		if pgU, err = choosePGUser(); err != nil {
 			return nil, err
 		}
@@ -282,12 +303,12 @@ func Start(ctx context.Context, cfg Config) (s *Stack, err error) {
 	if err != nil {
 		return nil, err
 	}
-	build, err := EnsureBuild(ctx, dist, java, cfg.Keycloak.BuildOptions, cfg.Logf)
+	build, err := EnsureBuild(ctx, dist, java, cfg.Keycloak.dbKind(), cfg.Keycloak.BuildOptions, cfg.Logf)
 	if err != nil {
 		return nil, err
 	}
 	var pgBin, pgVer string
-	if cfg.DB == nil {
+	if cfg.DB == nil && !mariadb {
 		if pgBin, pgVer, err = pgBinaries(ctx, cfg.Dirs.Cache, cfg.PG, cfg.Logf); err != nil {
 			return nil, err
 		}
@@ -325,6 +346,10 @@ func Start(ctx context.Context, cfg Config) (s *Stack, err error) {
 		url, _ := JDBCURL(cfg.DB.URL)
 		s.st.DB = dbConn{URL: url, User: cfg.DB.User}
 		if err := fileutil.WriteSecret(filepath.Join(dir, "db-password"), cfg.DB.Password); err != nil {
+			return s, err
+		}
+	} else if mariadb {
+		if err := s.startMariaDBServer(ctx, cfg, maria, mariaU); err != nil {
 			return s, err
 		}
 	} else {
@@ -464,6 +489,9 @@ func (s *Stack) SecretPath(name string) string { return filepath.Join(s.st.Dir, 
 // search_path set to Keycloak's --db-schema when one is given: for the
 // clone seeding strategy and PostgreSQL statistics.
 func (s *Stack) DSN() (kc.Secret, error) {
+	if k := s.st.Options.dbKind(); k != DBPostgres {
+		return "", fmt.Errorf("%w: the stack's database is %s", ErrNotPostgres, k)
+	}
 	pw, err := s.secret("db-password")
 	if err != nil {
 		return "", err
@@ -556,6 +584,9 @@ func (s *Stack) Procs() []Proc {
 	if s.st.PG != nil && s.st.PG.Proc.PID > 0 {
 		ps = append(ps, s.st.PG.Proc)
 	}
+	if s.st.MariaDB != nil && s.st.MariaDB.Proc.PID > 0 {
+		ps = append(ps, s.st.MariaDB.Proc)
+	}
 	if s.st.Slapd != nil && s.st.Slapd.Proc.PID > 0 {
 		ps = append(ps, s.st.Slapd.Proc)
 	}
@@ -579,6 +610,9 @@ func (s *Stack) Pids() []int {
 	}
 	if s.st.PG != nil {
 		pids = append(pids, s.st.PG.Proc.Members()...)
+	}
+	if s.st.MariaDB != nil {
+		pids = append(pids, s.st.MariaDB.Proc.Members()...)
 	}
 	if s.st.Slapd != nil {
 		pids = append(pids, s.st.Slapd.Proc.Members()...)
@@ -618,6 +652,11 @@ func (s *Stack) Down(ctx context.Context) error {
 	if s.st.PG != nil {
 		if err := s.st.PG.stop(); err != nil {
 			errs = append(errs, fmt.Errorf("stop postgres: %w", err))
+		}
+	}
+	if s.st.MariaDB != nil {
+		if err := s.st.MariaDB.stop(); err != nil {
+			errs = append(errs, fmt.Errorf("stop mariadb: %w", err))
 		}
 	}
 	if s.st.Slapd != nil {
@@ -670,6 +709,12 @@ func (s *Stack) Target() kc.Target {
 	if s.st.PG != nil && s.st.PG.Proc.Alive() {
 		t.DBPID = s.st.PG.Proc.PID
 	}
+	if m := s.st.MariaDB; m != nil && m.Proc.Alive() {
+		t.DBPID = m.Proc.PID
+	}
+	if k := s.st.Options.dbKind(); k != DBPostgres {
+		t.DBKind = k
+	}
 	t.LDAP = s.Directory()
 	return t
 }
@@ -705,10 +750,14 @@ func (s *Stack) NodeLogPath(i int) (string, error) {
 	return s.st.Nodes[i-1].Log, nil
 }
 
-// PGLogPath is PostgreSQL's log file ("" with an external database).
+// PGLogPath is the private database's log file, PostgreSQL's or
+// MariaDB's ("" with an external database).
 func (s *Stack) PGLogPath() string {
-	if s.st.PG == nil {
-		return ""
+	switch {
+	case s.st.PG != nil:
+		return s.st.PG.LogPath
+	case s.st.MariaDB != nil:
+		return s.st.MariaDB.LogPath
 	}
-	return s.st.PG.LogPath
+	return ""
 }

@@ -185,12 +185,14 @@ func TestJDBCURL(t *testing.T) {
 		"jdbc:postgresql://db:5432/kc": "jdbc:postgresql://db:5432/kc",
 		"postgres://db:5432/kc":        "jdbc:postgresql://db:5432/kc",
 		"postgresql://10.0.0.1/kc":     "jdbc:postgresql://10.0.0.1/kc",
+		"jdbc:mariadb://db:3306/kc":    "jdbc:mariadb://db:3306/kc",
+		"mariadb://db:3306/kc":         "jdbc:mariadb://db:3306/kc",
 	} {
 		if got, err := JDBCURL(in); err != nil || got != want {
 			t.Errorf("JDBCURL(%q) = %q, %v", in, got, err)
 		}
 	}
-	for _, bad := range []string{"", "mysql://x/y", "postgres://db:5432", "postgres://u:p@db/kc", "db:5432/kc"} {
+	for _, bad := range []string{"", "mysql://x/y", "postgres://db:5432", "postgres://u:p@db/kc", "db:5432/kc", "mariadb://u:p@db/kc"} {
 		if _, err := JDBCURL(bad); err == nil {
 			t.Errorf("JDBCURL(%q): want error", bad)
 		}

@@ -21,6 +21,8 @@ type Status struct {
 	Topology Topology        `json:"topology"`
 	Balancer *BalancerStatus `json:"balancer,omitempty"`
 	Postgres *ProcStatus     `json:"postgres,omitempty"`
+	// MariaDB is the private MariaDB (--db mariadb).
+	MariaDB *ProcStatus `json:"mariadb,omitempty"`
 	// Slapd is the private directory server (--ldap slapd); LDAPURL the
 	// directory the users live in (--ldap).
 	Slapd     *ProcStatus `json:"slapd,omitempty"`
@@ -145,6 +147,15 @@ func (s *Stack) Status(ctx context.Context) Status {
 			}
 		}
 		st.Postgres = &ps
+	}
+	if m := s.st.MariaDB; m != nil {
+		ps := ProcStatus{Version: m.Version, PID: m.Proc.PID, Alive: m.Proc.Alive()}
+		if ps.Alive {
+			ps.Uptime = m.Proc.Uptime()
+			ps.RSS, _ = RSS(m.Proc.PID)
+			ps.CPU, _ = CPUTime(m.Proc.PID)
+		}
+		st.MariaDB = &ps
 	}
 	if d := s.Directory(); d != nil {
 		st.LDAPURL = d.URL

@@ -83,6 +83,9 @@ func (st Status) WriteText(w io.Writer) error {
 	if st.Postgres != nil {
 		fmt.Fprintf(tw, "postgres\t%s, %s\n", st.Postgres.Version, st.DBURL)
 		fmt.Fprintf(tw, "postgres pid\t%s\n", procLine(*st.Postgres))
+	} else if st.MariaDB != nil {
+		fmt.Fprintf(tw, "mariadb\t%s, %s\n", st.MariaDB.Version, st.DBURL)
+		fmt.Fprintf(tw, "mariadb pid\t%s\n", procLine(*st.MariaDB))
 	} else {
 		fmt.Fprintf(tw, "database\t%s (external)\n", st.DBURL)
 	}
