@@ -77,6 +77,9 @@ type SeedOptions struct {
 	// DB is a postgres:// URL of Keycloak's database, for the clone
 	// strategy.
 	DB kc.Secret
+	// DBKind is the target's kc.Target.DBKind: "mariadb" makes the clone
+	// strategy (PostgreSQL's SQL) fall back to fast, with a note.
+	DBKind string
 	// Keys, when set, is the RSA key pool realms' keys come from (realms
 	// mode); without it every realm's keys are generated.
 	Keys *KeyPool
@@ -135,6 +138,12 @@ func Seed(ctx context.Context, adm *kc.Admin, spec Spec, o SeedOptions) (*SeedRe
 	if o.LDAP != nil && o.Strategy != Fast {
 		if o.Logf != nil {
 			o.Logf("seed: with users in LDAP the %s strategy is not available; seeding the fast way", o.Strategy)
+		}
+		o.Strategy = Fast
+	}
+	if o.Strategy == Clone && o.DBKind != "" && o.DBKind != "postgres" {
+		if o.Logf != nil {
+			o.Logf("seed: the clone strategy copies tenants with PostgreSQL's SQL, not available on %s; seeding the fast way", o.DBKind)
 		}
 		o.Strategy = Fast
 	}
@@ -676,8 +685,8 @@ func NewAdmin(tg kc.Target) *kc.Admin {
 }
 
 // DefaultStrategy is strat, or when "" the default: clone on the local
-// stack (local: its database is known), fast on a --target. Clone
-// elsewhere is a usage error.
+// stack (local: its PostgreSQL database is known), fast on a --target
+// or on MariaDB. Clone elsewhere is a usage error.
 func DefaultStrategy(strat Strategy, local bool) (Strategy, error) {
 	if strat == "" {
 		strat = Fast
@@ -686,7 +695,7 @@ func DefaultStrategy(strat Strategy, local bool) (Strategy, error) {
 		}
 	}
 	if strat == Clone && !local {
-		return strat, cliutil.Usagef("--strategy clone writes into Keycloak's database: only on the local stack (use fast against a --target)")
+		return strat, cliutil.Usagef("--strategy clone writes into Keycloak's PostgreSQL database: only on the local stack, on PostgreSQL (use fast against a --target or on MariaDB)")
 	}
 	return strat, nil
 }

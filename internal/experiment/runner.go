@@ -261,7 +261,7 @@ func (r *Runner) reach(ctx context.Context, p Point) (*results.Seed, error) {
 			return nil, err
 		}
 		res, err := dataset.Seed(ctx, adm, p.Spec, dataset.SeedOptions{
-			Strategy: strat, Logf: r.Logf, ManifestPath: r.manifestPath(), Target: tg.BaseURL, DB: r.pgDSN(), Keys: keys, LDAP: tg.LDAP,
+			Strategy: strat, Logf: r.Logf, ManifestPath: r.manifestPath(), Target: tg.BaseURL, DB: r.pgDSN(), DBKind: tg.DBKind, Keys: keys, LDAP: tg.LDAP,
 			ServerCPU: func() (time.Duration, error) { return stack.TargetCPU(tg) },
 		})
 		if err != nil {
@@ -344,12 +344,15 @@ func (r *Runner) runPoint(ctx context.Context, p Point) (*results.Summary, error
 		if st.PG != nil {
 			man.Postgres = st.PG.Version
 		}
+		if st.MariaDB != nil {
+			man.Params["db"], sum.Params["db"] = stack.DBMariaDB, stack.DBMariaDB
+		}
 		m, err := dataset.ReadManifest(r.manifestPath())
 		if err != nil {
 			return err
 		}
 		tg := r.st.Target()
-		obs := observe.New(observe.Config{Target: tg, PGPID: st.PG.Proc.PID, PGDSN: r.pgDSN()})
+		obs := observe.New(observe.Config{Target: tg, PGPID: tg.DBPID, PGDSN: r.pgDSN()})
 		stopObs := obs.Start(pctx)
 		defer func() {
 			samples = stopObs()

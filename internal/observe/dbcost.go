@@ -185,3 +185,33 @@ func Cost(a, b DBUsage, window float64, ops int64, readings int64) results.DBCos
 	}
 	return c
 }
+
+// NotOnMariaDB says which database figures MariaDB has not.
+const NotOnMariaDB = "transactions, WAL, tuples, blocks and write IOPS: not available on MariaDB (PostgreSQL statistics)"
+
+// CPUCost is the work of a database measured by its process's CPU alone
+// (engine "mariadb"), between readings a and b, over window seconds and
+// ops successful operations.
+func CPUCost(engine string, a, b DBUsage, window float64, ops int64) results.DBCost {
+	c := results.DBCost{Available: true, Engine: engine, Window: window, Ops: ops, Reason: NotOnMariaDB,
+		WALWrites: -1, WALSyncs: -1, DataWrites: -1}
+	if a.HasCPU && b.HasCPU {
+		c.CPU, c.CPUMeasured = (b.CPU - a.CPU).Seconds(), true
+	} else {
+		c.Reason = "CPU not measured (the database is not a local process); " + NotOnMariaDB
+	}
+	if ops > 0 && c.CPUMeasured {
+		c.CPUMsPerOp = c.CPU * 1000 / float64(ops)
+	}
+	return c
+}
+
+// ReadTreeCPU reads the CPU time of the process tree at pid (a database
+// without PostgreSQL's statistics: mariadbd).
+func ReadTreeCPU(proc fs.FS, pid int) (DBUsage, error) {
+	t, err := ReadTree(proc, pid)
+	if err != nil {
+		return DBUsage{}, err
+	}
+	return DBUsage{CPU: t.CPU, HasCPU: true}, nil
+}

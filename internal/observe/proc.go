@@ -188,6 +188,9 @@ type Process int
 const (
 	Keycloak   Process = iota // the JVMs (kc.Target.ServerPIDs) and their children
 	PostgreSQL                // the postmaster and its backends
+	// MariaDB is mariadbd (one process, many threads); it fills the
+	// database's columns, PostgreSQL's (pg_cpu_pct, pg_rss_bytes).
+	MariaDB
 )
 
 func (p Process) String() string {
@@ -196,6 +199,8 @@ func (p Process) String() string {
 		return "keycloak"
 	case PostgreSQL:
 		return "postgres"
+	case MariaDB:
+		return "mariadb"
 	}
 	return "process(" + strconv.Itoa(int(p)) + ")"
 }
@@ -252,7 +257,7 @@ func (p *ProcSource) Sample(context.Context) (Sample, error) {
 	switch p.Which {
 	case Keycloak:
 		s.KCCPUPct, s.KCRSSBytes = pct, rss
-	case PostgreSQL:
+	case PostgreSQL, MariaDB:
 		s.PGCPUPct, s.PGRSSBytes = pct, rss
 	default:
 		return s, fmt.Errorf("unknown process %v", p.Which)

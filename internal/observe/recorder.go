@@ -43,7 +43,9 @@ type Config struct {
 	// the /proc CPU and RSS of the JVM's tree; its ManagementURL the
 	// /metrics scrape, which also gives CPU when there is no PID.
 	Target kc.Target
-	// PGPID is the postmaster's pid when PostgreSQL runs on this machine.
+	// PGPID is the postmaster's pid when PostgreSQL runs on this machine
+	// (mariadbd's when Target.DBKind is "mariadb": its CPU and RSS go to
+	// the same database columns).
 	PGPID int
 	// PGDSN connects to Keycloak's database for pg_stat_database, e.g.
 	// postgres://keycloak:PASSWORD@127.0.0.1:5432/keycloak. It holds a
@@ -79,12 +81,18 @@ func New(cfg Config) *Recorder {
 	} else {
 		gaps = append(gaps, "keycloak metrics (heap, GC, HTTP requests, DB pool, worker pool, caches): no management URL")
 	}
-	if cfg.PGPID > 0 {
-		srcs = append(srcs, NewProcSource(PostgreSQL, proc, cfg.PGPID))
-	} else {
-		gaps = append(gaps, "postgres CPU and RSS: no postmaster pid (the database is not a local process)")
+	db := PostgreSQL
+	if t.DBKind == "mariadb" {
+		db = MariaDB
 	}
-	if cfg.PGDSN != "" {
+	if cfg.PGPID > 0 {
+		srcs = append(srcs, NewProcSource(db, proc, cfg.PGPID))
+	} else {
+		gaps = append(gaps, db.String()+" CPU and RSS: no database pid (the database is not a local process)")
+	}
+	if db == MariaDB {
+		gaps = append(gaps, "postgres statistics (commits, blocks, tuples, size): not available on MariaDB (pg_stat_database is PostgreSQL's)")
+	} else if cfg.PGDSN != "" {
 		srcs = append(srcs, NewPGSource(cfg.PGDSN))
 	} else {
 		gaps = append(gaps, "postgres statistics (commits, blocks, tuples, size): no database DSN")

@@ -12,7 +12,7 @@ const ParamPGDurable = "pg_durable"
 
 // RecordDurable sets params' pg_durable from c, when c was measured.
 func (c *DBCost) RecordDurable(params map[string]string) {
-	if c != nil && c.Available && params != nil {
+	if c != nil && c.Available && c.Engine == "" && params != nil {
 		params[ParamPGDurable] = strconv.FormatBool(c.Durable)
 	}
 }
@@ -21,10 +21,14 @@ func (c *DBCost) RecordDurable(params map[string]string) {
 // and per successful iteration: summary.json's "database" (observe.Cost
 // computes it).
 type DBCost struct {
-	Available bool    `json:"available"`
-	Reason    string  `json:"reason,omitempty"` // why not, or what is missing
-	Window    float64 `json:"window_s,omitempty"`
-	Ops       int64   `json:"ops,omitempty"` // successful iterations the figures are divided by
+	Available bool `json:"available"`
+	// Engine is "mariadb" when the database is MariaDB: only its CPU is
+	// measured (from /proc), the rest are PostgreSQL statistics ("" is
+	// PostgreSQL).
+	Engine string  `json:"engine,omitempty"`
+	Reason string  `json:"reason,omitempty"` // why not, or what is missing
+	Window float64 `json:"window_s,omitempty"`
+	Ops    int64   `json:"ops,omitempty"` // successful iterations the figures are divided by
 
 	// Totals over the window.
 	CPU           float64 `json:"cpu_s,omitempty"` // postmaster tree; 0 with CPUMeasured false
@@ -65,6 +69,9 @@ func (c *DBCost) Write(w io.Writer) error {
 	if !c.Available {
 		_, err := fmt.Fprintf(w, "database:     unavailable: %s\n", c.Reason)
 		return err
+	}
+	if c.Engine != "" {
+		return c.writeCPUOnly(w)
 	}
 	cpu := "CPU not measured"
 	if c.CPUMeasured {
@@ -111,4 +118,25 @@ func hitRatio(read, hit int64) string {
 		return "-"
 	}
 	return fmt.Sprintf("%.1f%%", 100*float64(hit)/float64(read+hit))
+}
+
+// writeCPUOnly prints a database measured by its CPU alone (MariaDB).
+func (c *DBCost) writeCPUOnly(w io.Writer) error {
+	cpu := "CPU not measured"
+	if c.CPUMeasured {
+		cpu = fmt.Sprintf("%.2f s CPU (%.2f cores)", c.CPU, c.CPU/max(c.Window, 1e-9))
+	}
+	if _, err := fmt.Fprintf(w, "database:     %s: %s over %.1f s measured\n", c.Engine, cpu, c.Window); err != nil {
+		return err
+	}
+	if c.Ops > 0 && c.CPUMeasured {
+		if _, err := fmt.Fprintf(w, "  per successful iteration: %.3f ms CPU\n", c.CPUMsPerOp); err != nil {
+			return err
+		}
+	}
+	if c.Reason != "" {
+		_, err := fmt.Fprintf(w, "  %s\n", c.Reason)
+		return err
+	}
+	return nil
 }

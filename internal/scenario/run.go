@@ -495,6 +495,9 @@ func (w *cpuWindow) baseline(ctx context.Context, d time.Duration) error {
 type dbWindow struct {
 	window[observe.DBUsage]
 	reader *observe.DBUsageReader
+	// engine is the target's DBKind when only the database's CPU is read
+	// (MariaDB: mariadbd's tree from /proc).
+	engine string
 }
 
 func newDBWindow(ctx context.Context, tg kc.Target) *dbWindow {
@@ -503,6 +506,10 @@ func newDBWindow(ctx context.Context, tg kc.Target) *dbWindow {
 	if tg.DB != "" {
 		w.reader = &observe.DBUsageReader{DSN: tg.DB, PID: tg.DBPID, Proc: os.DirFS("/proc")}
 		read = w.reader.Read
+	} else if tg.DBKind != "" && tg.DBPID > 0 {
+		w.engine = tg.DBKind
+		proc, pid := os.DirFS("/proc"), tg.DBPID
+		read = func(context.Context) (observe.DBUsage, error) { return observe.ReadTreeCPU(proc, pid) }
 	}
 	w.window = newWindow(ctx, read)
 	return w
@@ -563,7 +570,7 @@ func (w *dbWindow) end() {
 // result is the database's cost over the measured window, per successful
 // iteration; nil when the target's database is unknown.
 func (w *dbWindow) result(s results.Stats) *results.DBCost {
-	if w.reader == nil {
+	if w.reader == nil && w.engine == "" {
 		return nil
 	}
 	w.mu.Lock()
@@ -577,6 +584,10 @@ func (w *dbWindow) result(s results.Stats) *results.DBCost {
 	var ok int64
 	if it, found := s.Op(results.IterationOp); found {
 		ok = it.OK
+	}
+	if w.engine != "" {
+		c := observe.CPUCost(w.engine, w.v0, w.v1, w.t1.Sub(w.t0).Seconds(), ok)
+		return &c
 	}
 	// the first reading's own transaction commits inside the window
 	c := observe.Cost(w.v0, w.v1, w.t1.Sub(w.t0).Seconds(), ok, 1)
