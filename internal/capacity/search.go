@@ -79,6 +79,9 @@ type StepResult struct {
 	RSSBytes    int64   // peak server RSS
 	// DB is the database's work over the window (nil when unknown).
 	DB *results.DBCost
+	// Directory is the LDAP directory's CPU over the window (nil when
+	// the users are not in LDAP).
+	Directory *results.DirectoryCost
 	// Note is carried into the step, e.g. why the server CPU is unknown.
 	Note string
 	// Faults are what the caller found wrong with the step beyond its
@@ -232,7 +235,7 @@ func (o Options) settings() results.CapacitySettings {
 func (o Options) Judge(rate float64, r StepResult) results.CapacityStep {
 	s := r.Stats
 	st := results.CapacityStep{Rate: rate, Duration: s.Duration.Seconds(), Dropped: s.Dropped, Interrupted: s.Interrupted,
-		CPUMsPerOp: r.CPUMsPerOp, ServerCores: r.ServerCores, RSSBytes: r.RSSBytes, Database: r.DB, Note: r.Note, Start: s.Start}
+		CPUMsPerOp: r.CPUMsPerOp, ServerCores: r.ServerCores, RSSBytes: r.RSSBytes, Database: r.DB, Directory: r.Directory, Note: r.Note, Start: s.Start}
 	it, _ := s.Op(results.IterationOp)
 	st.Iterations, st.OK, st.Errors = it.Count, it.OK, it.Errors
 	st.Achieved = it.Rate

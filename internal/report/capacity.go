@@ -192,7 +192,12 @@ func (b *builder) capacityOverview(runs []*capacityRun) {
 	}{
 		{"capacity-max-rate", "Highest rate meeting every SLO", "iterations/s", func(r *results.CapacityResult) float64 { return r.MaxRate }},
 		{"capacity-cpu-ms-per-op", "Server CPU per operation at that rate", "server CPU-ms per iteration", func(r *results.CapacityResult) float64 { return r.CPUMsPerOp }},
+		{"capacity-db-cpu-ms-per-op", "Database CPU per operation at that rate", "database CPU-ms per iteration", atMax(dbCPUMs)},
+		{"capacity-dir-cpu-ms-per-op", "Directory (LDAP) CPU per operation at that rate", "directory CPU-ms per iteration", atMax(dirCPUMs)},
 	} {
+		if c.name != "capacity-max-rate" && c.name != "capacity-cpu-ms-per-op" && !slices.ContainsFunc(runs, func(r *capacityRun) bool { return c.value(r.res) > 0 }) {
+			continue // no search measured it
+		}
 		var bars []barSeries
 		for _, r := range runs {
 			bs := barSeries{label: r.label, values: make([]float64, len(scen)), color: -1}
@@ -329,6 +334,14 @@ func (b *builder) capacityTables(runs []*capacityRun) {
 	if haveCommon && len(runs) > 1 {
 		header = append(header, fmt.Sprintf("p99 @ %g/s ms", common))
 	}
+	db := slices.ContainsFunc(all, func(r *results.CapacityResult) bool { return atMax(dbCPUMs)(r) > 0 })
+	dir := slices.ContainsFunc(all, func(r *results.CapacityResult) bool { return atMax(dirCPUMs)(r) > 0 })
+	if db {
+		header = append(header, "DB CPU-ms/op")
+	}
+	if dir {
+		header = append(header, "directory CPU-ms/op")
+	}
 	header = append(header, "boot s", "RSS at ready MiB", "peak RSS MiB")
 	t := Table{Title: "Capacity", Header: header,
 		Caption: "The highest asked rate at which every SLO held and the step achieved ≥ 95% of it, dropped < 1% and completed the minimum successful iterations. CPU is the server process's own, at that rate."}
@@ -349,6 +362,12 @@ func (b *builder) capacityTables(runs []*capacityRun) {
 				v = results.FormatMs(s.P99)
 			}
 			row = append(row, v)
+		}
+		if db {
+			row = append(row, optNum(atMax(dbCPUMs)(res), fmtFixed(3)))
+		}
+		if dir {
+			row = append(row, optNum(atMax(dirCPUMs)(res), fmtFixed(3)))
 		}
 		row = append(row, optNum(res.BootSeconds, fmtFixed(1)), optNum(float64(res.RSSAtReadyBytes)/mib, fmtFixed(0)), optNum(float64(res.MaxRSSBytes)/mib, fmtFixed(0)))
 		t.Rows = append(t.Rows, row)
@@ -377,6 +396,38 @@ func (b *builder) capacityTables(runs []*capacityRun) {
 }
 
 func fmtG(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+
+// atMax reads a figure of the step at a search's max rate at SLO (0 when
+// none was found or the step lacks it): the cost per operation split by
+// process that goes with the capacity.
+func atMax(f func(*results.CapacityStep) float64) func(*results.CapacityResult) float64 {
+	return func(r *results.CapacityResult) float64 {
+		if !r.Found {
+			return 0
+		}
+		if s := r.StepAt(r.MaxRate); s != nil {
+			return f(s)
+		}
+		return 0
+	}
+}
+
+// dbCPUMs is the database's CPU-ms per operation of a step (PostgreSQL's
+// or MariaDB's process tree).
+func dbCPUMs(s *results.CapacityStep) float64 {
+	if d := s.Database; d != nil && d.Available && d.CPUMeasured {
+		return d.CPUMsPerOp
+	}
+	return 0
+}
+
+// dirCPUMs is the LDAP directory's CPU-ms per operation of a step.
+func dirCPUMs(s *results.CapacityStep) float64 {
+	if d := s.Directory; d != nil && d.Available {
+		return d.CPUMsPerOp
+	}
+	return 0
+}
 
 // optNum formats v, or "-" when it is not positive (unknown).
 func optNum(v float64, f func(float64) string) string {

@@ -285,6 +285,8 @@ type wlAgg struct {
 	// the database's work per successful iteration (summary.json's
 	// database block), unknown where it was not measured
 	dbCPUMs, dbXacts, dbWALKiB, dbBlksRead Stat
+	// the LDAP directory's CPU per successful iteration (users in LDAP)
+	dirCPUMs Stat
 }
 
 // hasTimeouts reports whether any workload of e had requests cut off by
@@ -304,7 +306,19 @@ func (e *experiment) hasTimeouts() bool {
 func (e *experiment) hasDB() bool {
 	for _, c := range e.configs {
 		for _, w := range c.workloads() {
-			if w.dbXacts.Known() {
+			if w.dbXacts.Known() || w.dbCPUMs.Known() {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// hasStat reports whether any workload of e has stat.
+func (e *experiment) hasStat(stat func(*wlAgg) Stat) bool {
+	for _, c := range e.configs {
+		for _, w := range c.workloads() {
+			if stat(w).Known() {
 				return true
 			}
 		}
@@ -332,7 +346,7 @@ func (c *config) workloads() []*wlAgg {
 		agg                                      *wlAgg
 		thr, p50, p95, p99, mx, errPct, cpu, rss []float64
 		timeouts                                 []float64
-		dbCPU, dbXacts, dbWAL, dbBlks            []float64
+		dbCPU, dbXacts, dbWAL, dbBlks, dir       []float64
 	}
 	var order []wlKey
 	accs := map[wlKey]*acc{}
@@ -374,9 +388,14 @@ func (c *config) workloads() []*wlAgg {
 				if d.CPUMeasured {
 					a.dbCPU = append(a.dbCPU, d.CPUMsPerOp)
 				}
-				a.dbXacts = append(a.dbXacts, d.XactsPerOp)
-				a.dbWAL = append(a.dbWAL, d.WALBytesPerOp/1024)
-				a.dbBlks = append(a.dbBlks, d.BlksReadPerOp)
+				if d.Engine == "" { // PostgreSQL's statistics
+					a.dbXacts = append(a.dbXacts, d.XactsPerOp)
+					a.dbWAL = append(a.dbWAL, d.WALBytesPerOp/1024)
+					a.dbBlks = append(a.dbBlks, d.BlksReadPerOp)
+				}
+			}
+			if d := w.Directory; d != nil && d.Available && d.Ops > 0 {
+				a.dir = append(a.dir, d.CPUMsPerOp)
 			}
 		}
 	}
@@ -388,6 +407,7 @@ func (c *config) workloads() []*wlAgg {
 		g.errPct, g.cpuMs, g.rssMiB = statOf(a.errPct), statOf(a.cpu), statOf(a.rss)
 		g.timeouts = statOf(a.timeouts)
 		g.dbCPUMs, g.dbXacts, g.dbWALKiB, g.dbBlksRead = statOf(a.dbCPU), statOf(a.dbXacts), statOf(a.dbWAL), statOf(a.dbBlks)
+		g.dirCPUMs = statOf(a.dir)
 		out = append(out, g)
 	}
 	return out

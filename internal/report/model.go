@@ -473,10 +473,11 @@ func (b *builder) variantCharts() {
 		{"variants-throughput", "Throughput per workload and " + by, "iterations/s", func(w *wlAgg) Stat { return w.throughput }},
 		{"variants-p95", "p95 latency per workload and " + by, "p95 ms", func(w *wlAgg) Stat { return w.p95 }},
 		{"variants-cpu-ms-per-op", "Server CPU per operation, per workload and " + by, "server CPU-ms per iteration", func(w *wlAgg) Stat { return w.cpuMs }},
-		{"variants-db-cpu-ms-per-op", "Database CPU per operation, per workload and " + by, "PostgreSQL CPU-ms per iteration", func(w *wlAgg) Stat { return w.dbCPUMs }},
+		{"variants-db-cpu-ms-per-op", "Database CPU per operation, per workload and " + by, "database CPU-ms per iteration", func(w *wlAgg) Stat { return w.dbCPUMs }},
 		{"variants-db-blocks-read-per-op", "Database blocks read per operation (cache misses), per workload and " + by, "blocks read per iteration", func(w *wlAgg) Stat { return w.dbBlksRead }},
+		{"variants-dir-cpu-ms-per-op", "Directory (LDAP) CPU per operation, per workload and " + by, "directory CPU-ms per iteration", func(w *wlAgg) Stat { return w.dirCPUMs }},
 	} {
-		if strings.HasPrefix(vm.name, "variants-db-") && !b.e.hasDB() {
+		if strings.HasPrefix(vm.name, "variants-db-") && !b.e.hasDB() || !b.e.hasStat(vm.stat) {
 			continue
 		}
 		var bars []barSeries

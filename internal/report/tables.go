@@ -140,7 +140,7 @@ func (b *builder) workloadTables(head []string, key func(*config) []string) {
 			t.Caption += " Time-outs: iterations cut off by the request time-out (its limit in brackets; kcbench load --timeout, a workload's timeout), a measured outcome like the latency."
 		}
 		if db {
-			t.Caption += " The DB columns are PostgreSQL's work per successful iteration: its process tree's CPU, transactions, WAL bytes and blocks read from disk or the OS cache (pg_stat_database, pg_stat_wal)."
+			t.Caption += " The DB columns are the database's work per successful iteration: its process tree's CPU, and on PostgreSQL transactions, WAL bytes and blocks read from disk or the OS cache (pg_stat_database, pg_stat_wal; not available on MariaDB)."
 		}
 		b.m.Tables = append(b.m.Tables, t)
 	}

@@ -84,6 +84,9 @@ type CapacityStep struct {
 	RSSBytes    int64   `json:"rss_bytes,omitempty"`     // server peak RSS during the step
 	// Database is the database's work over the step (nil when unknown).
 	Database *DBCost `json:"database,omitempty"`
+	// Directory is the LDAP directory's CPU over the step (nil when the
+	// users are not in LDAP).
+	Directory *DirectoryCost `json:"directory,omitempty"`
 	// SLOs are the SLOs evaluated on the step.
 	SLOs []ThresholdResult `json:"slos"`
 	// Pass is true when the step met every SLO and every guard (achieved

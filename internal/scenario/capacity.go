@@ -113,7 +113,7 @@ func (s *CapacityStepper) Step(ctx context.Context, rate float64, d time.Duratio
 	if res == nil {
 		return capacity.StepResult{}, err
 	}
-	sr := capacity.StepResult{Stats: res.Stats, RSSBytes: peak(), DB: res.DB}
+	sr := capacity.StepResult{Stats: res.Stats, RSSBytes: peak(), DB: res.DB, Directory: res.Directory}
 	if res.CPU.Available {
 		sr.CPUMsPerOp, sr.ServerCores = res.CPU.PerIteration, res.CPU.Cores
 	} else if res.CPU.Reason != "" {
