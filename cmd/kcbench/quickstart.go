@@ -27,12 +27,9 @@ func cmdQuickstart(ctx context.Context, e *env, args []string) error {
 	quiet := fs.Bool("quiet", false, "no progress lines on stderr (the log of phases stays)")
 	var df report.DashboardFlags
 	df.RegisterFlags(fs)
-	var top stack.Topology
-	top.RegisterFlags(fs)
+	var sf experiment.StackFlags
+	sf.RegisterFlags(fs)
 	if err := parse(fs, args, 0); err != nil {
-		return err
-	}
-	if err := top.CheckFlags(); err != nil {
 		return err
 	}
 	if err := df.Check(); err != nil {
@@ -45,7 +42,9 @@ func cmdQuickstart(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	f.Stack.Nodes, f.Stack.LB, f.Stack.LBSticky, f.Stack.NodeCPUs, f.Stack.HAProxy = top.Nodes, top.LB, top.Sticky, top.NodeCPUs, top.HAProxy
+	if err := sf.Apply(f); err != nil {
+		return err
+	}
 	d, err := w.Dirs(e.getenv)
 	if err != nil {
 		return err
@@ -54,8 +53,8 @@ func cmdQuickstart(ctx context.Context, e *env, args []string) error {
 	if err := os.RemoveAll(dir); err != nil {
 		return err
 	}
-	e.logf("quickstart: Keycloak %s + PostgreSQL on 127.0.0.1, %v tenants in %v mode, %d workloads cold and warm; results in %s",
-		f.Stack.KeycloakVersion, f.Dataset.Tenants, f.Dataset.Modes, len(f.Workload), dir)
+	e.logf("quickstart: Keycloak %s + %s on 127.0.0.1, %v tenants in %v mode, %d workloads cold and warm; results in %s",
+		f.Stack.KeycloakVersion, experiment.DBName(f), f.Dataset.Tenants, f.Dataset.Modes, len(f.Workload), dir)
 	live, err := df.Start(e.logf, "quickstart")
 	if err != nil {
 		return err

@@ -3,6 +3,7 @@ package experiment
 import (
 	"bytes"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -15,6 +16,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/kcbench/kcbench/internal/capacity"
+	"github.com/kcbench/kcbench/internal/cliutil"
 	"github.com/kcbench/kcbench/internal/dataset"
 	"github.com/kcbench/kcbench/internal/results"
 	"github.com/kcbench/kcbench/internal/scenario"
@@ -76,6 +78,15 @@ type StackSpec struct {
 	// Latency is injected on the node-db link, as --latency takes it
 	// ("node-db=2ms", "node-db=5ms~1ms").
 	Latency string `yaml:"latency"`
+	// DB is the database Keycloak runs on: postgres (default) or
+	// mariadb (a private MariaDB, as up --db mariadb).
+	DB string `yaml:"db"`
+	// LDAP keeps the dataset's users in a private OpenLDAP: slapd, or
+	// off (default); LDAPImport is the provider's import mode (on|off,
+	// default off); LDAPCachePolicy its cache policy.
+	LDAP            string `yaml:"ldap"`
+	LDAPImport      string `yaml:"ldap_import"`
+	LDAPCachePolicy string `yaml:"ldap_cache_policy"`
 }
 
 // DatasetSpec says what each point holds.
@@ -206,6 +217,11 @@ type Variant struct {
 	LBSticky *bool   `yaml:"lb_sticky"`
 	// Latency overrides the stack's injected latency ("node-db=0s": none).
 	Latency string `yaml:"latency"`
+	// DB, LDAP and LDAPImport override the stack's database and where the
+	// users live (ldap: off turns a stack's slapd off).
+	DB         string `yaml:"db"`
+	LDAP       string `yaml:"ldap"`
+	LDAPImport string `yaml:"ldap_import"`
 }
 
 // Watchdog limits a point; crossing one aborts it, and larger tenant
@@ -336,6 +352,7 @@ func (f *File) Validate() error {
 	if _, err := stack.ParseLatency(f.Stack.Latency); err != nil {
 		add("stack.latency: %v", err)
 	}
+	f.validateBackends("stack.", Variant{}, add)
 	if err := (stack.Topology{LB: f.Stack.LB, NodeCPUs: f.Stack.NodeCPUs}).Validate(); err != nil {
 		for _, e := range unjoin(err) {
 			add("stack: %v", e)
@@ -438,6 +455,7 @@ func (f *File) Validate() error {
 		if v.NodeCPUs < 0 {
 			add("variants[%d].node_cpus: %g: must be > 0 (cores; 0: no limit)", i, v.NodeCPUs)
 		}
+		f.validateBackends(fmt.Sprintf("variants[%d].", i), v, add)
 		if top := topologyOf(f.Stack, v); top.Sticky && top.LB == stack.LBNone {
 			add("variants[%d]: lb_sticky needs a balancer (stack.lb: haproxy)", i)
 		} else if !top.Latency.NodeNode.Zero() && top.Nodes < 2 {
@@ -506,6 +524,71 @@ func ParsePercent(s string) (float64, error) {
 		return 0, fmt.Errorf("%q: want a percentage such as 50%%", s)
 	}
 	return f / 100, nil
+}
+
+// validateBackends checks the database and directory of the stack
+// (prefix "stack.") or of variant v (prefix "variants[i].").
+func (f *File) validateBackends(prefix string, v Variant, add func(string, ...any)) {
+	db, ldap, imp := f.Stack.DB, f.Stack.LDAP, f.Stack.LDAPImport
+	if prefix != "stack." {
+		db, ldap, imp = v.DB, v.LDAP, v.LDAPImport
+	}
+	if db != "" && !slices.Contains(stack.DBKinds, db) {
+		add("%sdb: %q: want %s", prefix, db, strings.Join(stack.DBKinds, " or "))
+	}
+	if ldap != "" && ldap != ldapOff && ldap != stack.LDAPSlapd {
+		add("%sldap: %q: want off or slapd", prefix, ldap)
+	}
+	if imp != "" && imp != "on" && imp != "off" {
+		add("%sldap_import: %q: want on or off", prefix, imp)
+	}
+	if prefix == "stack." {
+		if p := f.Stack.LDAPCachePolicy; p != "" && !slices.Contains(stack.CachePolicies, p) {
+			add("stack.ldap_cache_policy: %q: want one of %s", p, strings.Join(stack.CachePolicies, ", "))
+		}
+		if ldap == "" || ldap == ldapOff {
+			if imp != "" || f.Stack.LDAPCachePolicy != "" {
+				add("stack: ldap_import and ldap_cache_policy need ldap: slapd")
+			}
+		}
+		return
+	}
+	if l := ldapOf(f.Stack, v); l.Enabled() && slices.Contains(f.Dataset.Modes, string(dataset.ModeOrgs)) {
+		add("%sldap: users in LDAP work in realms mode only; dataset.modes has orgs", prefix)
+	} else if !l.Enabled() && imp != "" {
+		add("%sldap_import: needs ldap: slapd (here or in stack)", prefix)
+	}
+}
+
+// ldapOff turns a stack's directory off in a variant.
+const ldapOff = "off"
+
+// ldapOf is a variant's directory: the stack's, with the variant's
+// overrides.
+func ldapOf(sp StackSpec, v Variant) stack.LDAPOptions {
+	server, imp := sp.LDAP, sp.LDAPImport
+	if v.LDAP != "" {
+		server = v.LDAP
+	}
+	if v.LDAPImport != "" {
+		imp = v.LDAPImport
+	}
+	if server == ldapOff {
+		return stack.LDAPOptions{}
+	}
+	return stack.LDAPOptions{Server: server, Import: imp == "on", CachePolicy: sp.LDAPCachePolicy}
+}
+
+// dbOf is a variant's database kind ("" for PostgreSQL).
+func dbOf(sp StackSpec, v Variant) string {
+	db := sp.DB
+	if v.DB != "" {
+		db = v.DB
+	}
+	if db == stack.DBPostgres {
+		return ""
+	}
+	return db
 }
 
 // topologyOf is a variant's topology: the stack's, with the variant's
@@ -578,4 +661,39 @@ func (f *File) validateEvents(i int, w Workload, add func(string, ...any)) {
 			}
 		}
 	}
+}
+
+// StackFlags are the stack flags a command running a shipped experiment
+// takes (quickstart): the topology and the database.
+type StackFlags struct {
+	Top stack.Topology
+	DB  string
+}
+
+// RegisterFlags adds the topology flags and --db.
+func (s *StackFlags) RegisterFlags(fs *flag.FlagSet) {
+	s.Top.RegisterFlags(fs)
+	fs.StringVar(&s.DB, "db", "", "database Keycloak runs on: postgres (default) or mariadb (a private MariaDB from the installed mariadb-server package)")
+}
+
+// Apply checks the flags (usage errors) and sets them in f's stack.
+func (s *StackFlags) Apply(f *File) error {
+	if err := s.Top.CheckFlags(); err != nil {
+		return err
+	}
+	if s.DB != "" && !slices.Contains(stack.DBKinds, s.DB) {
+		return cliutil.Usagef("--db %q: want %s", s.DB, strings.Join(stack.DBKinds, " or "))
+	}
+	f.Stack.Nodes, f.Stack.LB, f.Stack.LBSticky, f.Stack.NodeCPUs, f.Stack.HAProxy = s.Top.Nodes, s.Top.LB, s.Top.Sticky, s.Top.NodeCPUs, s.Top.HAProxy
+	f.Stack.DB = s.DB
+	return nil
+}
+
+// DBName names the database of f's stack for people: PostgreSQL or
+// MariaDB.
+func DBName(f *File) string {
+	if f.Stack.DB == stack.DBMariaDB {
+		return "MariaDB"
+	}
+	return "PostgreSQL"
 }

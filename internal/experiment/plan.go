@@ -28,8 +28,11 @@ type Point struct {
 	Stack stack.KeycloakOptions
 	// Topology is the variant's nodes, balancer and CPU limits.
 	Topology stack.Topology
-	PG       string
-	Spec     dataset.Spec
+	// LDAP is where the variant's users live (a private slapd) when not
+	// in Keycloak's database.
+	LDAP stack.LDAPOptions
+	PG   string
+	Spec dataset.Spec
 }
 
 // Params are the point's coordinates, as results record them, with the
@@ -40,7 +43,37 @@ func (p Point) Params() map[string]string {
 	for k, v := range p.Topology.Params() {
 		m[k] = v
 	}
+	// The database and the directory, where not the default (PostgreSQL,
+	// users in it), so that results of other experiments keep their
+	// params.
+	if p.Stack.DB != "" {
+		m["db"] = p.Stack.DB
+	}
+	if p.LDAP.Enabled() {
+		m["ldap"], m["ldap_import"] = p.LDAP.Server, "off"
+		if p.LDAP.Import {
+			m["ldap_import"] = "on"
+		}
+	}
 	return m
+}
+
+// backends describes a point's database and where its users live, for
+// the plan: "postgres", "mariadb", "postgres, users in slapd (import
+// off)".
+func (p Point) backends() string {
+	s := stack.DBPostgres
+	if p.Stack.DB != "" {
+		s = p.Stack.DB
+	}
+	if p.LDAP.Enabled() {
+		imp := "off"
+		if p.LDAP.Import {
+			imp = "on"
+		}
+		s += ", users in " + p.LDAP.Server + " (import " + imp + ")"
+	}
+	return s
 }
 
 // Plan lists the points in the order the runner takes them: by variant,
@@ -96,6 +129,8 @@ func Plan(f *File) ([]Point, error) {
 		if v.PasswordPolicy != "" {
 			policy = v.PasswordPolicy
 		}
+		ko.DB = dbOf(f.Stack, v)
+		ldap := ldapOf(f.Stack, v)
 		pol, _ := dataset.ParsePolicy(policy)
 		for _, m := range f.Dataset.Modes {
 			mode := dataset.Mode(m)
@@ -103,7 +138,7 @@ func Plan(f *File) ([]Point, error) {
 				for r := 1; r <= f.Repeats; r++ {
 					spec := dataset.Spec{Mode: mode, Tenants: n, Content: content, Policy: pol, Prefix: "kcb", Seed: int64(f.Seed)}
 					id := fmt.Sprintf("%s-%s-n%05d-r%d", v.Name, mode, n, r)
-					pts = append(pts, Point{ID: id, Variant: v, Mode: mode, Tenants: n, Repeat: r, Stack: ko, Topology: topologyOf(f.Stack, v), PG: f.Stack.PGVersion, Spec: spec})
+					pts = append(pts, Point{ID: id, Variant: v, Mode: mode, Tenants: n, Repeat: r, Stack: ko, Topology: topologyOf(f.Stack, v), LDAP: ldap, PG: f.Stack.PGVersion, Spec: spec})
 				}
 			}
 		}
@@ -287,7 +322,7 @@ func WritePlan(w io.Writer, f *File, pts []Point, scale float64, costs *Costs) e
 		costs = &DefaultCosts
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "point\tvariant\tmode\ttenants\trepeat\tkeycloak\tpassword policy\ttopology\n")
+	fmt.Fprintf(tw, "point\tvariant\tmode\ttenants\trepeat\tkeycloak\tpassword policy\ttopology\tdatabase\n")
 	for _, p := range pts {
 		tp := p.Topology.Params()
 		top := tp["nodes"] + " node"
@@ -300,7 +335,7 @@ func WritePlan(w io.Writer, f *File, pts []Point, scale float64, costs *Costs) e
 		if tp["lb"] != stack.LBNone {
 			top += ", " + tp["lb"]
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\n", p.ID, p.Variant.Name, p.Mode, p.Tenants, p.Repeat, p.Stack.Version, p.Spec.Policy, top)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\n", p.ID, p.Variant.Name, p.Mode, p.Tenants, p.Repeat, p.Stack.Version, p.Spec.Policy, top, p.backends())
 	}
 	if err := tw.Flush(); err != nil {
 		return err

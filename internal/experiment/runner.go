@@ -141,7 +141,7 @@ func key(v any) string {
 
 // ensureStack starts (or keeps) a stack with the point's options.
 func (r *Runner) ensureStack(ctx context.Context, p Point) error {
-	k := key([]any{p.Stack, p.PG, p.Topology})
+	k := key([]any{p.Stack, p.PG, p.Topology, p.LDAP})
 	if r.st != nil && r.stKey == k && r.st.Running() {
 		return nil
 	}
@@ -156,19 +156,40 @@ func (r *Runner) ensureStack(ctx context.Context, p Point) error {
 		}
 	}
 	ko := p.Stack
-	cfg := stack.Config{Name: name, Dirs: r.Dirs, Keycloak: ko, Topology: p.Topology, PG: stack.PGOptions{Version: p.PG}, Logf: r.Logf}
+	cfg := stack.Config{Name: name, Dirs: r.Dirs, Keycloak: ko, Topology: p.Topology, PG: stack.PGOptions{Version: p.PG}, LDAP: p.LDAP, Logf: r.Logf}
 	s, err := stack.Start(ctx, cfg)
 	if err != nil {
 		return err
 	}
 	r.st, r.stKey, r.dsKey, r.dsN = s, k, "", 0
-	if *r.File.Dataset.Snapshots {
+	if *r.File.Dataset.Snapshots && !r.snapshots(p) {
+		r.Logf("variant %s: no snapshots (%s): every point seeds its dataset", p.Variant.Name, noSnapshotReason(p))
+	}
+	if r.snapshots(p) {
 		// The empty database, to come back to when the mode changes.
 		if err := r.saveSnapshot(ctx, r.emptySnapshot(p)); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// snapshots reports whether the point's datasets are kept as snapshots:
+// asked for, and possible (a PostgreSQL data folder holds the whole
+// dataset: not with MariaDB, nor with users in a directory the snapshot
+// does not copy).
+func (r *Runner) snapshots(p Point) bool {
+	return *r.File.Dataset.Snapshots && noSnapshotReason(p) == ""
+}
+
+func noSnapshotReason(p Point) string {
+	switch {
+	case p.Stack.DB == stack.DBMariaDB:
+		return "snapshots are PostgreSQL's, not available on MariaDB"
+	case p.LDAP.Enabled():
+		return "the users live in the stack's slapd, which a snapshot does not copy"
+	}
+	return ""
 }
 
 func (r *Runner) snapshotName(p Point, n int) string {
@@ -216,7 +237,7 @@ func (r *Runner) reach(ctx context.Context, p Point) (*results.Seed, error) {
 		// the empty database.
 		best, bestN := "", -1
 		ss, _ := stack.ListSnapshots(r.Dirs)
-		for n := p.Tenants; n >= 1 && *r.File.Dataset.Snapshots; n-- {
+		for n := p.Tenants; n >= 1 && r.snapshots(p); n-- {
 			name := r.snapshotName(p, n)
 			if slices.ContainsFunc(ss, func(s stack.SnapshotInfo) bool { return s.Name == name }) {
 				best, bestN = name, n
@@ -227,7 +248,7 @@ func (r *Runner) reach(ctx context.Context, p Point) (*results.Seed, error) {
 			}
 		}
 		if best == "" && r.dsKey != "" {
-			if *r.File.Dataset.Snapshots && r.haveSnapshot(r.emptySnapshot(p)) {
+			if r.snapshots(p) && r.haveSnapshot(r.emptySnapshot(p)) {
 				best, bestN = r.emptySnapshot(p), 0
 			} else {
 				// No way back to an empty database but a fresh stack.
@@ -269,7 +290,7 @@ func (r *Runner) reach(ctx context.Context, p Point) (*results.Seed, error) {
 		}
 		seed.Added, seed.Seconds, seed.ServerCPU = res.Added, res.Duration.Seconds(), res.ServerCPU.Seconds()
 		r.dsN = p.Tenants
-		if *r.File.Dataset.Snapshots {
+		if r.snapshots(p) {
 			if err := r.saveSnapshot(ctx, r.snapshotName(p, p.Tenants)); err != nil {
 				return nil, err
 			}
@@ -343,9 +364,6 @@ func (r *Runner) runPoint(ctx context.Context, p Point) (*results.Summary, error
 		}
 		if st.PG != nil {
 			man.Postgres = st.PG.Version
-		}
-		if st.MariaDB != nil {
-			man.Params["db"], sum.Params["db"] = stack.DBMariaDB, stack.DBMariaDB
 		}
 		m, err := dataset.ReadManifest(r.manifestPath())
 		if err != nil {

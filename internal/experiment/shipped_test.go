@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/kcbench/kcbench/experiments"
+	"github.com/kcbench/kcbench/internal/stack"
 )
 
 // Every shipped experiment parses, validates (events included) and plans.
@@ -36,5 +37,71 @@ func TestShippedExperiments(t *testing.T) {
 				t.Errorf("resilience events at half scale: %+v, %v", fs, err)
 			}
 		}
+	}
+}
+
+// variants.yaml: the database and the directory are factors of its
+// variants, recorded in the points' params and shown in the plan.
+func TestVariantsExperiment(t *testing.T) {
+	f, err := LoadNamed("variants")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pts, err := Plan(f)
+	if err != nil || len(pts) != 3 {
+		t.Fatalf("plan: %d points, %v", len(pts), err)
+	}
+	byVariant := map[string]Point{}
+	for _, p := range pts {
+		byVariant[p.Variant.Name] = p
+	}
+	pg, maria, ldap := byVariant["postgres"], byVariant["mariadb"], byVariant["ldap"]
+	if pg.Stack.DB != "" || pg.LDAP.Enabled() || pg.Params()["db"] != "" || pg.Params()["ldap"] != "" {
+		t.Errorf("baseline: db %q, ldap %+v, params %v", pg.Stack.DB, pg.LDAP, pg.Params())
+	}
+	if maria.Stack.DB != stack.DBMariaDB || maria.LDAP.Enabled() || maria.Params()["db"] != "mariadb" {
+		t.Errorf("mariadb: db %q, ldap %+v, params %v", maria.Stack.DB, maria.LDAP, maria.Params())
+	}
+	if ldap.Stack.DB != "" || ldap.LDAP.Server != stack.LDAPSlapd || ldap.LDAP.Import || ldap.Params()["ldap"] != "slapd" || ldap.Params()["ldap_import"] != "off" {
+		t.Errorf("ldap: db %q, ldap %+v, params %v", ldap.Stack.DB, ldap.LDAP, ldap.Params())
+	}
+	if noSnapshotReason(pg) != "" || noSnapshotReason(maria) == "" || noSnapshotReason(ldap) == "" {
+		t.Error("snapshots: only the PostgreSQL baseline keeps its datasets as snapshots")
+	}
+	var b strings.Builder
+	if err := WritePlan(&b, f, pts, 1, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"mariadb", "postgres, users in slapd (import off)"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("plan lacks %q:\n%s", want, b.String())
+		}
+	}
+}
+
+// The database and directory factors: bad values and impossible
+// combinations are refused with their paths.
+func TestBackendFactorsValidate(t *testing.T) {
+	base := "name: x\nworkloads: [{scenario: jwks}]\n"
+	for _, c := range []struct{ yaml, want string }{
+		{"stack: {db: mysql}\n", "stack.db: \"mysql\": want postgres or mariadb"},
+		{"stack: {ldap: 389ds}\n", "stack.ldap: \"389ds\": want off or slapd"},
+		{"variants: [{name: a, db: oracle}]\n", "variants[0].db"},
+		{"variants: [{name: a, ldap: slapd, ldap_import: maybe}]\n", "variants[0].ldap_import"},
+		{"dataset: {modes: [orgs]}\nvariants: [{name: a, ldap: slapd}]\n", "variants[0].ldap: users in LDAP work in realms mode only"},
+		{"variants: [{name: a, ldap_import: \"on\"}]\n", "variants[0].ldap_import: needs ldap: slapd"},
+		{"stack: {ldap_cache_policy: NO_CACHE}\n", "need ldap: slapd"},
+	} {
+		if _, err := Parse([]byte(base + c.yaml)); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: %v, want %q", c.yaml, err, c.want)
+		}
+	}
+	f, err := Parse([]byte(base + "stack: {ldap: slapd, ldap_import: \"on\"}\nvariants: [{name: db}, {name: flat, ldap: \"off\"}]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pts, _ := Plan(f)
+	if !pts[0].LDAP.Import || pts[1].LDAP.Enabled() {
+		t.Errorf("ldap from the stack, off in a variant: %+v / %+v", pts[0].LDAP, pts[1].LDAP)
 	}
 }
