@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/kcbench/kcbench/internal/capacity/capacitytest"
+	"github.com/kcbench/kcbench/internal/results"
 )
 
 // writeCapacityResult writes a fake search's folder: the server holds the
@@ -112,5 +113,57 @@ func TestCapacityNodes(t *testing.T) {
 	}
 	if !strings.Contains(nt.Caption, "HAProxy used 2.0 s") {
 		t.Errorf("caption %q lacks the balancer's CPU", nt.Caption)
+	}
+}
+
+// Variants' searches show, at each max rate, the server CPU per operation
+// split by process: Keycloak, the database (PostgreSQL or MariaDB) and
+// the LDAP directory, where measured.
+func TestCapacityCostByProcess(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for _, v := range []struct {
+		name       string
+		db, dirCPU float64
+	}{{"postgres", 0.5, 0}, {"ldap", 0.4, 1.25}} {
+		d := filepath.Join(dir, v.name)
+		r := capacitytest.Write(t, d, "password-grant", map[string]string{"variant": v.name, "machine_cores": "2"}, capacitytest.Server{Limit: 97, CPUMsPerOp: 3})
+		for i := range r.Steps {
+			r.Steps[i].Database = &results.DBCost{Available: true, CPUMeasured: true, Ops: 100, CPUMsPerOp: v.db}
+			if v.dirCPU > 0 {
+				r.Steps[i].Directory = &results.DirectoryCost{Available: true, Ops: 100, CPUMsPerOp: v.dirCPU}
+			}
+		}
+		if err := r.WriteDir(d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m, err := Build(t.Context(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, c := range m.Charts() {
+		names = append(names, c.Name)
+	}
+	for _, want := range []string{"capacity-db-cpu-ms-per-op", "capacity-dir-cpu-ms-per-op"} {
+		if !slices.Contains(names, want) {
+			t.Errorf("charts %v lack %s", names, want)
+		}
+	}
+	tb := m.Tables[0]
+	db, dirCol := slices.Index(tb.Header, "DB CPU-ms/op"), slices.Index(tb.Header, "directory CPU-ms/op")
+	if db < 0 || dirCol < 0 {
+		t.Fatalf("header %v", tb.Header)
+	}
+	rows := map[string][]string{}
+	for _, r := range tb.Rows {
+		rows[r[0]] = r
+	}
+	if r := rows["variant ldap"]; r == nil || r[db] != "0.400" || r[dirCol] != "1.250" {
+		t.Errorf("ldap row %v (rows %v)", r, tb.Rows)
+	}
+	if r := rows["variant postgres"]; r == nil || r[db] != "0.500" || r[dirCol] != "-" {
+		t.Errorf("postgres row %v", r)
 	}
 }
