@@ -19,6 +19,9 @@ type DBFigure struct {
 	WriteIOPSPerOp float64 `json:"write_iops_per_op"` // 0: not reported (not durable, or no counters)
 	Durable        bool    `json:"durable"`
 	OK             int64   `json:"ok"`
+	// Engine is "mariadb" when the figures come from MariaDB: its CPU
+	// only (the other figures are PostgreSQL statistics).
+	Engine string `json:"engine,omitempty"`
 }
 
 // dbFigure averages the database costs of ms in f's cell.
@@ -34,6 +37,9 @@ func dbFigure(op Op, f Figure, ms []Measurement) (DBFigure, bool) {
 		}
 		n := m.DB.Ops
 		d.OK += n
+		if m.DB.Engine != "" {
+			d.Engine = m.DB.Engine
+		}
 		d.XactsPerOp += m.DB.XactsPerOp * float64(n)
 		d.WALBytesPerOp += m.DB.WALBytesPerOp * float64(n)
 		d.WriteIOPSPerOp += m.DB.WriteIOPSPerOp * float64(n)
@@ -79,7 +85,11 @@ func (c Calibration) WriteDatabase(w io.Writer, in Input, guide Database) error 
 		if d.CPUMsPerOp > 0 {
 			cpuText = fmt.Sprintf("%.3f ms CPU", d.CPUMsPerOp)
 		}
-		fmt.Fprintf(w, "  per %-20s %s, %.2f transactions, %.0f WAL bytes, %s (%d operations)\n", d.Op.String()+":", cpuText, d.XactsPerOp, d.WALBytesPerOp, iopsText, d.OK)
+		if d.Engine != "" {
+			fmt.Fprintf(w, "  per %-20s %s on %s (transactions, WAL and write IOPS not available on MariaDB) (%d operations)\n", d.Op.String()+":", cpuText, d.Engine, d.OK)
+		} else {
+			fmt.Fprintf(w, "  per %-20s %s, %.2f transactions, %.0f WAL bytes, %s (%d operations)\n", d.Op.String()+":", cpuText, d.XactsPerOp, d.WALBytesPerOp, iopsText, d.OK)
+		}
 		if r := rates[d.Op]; r > 0 {
 			cpuTerms = append(cpuTerms, fmt.Sprintf("%s/s × %.3f ms", num(r), d.CPUMsPerOp))
 			cpu += r * d.CPUMsPerOp / 1000
