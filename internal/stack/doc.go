@@ -1,7 +1,8 @@
 // Package stack provisions the Keycloak under test on this machine: it
 // fetches and caches the Keycloak distribution through Maven, runs one
 // `kc.sh build` per distinct set of build options, finds a JDK the version
-// supports, runs a private PostgreSQL on 127.0.0.1, starts Keycloak in
+// supports, runs a private PostgreSQL (or, with --db mariadb, a private
+// MariaDB; with --ldap slapd also an OpenLDAP) on 127.0.0.1, starts Keycloak in
 // production mode, measures boot time and RSS, and stops everything it
 // started. It hands out a kc.Target for what it runs.
 //
