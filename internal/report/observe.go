@@ -88,12 +88,16 @@ func (b *builder) observeCharts(p *results.Point, id, title, stem string, sub []
 		return s
 	}
 	const x = "seconds since the first workload started"
+	db := "PostgreSQL" // the database's columns hold mariadbd's on MariaDB
+	if p.Manifest.Params["db"] == "mariadb" {
+		db = "MariaDB"
+	}
 	ct := title + ": server CPU over time"
 	b.add(stem+"-server-cpu", ct, sub, lineChart{
 		title: ct, sub: sub, xLabel: x, yLabel: "% of one core", zeroY: true, headroom: true, marks: marks,
 		series: []lineSeries{
 			series("Keycloak", 0, 1, func(s *observe.Sample) float64 { return s.KCCPUPct }),
-			series("PostgreSQL", 1, 1, func(s *observe.Sample) float64 { return s.PGCPUPct }),
+			series(db, 1, 1, func(s *observe.Sample) float64 { return s.PGCPUPct }),
 		},
 	})
 	mt := title + ": server memory over time"
@@ -103,7 +107,7 @@ func (b *builder) observeCharts(p *results.Point, id, title, stem string, sub []
 			series("Keycloak RSS", 0, 1.0/mib, func(s *observe.Sample) float64 { return s.KCRSSBytes }),
 			series("JVM heap used", 2, 1.0/mib, func(s *observe.Sample) float64 { return s.HeapUsed }),
 			series("JVM heap committed", 3, 1.0/mib, func(s *observe.Sample) float64 { return s.HeapCommitted }),
-			series("PostgreSQL RSS", 1, 1.0/mib, func(s *observe.Sample) float64 { return s.PGRSSBytes }),
+			series(db+" RSS", 1, 1.0/mib, func(s *observe.Sample) float64 { return s.PGRSSBytes }),
 		},
 	})
 	return false
