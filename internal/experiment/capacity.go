@@ -239,6 +239,7 @@ type MatrixOptions struct {
 	Heap      string         // JVM heap of each stack ("": Keycloak's own)
 	Topology  stack.Topology // nodes, balancer and CPU limits of each stack
 	PGVersion string
+	DB        string // database of each stack: "" (PostgreSQL) or mariadb
 	Out       string // matrix.json, and a folder per version
 	SLOText   string // the SLOs as the user wrote them, for the table ("": canonical)
 }
@@ -337,7 +338,7 @@ func matrixVersion(ctx context.Context, o MatrixOptions, v, dir string) (r *resu
 	}
 	start := time.Now()
 	st, err := stack.Start(ctx, stack.Config{Name: name, Dirs: dirs, Logf: f.Logf,
-		Keycloak: stack.KeycloakOptions{Version: v, Heap: o.Heap}, Topology: o.Topology, PG: stack.PGOptions{Version: o.PGVersion}})
+		Keycloak: stack.KeycloakOptions{Version: v, Heap: o.Heap, DB: o.DB}, Topology: o.Topology, PG: stack.PGOptions{Version: o.PGVersion}})
 	if err != nil {
 		return nil, err
 	}
@@ -352,7 +353,7 @@ func matrixVersion(ctx context.Context, o MatrixOptions, v, dir string) (r *resu
 	tg := st.Target()
 	manifestPath := st.DatasetManifest()
 	db, err := st.DSN()
-	if err != nil {
+	if err != nil && !errors.Is(err, stack.ErrNotPostgres) {
 		return nil, err
 	}
 	keys, err := dataset.KeyPoolIn(o.Dirs.Cache)
@@ -360,7 +361,7 @@ func matrixVersion(ctx context.Context, o MatrixOptions, v, dir string) (r *resu
 		return nil, err
 	}
 	sr, err := dataset.Seed(ctx, kc.NewAdmin(kc.New(tg.BaseURL, nil), tg.Admin), spec, dataset.SeedOptions{
-		Strategy: dataset.Clone, Logf: f.Logf, ManifestPath: manifestPath, Target: tg.BaseURL, DB: db, Keys: keys, LDAP: tg.LDAP,
+		Strategy: dataset.Clone, Logf: f.Logf, ManifestPath: manifestPath, Target: tg.BaseURL, DB: db, DBKind: tg.DBKind, Keys: keys, LDAP: tg.LDAP,
 		ServerCPU: func() (time.Duration, error) { return stack.TargetCPU(tg) },
 	})
 	if err != nil {
@@ -387,6 +388,9 @@ func matrixVersion(ctx context.Context, o MatrixOptions, v, dir string) (r *resu
 	AddSpecParams(params, m.Spec)
 	for k, v := range o.Topology.Params() {
 		params[k] = v
+	}
+	if o.DB != "" {
+		params["db"] = o.DB
 	}
 	fs := *f
 	fs.Local = st

@@ -83,6 +83,7 @@ type CapacityFlags struct {
 	Versions     string
 	Heap         string
 	PGVersion    string
+	DB           string
 	Top          stack.Topology
 	grace        time.Duration
 	specFlagsSet []string
@@ -133,6 +134,7 @@ func (f *CapacityFlags) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&f.Versions, "kc-version", "", "version matrix: `LIST` of Keycloak 26.x versions, each on a fresh local stack")
 	fs.StringVar(&f.Heap, "heap", "", "version matrix: JVM heap of each stack (e.g. 1g; default Keycloak's own)")
 	fs.StringVar(&f.PGVersion, "pg-version", stack.DefaultPGVersion, "version matrix: PostgreSQL of each stack")
+	fs.StringVar(&f.DB, "db", "", "version matrix: database of each stack, postgres (default) or mariadb")
 	fs.DurationVar(&f.gap, "step-gap", 0, fmt.Sprintf("split search (--segment): time between one step's end and the next one's start (default: the graceful stop + --pause + %s to set up the next step)", DefaultAgentSetup))
 	f.Top.RegisterFlags(fs)
 }
@@ -310,6 +312,9 @@ func (f *CapacityFlags) CheckStack(fs *flag.FlagSet, targetSet bool) error {
 	if err := f.Top.CheckFlags(); err != nil {
 		return err
 	}
+	if f.DB != "" && !slices.Contains(stack.DBKinds, f.DB) {
+		return cliutil.Usagef("--db %q: want %s", f.DB, strings.Join(stack.DBKinds, " or "))
+	}
 	if f.Out == "" {
 		f.Out = filepath.Join("results", fmt.Sprintf("capacity-%s-%s", f.Scen.Scenario, time.Now().Format("20060102-150405")))
 	}
@@ -333,8 +338,8 @@ func matrixOnly(fs *flag.FlagSet) error {
 			w = "latency"
 		case "heap":
 			w = "heap"
-		case "pg-version":
-			w = "PostgreSQL"
+		case "pg-version", "db":
+			w = "database"
 		default:
 			return
 		}
@@ -406,6 +411,9 @@ func (f *CapacityFlags) Target(tf *kc.TargetFlags, w *stack.Where, getenv func(s
 		}
 		maps.Copy(t.Params, st.State().Topology.Params())
 		maps.Copy(t.Params, st.LatencyParams())
+		if db := st.State().Options.DB; db != "" {
+			t.Params["db"] = db
+		}
 	}
 	if _, err := scenario.ByName(f.Scen.Scenario, scenario.ProbeEnv(tg, t.Manifest, f.Scen)); err != nil {
 		return nil, cliutil.Usage(err)
@@ -478,7 +486,7 @@ func (f *CapacityFlags) RunMatrix(ctx context.Context, s *Search, w *stack.Where
 		return err
 	}
 	mx, err := RunMatrix(ctx, MatrixOptions{Search: s, Versions: f.VersionList(), Dirs: dirs,
-		Spec: spec, Heap: f.Heap, Topology: f.Top, PGVersion: f.PGVersion, Out: f.Out, SLOText: f.SLO})
+		Spec: spec, Heap: f.Heap, Topology: f.Top, PGVersion: f.PGVersion, DB: f.DB, Out: f.Out, SLOText: f.SLO})
 	if mx == nil {
 		return err
 	}
