@@ -112,3 +112,18 @@ func TestMariaDB(t *testing.T) {
 		t.Errorf("recorded processes %v, want kc.sh, the JVM and mariadbd", procs)
 	}
 }
+
+// kcbench killed while a foreground stack on MariaDB boots: the
+// parent-death signal takes kc.sh, the JVM and mariadbd down.
+func TestKilledForegroundMariaDBLeavesNoOrphans(t *testing.T) {
+	c := newCLI(t)
+	cmd := c.cmd("up", "--foreground", "--stack", "k9m", "--db", "mariadb")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	ps := c.procs("k9m", 3*time.Minute) // kc.sh, the JVM, mariadbd
+	cmd.Process.Kill()
+	cmd.Wait()
+	assertGone(t, ps, time.Minute)
+	c.mustRun("down", "--stack", "k9m")
+}
