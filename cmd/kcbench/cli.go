@@ -45,11 +45,11 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"quickstart", "the main job: a local stack, a small dataset in both modes, the standard scenarios cold and warm, a report, a summary and a sizing estimate", cmdQuickstart},
-		{"up", "start the local stack (PostgreSQL + Keycloak) and leave it running", cmdUp},
+		{"up", "start the local stack (PostgreSQL or MariaDB + Keycloak) and leave it running", cmdUp},
 		{"status", "show the local stack (or an external --target): versions, URLs, pids, RSS, readiness", cmdStatus},
 		{"restart", "restart Keycloak of the local stack and print the boot time", cmdRestart},
 		{"boot", "measure Keycloak boot time and RSS at ready over N restarts", cmdBoot},
-		{"logs", "print (or follow) the Keycloak or PostgreSQL log of the local stack", cmdLogs},
+		{"logs", "print (or follow) the Keycloak or database log of the local stack", cmdLogs},
 		{"seed", "seed tenants (realms or organizations) into the local stack or a --target; grows and resumes", cmdSeed},
 		{"dataset", "dataset verify (count through the admin API vs the manifest), export (realm files), show", cmdDataset},
 		{"down", "stop everything the local stack started and remove it", cmdDown},
