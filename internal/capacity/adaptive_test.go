@@ -364,3 +364,35 @@ func (m *overloadCost) run(ctx context.Context, rate float64, d time.Duration) (
 	}
 	return r, err
 }
+
+// On MariaDB only the database's CPU is known; with users in LDAP the
+// directory's CPU is said too.
+func TestWriteTextMariaDBAndDirectory(t *testing.T) {
+	m := &saturating{limit: 500, base: 5 * time.Millisecond, cpuMs: 2}
+	run := func(ctx context.Context, rate float64, d time.Duration) (StepResult, error) {
+		r, err := m.run(ctx, rate, d)
+		r.DB = &results.DBCost{Available: true, Engine: "mariadb", Ops: 100, CPUMeasured: true, CPUMsPerOp: 0.2}
+		r.Directory = &results.DirectoryCost{Available: true, Ops: 100, CPUMsPerOp: 1.5}
+		return r, err
+	}
+	r, err := Search(t.Context(), run, adaptiveOpts(t, 2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := WriteText(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{"database:        0.200 ms CPU per operation at the max (mariadb;", "directory:       1.500 ms CPU per operation"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "0.00 transactions") {
+		t.Errorf("MariaDB's missing statistics printed as zeros:\n%s", out)
+	}
+	if best := r.Best(); best == nil || best.Directory == nil {
+		t.Error("the best step lost its directory cost")
+	}
+}

@@ -46,7 +46,14 @@ func WriteText(w io.Writer, r *results.CapacityResult) error {
 		if d.CPUMeasured {
 			cpu = fmt.Sprintf("%.3f ms CPU", d.CPUMsPerOp)
 		}
-		fmt.Fprintf(w, "database:        %s, %.2f transactions, %.0f WAL bytes, %.2f blocks read per operation at the max\n", cpu, d.XactsPerOp, d.WALBytesPerOp, d.BlksReadPerOp)
+		if d.Engine != "" {
+			fmt.Fprintf(w, "database:        %s per operation at the max (%s; transactions, WAL and blocks are PostgreSQL statistics)\n", cpu, d.Engine)
+		} else {
+			fmt.Fprintf(w, "database:        %s, %.2f transactions, %.0f WAL bytes, %.2f blocks read per operation at the max\n", cpu, d.XactsPerOp, d.WALBytesPerOp, d.BlksReadPerOp)
+		}
+	}
+	if b := r.Best(); b != nil && b.Directory != nil && b.Directory.Available && b.Directory.Ops > 0 {
+		fmt.Fprintf(w, "directory:       %.3f ms CPU per operation at the max (the LDAP server)\n", b.Directory.CPUMsPerOp)
 	}
 	if r.Settings.Mode == results.ModeAdaptive {
 		if r.Found && r.FirstFailedRate > 0 {
