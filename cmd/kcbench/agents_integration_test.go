@@ -18,6 +18,8 @@ import (
 	"testing"
 	"time"
 
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
 	"github.com/kcbench/kcbench/internal/dataset"
 	"github.com/kcbench/kcbench/internal/kc"
 	"github.com/kcbench/kcbench/internal/load"
@@ -211,11 +213,18 @@ func TestSplitLoadMerge(t *testing.T) {
 	}
 }
 
-// splitUsersDisjoint runs the two agents of a split password-grant load
-// one after the other against the stack's seeded dataset and asks
-// Keycloak which users have sessions after each: the two sets must be
-// disjoint (each agent logs in only its own slice of the users).
-func splitUsersDisjoint(t *testing.T, c *cli, s *stack.Stack) {
+// splitAgents is the issue's test against the local Keycloak: three
+// agent processes (--segment 0/3 … 2/3, a common --start-at), each
+// connecting from its own loopback address (--source-ip 127.0.0.2…4), run
+// a password-grant load split over them; kcbench merge joins their
+// folders. The merged counts are the agents' sums; its p50 and p99 are
+// those of the agents' HDR logs added here, read with hdrhistogram-go's
+// own reader; its rate is that of one process at the full rate within
+// noise. What Keycloak saw proves the users disjoint: its sessions, by the
+// address they were opened from, fall to the three agents, no user has
+// sessions from two of them, and each agent's sessions are its successful
+// grants.
+func splitAgents(t *testing.T, c *cli, s *stack.Stack) {
 	ctx := t.Context()
 	tg := s.Target()
 	adm := kc.NewAdmin(kc.New(tg.BaseURL, nil), tg.Admin)
@@ -236,8 +245,10 @@ func splitUsersDisjoint(t *testing.T, c *cli, s *stack.Stack) {
 			}
 		}
 	}
-	withSessions := func() map[string]bool {
-		set := map[string]bool{}
+	// sessions returns, per address Keycloak saw a session opened from,
+	// the users with sessions from there and the number of sessions.
+	sessions := func() (map[string]map[string]bool, map[string]int64) {
+		users, n := map[string]map[string]bool{}, map[string]int64{}
 		for _, r := range realms {
 			us, err := adm.Users(ctx, r, 0, 1000)
 			if err != nil {
@@ -245,32 +256,154 @@ func splitUsersDisjoint(t *testing.T, c *cli, s *stack.Stack) {
 			}
 			for _, u := range us {
 				var ss []struct {
-					ID string `json:"id"`
+					IPAddress string `json:"ipAddress"`
 				}
 				if err := adm.Do(ctx, http.MethodGet, kc.RealmPath(r, "users", u.ID, "sessions"), nil, &ss); err != nil {
 					t.Fatal(err)
 				}
-				if len(ss) > 0 {
-					set[r+"/"+u.Username] = true
+				for _, x := range ss {
+					if users[x.IPAddress] == nil {
+						users[x.IPAddress] = map[string]bool{}
+					}
+					users[x.IPAddress][r+"/"+u.Username] = true
+					n[x.IPAddress]++
 				}
 			}
 		}
-		return set
+		return users, n
 	}
+
+	root := t.TempDir()
+	common := []string{"load", "--scenario", "password-grant", "--executor", "constant-arrival-rate", "--rate", "30",
+		"--vus", "4", "--max-vus", "30", "--duration", "3s", "--quiet"}
+	single := filepath.Join(root, "single")
+	c.mustRun(append(common, "--out", single)...)
 	logoutAll()
-	var sets [2]map[string]bool
-	for i := range 2 {
-		c.mustRun("load", "--scenario", "password-grant", "--vus", "2", "--duration", "3s", "--segment", fmt.Sprintf("%d/2", i), "--quiet")
-		sets[i] = withSessions()
-		logoutAll()
+
+	at := time.Now().Add(5 * time.Second).UTC().Format(time.RFC3339Nano)
+	var dirs, ips []string
+	runs := make([]agentRun, 3)
+	var wg sync.WaitGroup
+	for i := range 3 {
+		dirs = append(dirs, filepath.Join(root, fmt.Sprintf("agent-%d", i)))
+		ips = append(ips, fmt.Sprintf("127.0.0.%d", i+2))
+		args := c.args(append(common, "--out", dirs[i], "--segment", fmt.Sprintf("%d/3", i), "--start-at", at, "--source-ip", ips[i])...)
+		wg.Go(func() { runs[i] = runBinary(t, nil, args...) })
 	}
-	if len(sets[0]) == 0 || len(sets[1]) == 0 {
-		t.Fatalf("users with sessions: agent 0 %d, agent 1 %d; want some for each", len(sets[0]), len(sets[1]))
+	wg.Wait()
+	users, nSessions := sessions()
+	logoutAll()
+
+	var sum results.OpStats
+	var iterations, dropped int64
+	var hists []*hdr.Histogram
+	for i, r := range runs {
+		if r.code != 0 {
+			t.Fatalf("agent %d: exit %d\n%s", i, r.code, r.output)
+		}
+		st, err := results.ReadStats(dirs[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want, _ := time.Parse(time.RFC3339Nano, at); !st.Start.Equal(want) {
+			t.Errorf("agent %d started at %v, not at --start-at %v", i, st.Start, want)
+		}
+		op, _ := st.Op(results.OpPasswordGrant)
+		iterations += st.Iterations
+		dropped += st.Dropped
+		sum.Count += op.Count
+		sum.OK += op.OK
+		sum.Errors += op.Errors
+		// Keycloak opened one session per successful grant, from the
+		// agent's address (a grant that timed out here may have
+		// succeeded there).
+		if n := nSessions[ips[i]]; op.OK == 0 || n < op.OK || n > op.Count {
+			t.Errorf("agent %d (%s): %d grants, %d ok; Keycloak has %d sessions from %s", i, ips[i], op.Count, op.OK, n, ips[i])
+		}
+		h := readHlog(t, filepath.Join(dirs[i], results.OpPasswordGrant+".hlog"))
+		if h.TotalCount() != op.Count {
+			t.Errorf("agent %d: %d grants in its HDR log, %d in its summary", i, h.TotalCount(), op.Count)
+		}
+		hists = append(hists, h)
 	}
-	for u := range sets[0] {
-		if sets[1][u] {
-			t.Errorf("user %s logged in by both agents", u)
+	for ip := range users {
+		if !slices.Contains(ips, ip) {
+			t.Errorf("Keycloak has %d sessions from %s, no agent's address", nSessions[ip], ip)
 		}
 	}
-	t.Logf("split password-grant against Keycloak: agent 0 logged in %d users, agent 1 %d, none in common", len(sets[0]), len(sets[1]))
+	for i := range ips {
+		for j := i + 1; j < len(ips); j++ {
+			for u := range users[ips[i]] {
+				if users[ips[j]][u] {
+					t.Errorf("user %s has sessions from agent %d (%s) and agent %d (%s)", u, i, ips[i], j, ips[j])
+				}
+			}
+		}
+	}
+
+	merged := filepath.Join(root, "merged")
+	if r := runBinary(t, nil, append([]string{"merge"}, append(dirs, "--out", merged)...)...); r.code != 0 {
+		t.Fatalf("merge: exit %d\n%s", r.code, r.output)
+	}
+	st, err := results.ReadStats(merged)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mo, _ := st.Op(results.OpPasswordGrant)
+	if st.Iterations != iterations || st.Dropped != dropped || mo.Count != sum.Count || mo.OK != sum.OK || mo.Errors != sum.Errors {
+		t.Errorf("merged: %d iterations, %d dropped, grants %d/%d ok/%d errors; the agents' sums: %d, %d, %d/%d/%d",
+			st.Iterations, st.Dropped, mo.Count, mo.OK, mo.Errors, iterations, dropped, sum.Count, sum.OK, sum.Errors)
+	}
+	all := hists[0]
+	for _, h := range hists[1:] {
+		if n := all.Merge(h); n != 0 {
+			t.Fatalf("adding the agents' histograms dropped %d values", n)
+		}
+	}
+	us := func(v int64) time.Duration { return time.Duration(v) * time.Microsecond }
+	if p50, p99 := us(all.ValueAtQuantile(50)), us(all.ValueAtQuantile(99)); mo.Latency.P50 != p50 || mo.Latency.P99 != p99 {
+		t.Errorf("merged p50 %v, p99 %v; the agents' histograms added: p50 %v, p99 %v", mo.Latency.P50, mo.Latency.P99, p50, p99)
+	}
+	ref, err := results.ReadStats(single)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ro, _ := ref.Op(results.OpPasswordGrant)
+	if d := mo.Rate/ro.Rate - 1; d > 0.1 || d < -0.1 {
+		t.Errorf("merged rate %.1f/s, one process at the full rate %.1f/s", mo.Rate, ro.Rate)
+	}
+	t.Logf("split password-grant against Keycloak: %d grants at %.1f/s merged (one process %.1f/s), p50 %v p99 %v; sessions by address %v; users %d, %d, %d, none in common",
+		mo.Count, mo.Rate, ro.Rate, mo.Latency.P50, mo.Latency.P99, nSessions, len(users[ips[0]]), len(users[ips[1]]), len(users[ips[2]]))
+}
+
+// readHlog adds up the intervals of an HDR log with hdrhistogram-go's
+// own reader (not kcbench's).
+func readHlog(t *testing.T, path string) *hdr.Histogram {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r := hdr.NewHistogramLogReader(f)
+	var sum *hdr.Histogram
+	for {
+		h, err := r.NextIntervalHistogram()
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		if h == nil {
+			break
+		}
+		if sum == nil {
+			sum = hdr.New(h.LowestTrackableValue(), h.HighestTrackableValue(), int(h.SignificantFigures()))
+		}
+		if n := sum.Merge(h); n != 0 {
+			t.Fatalf("%s: %d values out of range", path, n)
+		}
+	}
+	if sum == nil {
+		t.Fatalf("%s: no intervals", path)
+	}
+	return sum
 }

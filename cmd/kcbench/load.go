@@ -35,6 +35,7 @@ func cmdLoad(ctx context.Context, e *env, args []string) error {
 		w.RegisterFlags(fs)
 		tf.RegisterFlags(fs)
 		af.RegisterFlags(fs)
+		af.RegisterSourceFlag(fs)
 		df.RegisterFlags(fs)
 		mf.RegisterFlags(fs)
 		return fs
@@ -78,6 +79,7 @@ func cmdLoad(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	in := &r.In
+	in.LocalAddr = af.LocalAddr
 	if cfg.Procs > 0 {
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(cfg.Procs))
 	}

@@ -106,8 +106,9 @@ func TestLoadCommand(t *testing.T) {
 		t.Errorf("external target:\n%s", text)
 	}
 
-	// Two agents of a split run log in disjoint users.
-	splitUsersDisjoint(t, c, s)
+	// Three agents of a split run: their merge, and the disjoint users
+	// Keycloak saw them log in.
+	splitAgents(t, c, s)
 
 	// A fault event: the only node restarted mid-run. The run goes on
 	// while it is down (connections refused), finishes the restart after

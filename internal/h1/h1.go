@@ -53,6 +53,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httputil"
+	"net/netip"
 	"net/textproto"
 	"runtime"
 	"strconv"
@@ -111,6 +112,11 @@ type Transport struct {
 	// Fallback serves what Transport does not: https and other schemes
 	// (nil: a net/http Transport without proxy and compression).
 	Fallback http.RoundTripper
+	// LocalAddr, when valid, is the local IP address connections are made
+	// from, its own and the default fallback's (zero: the system's choice),
+	// e.g. 127.0.0.2 so that a server on 127.0.0.1 tells this client apart
+	// from others on the same machine.
+	LocalAddr netip.Addr
 
 	mu       sync.Mutex
 	idle     map[string][]*conn
@@ -150,7 +156,11 @@ func (t *Transport) fallbackRT() http.RoundTripper {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.fallback == nil {
-		t.fallback = &http.Transport{MaxIdleConnsPerHost: t.maxIdle(), DisableCompression: true, IdleConnTimeout: 90 * time.Second}
+		f := &http.Transport{MaxIdleConnsPerHost: t.maxIdle(), DisableCompression: true, IdleConnTimeout: 90 * time.Second}
+		if t.LocalAddr.IsValid() {
+			f.DialContext = t.dialer(0, time.Time{}).DialContext
+		}
+		t.fallback = f
 	}
 	return t.fallback
 }
@@ -432,7 +442,7 @@ func (t *Transport) getConn(ctx context.Context, addr string, now, deadline time
 	if dt <= 0 {
 		dt = DefaultDialTimeout
 	}
-	d := net.Dialer{Timeout: dt, Deadline: deadline, KeepAlive: 30 * time.Second}
+	d := t.dialer(dt, deadline)
 	nc, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return nil, false, err
@@ -445,6 +455,15 @@ func (t *Transport) getConn(ctx context.Context, addr string, now, deadline time
 	}
 	c.lastUse = now
 	return c, false, nil
+}
+
+// dialer connects from LocalAddr, when set.
+func (t *Transport) dialer(timeout time.Duration, deadline time.Time) *net.Dialer {
+	d := &net.Dialer{Timeout: timeout, Deadline: deadline, KeepAlive: 30 * time.Second}
+	if t.LocalAddr.IsValid() {
+		d.LocalAddr = net.TCPAddrFromAddrPort(netip.AddrPortFrom(t.LocalAddr, 0))
+	}
+	return d
 }
 
 // putConn keeps c for reuse, and closes the oldest idle connection when

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
+	"net/netip"
 	"os"
 	"strings"
 	"sync"
@@ -368,6 +369,29 @@ func TestHTTPSFallsBack(t *testing.T) {
 	resp.Body.Close()
 	if string(b) != "tls" {
 		t.Fatalf("%q", b)
+	}
+}
+
+// TestLocalAddr: connections come from LocalAddr, on the h1 path and
+// through the default fallback (a server on 127.0.0.1 sees 127.0.0.2).
+func TestLocalAddr(t *testing.T) {
+	srv, _ := server(t, func(w http.ResponseWriter, r *http.Request) {
+		host, _, _ := net.SplitHostPort(r.RemoteAddr)
+		io.WriteString(w, host)
+	})
+	for _, tc := range []struct {
+		local netip.Addr
+		want  string
+	}{{netip.Addr{}, "127.0.0.1"}, {netip.MustParseAddr("127.0.0.2"), "127.0.0.2"}} {
+		tr := &Transport{LocalAddr: tc.local}
+		if _, from := get(t, &http.Client{Transport: tr}, srv.URL); from != tc.want {
+			t.Errorf("LocalAddr %v: the server saw %s, want %s", tc.local, from, tc.want)
+		}
+		f := tr.fallbackRT().(*http.Transport)
+		if _, from := get(t, &http.Client{Transport: f}, srv.URL); from != tc.want {
+			t.Errorf("LocalAddr %v, fallback: the server saw %s, want %s", tc.local, from, tc.want)
+		}
+		tr.CloseIdleConnections()
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/netip"
 	"os"
 	"strconv"
 	"time"
@@ -24,6 +25,9 @@ type AgentFlags struct {
 	segments int
 	StartAt  string
 	Emit     bool
+	sourceIP string
+	// LocalAddr is --source-ip, read by Resolve (zero: not given).
+	LocalAddr netip.Addr
 }
 
 // RegisterFlags adds --segment, --segments, --emit-results and --start-at.
@@ -32,6 +36,11 @@ func (a *AgentFlags) RegisterFlags(fs *flag.FlagSet) {
 	fs.IntVar(&a.segments, "segments", a.segments, "`N` agents, this one's index from $"+JobIndexEnv+" (a Kubernetes Indexed Job)")
 	fs.BoolVar(&a.Emit, "emit-results", a.Emit, "after writing --out, print the folder on stdout as a bundle (a gzipped tar in base64 lines between markers) for kcbench k8s collect to read back from the pods' logs")
 	fs.StringVar(&a.StartAt, "start-at", a.StartAt, "`TIME` (RFC 3339, e.g. 2026-11-25T06:00:00Z) at which the run's clock starts, after the VUs are set up: agents started apart begin together")
+}
+
+// RegisterSourceFlag adds --source-ip (kcbench load).
+func (a *AgentFlags) RegisterSourceFlag(fs *flag.FlagSet) {
+	fs.StringVar(&a.sourceIP, "source-ip", a.sourceIP, "`IP` (of this machine) to connect to the target from, e.g. 127.0.0.2, 127.0.0.3… for agents on one machine against a local Keycloak, so that its sessions and events tell them apart as they do pods")
 }
 
 // Resolve reads the flags; now is the current time.
@@ -57,6 +66,11 @@ func (a *AgentFlags) Resolve(getenv func(string) string, now time.Time) (Segment
 		seg = Segment{Index: i, Count: a.segments}
 		if err := seg.Validate(); err != nil {
 			return seg, time.Time{}, fmt.Errorf("--segments %d with $%s=%d: %w", a.segments, JobIndexEnv, i, err)
+		}
+	}
+	if a.sourceIP != "" {
+		if a.LocalAddr, err = netip.ParseAddr(a.sourceIP); err != nil {
+			return seg, time.Time{}, fmt.Errorf("--source-ip %q: not an IP address", a.sourceIP)
 		}
 	}
 	var at time.Time

@@ -44,12 +44,17 @@ func TestAgentFlags(t *testing.T) {
 		{AgentFlags{segment: "0/2", segments: 2}, "", "exclude each other"},
 		{AgentFlags{StartAt: "2026-11-25T04:59:00Z"}, "", "in the past"},
 		{AgentFlags{StartAt: "tomorrow"}, "", "RFC 3339"},
+		{AgentFlags{sourceIP: "127.0.0.300"}, "", "--source-ip \"127.0.0.300\": not an IP address"},
 	}
 	for _, b := range bad {
 		_, _, err := b.a.Resolve(env(b.idx), now)
 		if err == nil || !strings.Contains(err.Error(), b.want) {
 			t.Errorf("%+v with index %q: error %v, want one saying %q", b.a, b.idx, err, b.want)
 		}
+	}
+	src := AgentFlags{sourceIP: "127.0.0.2"}
+	if _, _, err := src.Resolve(env(""), now); err != nil || src.LocalAddr.String() != "127.0.0.2" {
+		t.Errorf("--source-ip 127.0.0.2: %v, %v", src.LocalAddr, err)
 	}
 	_, at, err := (&AgentFlags{StartAt: "2026-11-25T05:01:00Z"}).Resolve(env(""), now)
 	if err != nil || !at.Equal(now.Add(time.Minute)) {

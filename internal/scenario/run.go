@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"slices"
@@ -72,6 +73,10 @@ type RunInput struct {
 	// StartAt, when set, is when the run's clock starts (after the VUs
 	// are set up), so that the agents of a split run start together.
 	StartAt time.Time
+	// LocalAddr, when valid, is the address the default HTTPClient
+	// connects from (h1.Transport.LocalAddr): agents on one machine, each
+	// its own loopback address, are told apart by the server as pods are.
+	LocalAddr netip.Addr
 }
 
 // RunResult is a workload's outcome.
@@ -126,7 +131,7 @@ func Run(ctx context.Context, in RunInput) (*RunResult, error) {
 	}
 	hc := in.HTTPClient
 	if hc == nil {
-		hc = h1.NewClient(cfg.MaxVUsAtOnce(), cfg.Timeout)
+		hc = &http.Client{Transport: &h1.Transport{Timeout: cfg.Timeout, MaxIdlePerHost: cfg.MaxVUsAtOnce(), LocalAddr: in.LocalAddr}}
 		defer hc.CloseIdleConnections()
 	}
 	env := cfg.env()
