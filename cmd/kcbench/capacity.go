@@ -72,8 +72,8 @@ func cmdCapacity(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return cliutil.Usage(err)
 	}
-	if af.Emit {
-		return usagef("--emit-results applies to kcbench load: collect a split capacity search's --out folders (one folder per step) as they are")
+	if af.Emit && seg.Whole() {
+		return usagef("--emit-results applies to an agent (--segment, --segments): collect a search's --out folder as it is")
 	}
 	f.Segment, f.StartAt = seg, startAt
 	if err := f.Validate(fs); err != nil {
@@ -118,7 +118,10 @@ func cmdCapacity(ctx context.Context, e *env, args []string) error {
 	if !seg.Whole() {
 		search.Local = t.Local
 		load.AgentParams(t.Params, seg, startAt)
-		return search.RunAgent(ctx, t.Target, t.Manifest, t.Params, f.Out, seg, startAt)
+		if err := search.RunAgent(ctx, t.Target, t.Manifest, t.Params, f.Out, seg, startAt); err != nil || !af.Emit {
+			return err
+		}
+		return load.EmitResults(e.stdout, f.Out, seg)
 	}
 	return noRate(search.RunRepeats(ctx, t, f.Out, f.Repeats))
 }

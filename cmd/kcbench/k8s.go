@@ -11,8 +11,6 @@ import (
 	"github.com/kcbench/kcbench/internal/experiment"
 	"github.com/kcbench/kcbench/internal/fileutil"
 	"github.com/kcbench/kcbench/internal/k8s"
-	"github.com/kcbench/kcbench/internal/kc"
-	"github.com/kcbench/kcbench/internal/load"
 	"github.com/kcbench/kcbench/internal/merge"
 )
 
@@ -34,47 +32,16 @@ func cmdK8s(ctx context.Context, e *env, args []string) error {
 
 func cmdK8sManifests(e *env, args []string) error {
 	fs := newFlags(e, "k8s manifests", k8s.Synopsis)
-	var o k8s.Options
-	var file, dataset string
-	fs.StringVar(&file, "file", "", "the run `FILE` (kcbench load --file), put into the ConfigMap")
-	fs.StringVar(&dataset, "manifest", "", "dataset manifest `FILE` (dataset.json: its users and clients), put into a Secret")
-	startIn, startAt := o.RegisterFlags(fs)
-	if err := parse(fs, args, 0); err != nil {
+	var f experiment.K8sFlags
+	f.RegisterFlags(fs)
+	if err := parse(fs, args, len(args)); err != nil { // after --: a capacity search's flags
 		return err
 	}
-	if o.Agents < 1 || o.Agents > k8s.MaxAgents {
-		return usagef("--agents %d: must be between 1 and %d", o.Agents, k8s.MaxAgents)
-	}
-	if file == "" {
-		return usagef("--file: the run file is required")
-	}
-	cfg, err := experiment.ReadSplitRunFile(file, o.Agents)
+	b, err := f.Manifests(fs, time.Now(), e.getenv)
 	if err != nil {
 		return err
 	}
-	if o.RunYAML, err = os.ReadFile(file); err != nil {
-		return err
-	}
-	if dataset != "" {
-		if o.Dataset, err = os.ReadFile(dataset); err != nil {
-			return usagef("--manifest: %v", err)
-		}
-	} else if cfg.Realm == "" {
-		return usagef("--file %s names no realm: give --manifest dataset.json", file)
-	}
-	if o.StartAt, err = load.StartTime(time.Now(), *startIn, *startAt, e.getenv); err != nil {
-		return cliutil.Usage(err)
-	}
-	for _, u := range []string{o.Target, o.MgmtURL} {
-		if err := kc.CheckURL(u); u != "" && err != nil {
-			return usagef("%v", err)
-		}
-	}
-	b, err := k8s.Manifests(o)
-	if err != nil {
-		return cliutil.Usage(err)
-	}
-	e.logf("k8s: %d agents start at %s: apply before then", o.Agents, o.StartAt.UTC().Format(time.RFC3339))
+	e.logf("k8s: %d agents start at %s: apply before then", f.O.Agents, f.O.StartAt.UTC().Format(time.RFC3339))
 	_, err = e.stdout.Write(b)
 	return err
 }
@@ -105,5 +72,5 @@ func cmdK8sCollect(e *env, args []string) error {
 		}
 		r = io.MultiReader(rs...)
 	}
-	return merge.Collect(e.stdout, r, *out, e.logf)
+	return noStep(merge.Collect(e.stdout, r, *out, e.logf))
 }

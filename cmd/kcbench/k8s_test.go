@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -35,6 +36,39 @@ func TestK8sManifestsCLI(t *testing.T) {
 		code, stdout, stderr := runCLI(t, append(base, bad.args...)...)
 		if code != exitUsage || !strings.Contains(stderr, bad.want) || stdout != "" {
 			t.Errorf("%v: exit %d, stderr %q, stdout %d bytes; want exit %d naming %q and nothing printed", bad.args, code, stderr, len(stdout), exitUsage, bad.want)
+		}
+	}
+	// A split capacity search: its flags after -- capacity, checked as an
+	// agent's would be.
+	capBase := []string{"k8s", "manifests", "--agents", "3", "--image", "kcbench:test", "--target", "http://keycloak-service:8080", "--", "capacity",
+		"--scenario", "client-credentials", "--realm", "r", "--client-id", "c", "--client-secret", "s"}
+	code, stdout, stderr = runCLI(t, append(capBase, "--start", "100", "--step", "100", "--max-rate", "1000")...)
+	if code != 0 {
+		t.Fatalf("capacity manifests: exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"kind: Job", "- capacity\n", "- --max-rate\n", "- --segments\n", "- --emit-results\n"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("capacity manifests lack %q:\n%s", want, stdout)
+		}
+	}
+	if strings.Contains(stdout, "kind: ConfigMap") {
+		t.Errorf("a capacity search's manifests carry a run file:\n%s", stdout)
+	}
+	for _, bad := range []struct {
+		args []string
+		want string
+	}{
+		{capBase, "--max-rate: a split search needs one"},
+		{append(slices.Clone(capBase), "--max-rate", "100", "--search", "adaptive"), "--search adaptive with --segment"},
+		{append(slices.Clone(capBase), "--max-rate", "100", "--out", "x"), "--out: set by k8s manifests"},
+		{append(slices.Clone(capBase), "--max-rate", "100", "--segment", "0/3"), "flag provided but not defined: -segment"},
+		{append(slices.Clone(capBase), "--max-rate", "100", "--nodes", "2"), "--nodes"},
+		{append(slices.Clone(capBase[:9]), "load"), "unexpected arguments load"},
+		{append(append(slices.Clone(base), "--agents", "2", "--"), capBase[9:]...), "--file is a load's run file"},
+	} {
+		code, stdout, stderr := runCLI(t, bad.args...)
+		if code != exitUsage || !strings.Contains(stderr, bad.want) || stdout != "" {
+			t.Errorf("%v: exit %d, stderr %q; want exit %d naming %q and nothing printed", bad.args, code, stderr, exitUsage, bad.want)
 		}
 	}
 	if code, _, stderr := runCLI(t, "k8s", "collect", "--out", filepath.Join(dir, "c"), run); code == 0 || !strings.Contains(stderr, "no kcbench results") {

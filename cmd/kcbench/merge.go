@@ -8,6 +8,7 @@ import (
 	"github.com/kcbench/kcbench/internal/cliutil"
 	"github.com/kcbench/kcbench/internal/fileutil"
 	"github.com/kcbench/kcbench/internal/merge"
+	"github.com/kcbench/kcbench/internal/results"
 )
 
 func cmdMerge(ctx context.Context, e *env, args []string) error {
@@ -30,7 +31,7 @@ func cmdMerge(ctx context.Context, e *env, args []string) error {
 	if split, err := merge.IsCapacity(dirs); err != nil {
 		return cliutil.Usage(err)
 	} else if split {
-		return mergeCapacity(e, dirs, *out)
+		return noStep(merge.CapacityReadWrite(dirs, *out, e.stdout, e.logf))
 	}
 	res, err := merge.ReadWrite(dirs, *out, e.logf)
 	if err != nil {
@@ -40,10 +41,10 @@ func cmdMerge(ctx context.Context, e *env, args []string) error {
 	return res.WriteText(e.stdout)
 }
 
-// mergeCapacity merges and judges a split capacity search's agents.
-func mergeCapacity(e *env, dirs []string, out string) error {
-	r, err := merge.CapacityReadWrite(dirs, out, e.stdout, e.logf)
-	if err == nil && !r.Found {
+// noStep gives a merged split capacity search in which no step passed
+// exit code 3.
+func noStep(r *results.CapacityResult, err error) error {
+	if err == nil && r != nil && !r.Found {
 		err = codedError{code: exitThresholds, err: errors.New("capacity: no rate met the SLOs: " + r.Conclusion)}
 	}
 	return err

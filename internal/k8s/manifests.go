@@ -41,12 +41,16 @@ type Options struct {
 	Agents    int
 	Image     string // holding kcbench on its PATH
 	RunYAML   []byte // the run file (kcbench load --file)
-	Dataset   []byte // the dataset manifest (dataset.json), or nil
-	Target    string // Keycloak's URL as the pods reach it
-	MgmtURL   string // its management URL, or ""
-	StartAt   time.Time
-	CPU       string // request and limit per agent, e.g. "1"
-	Memory    string // request and limit per agent, e.g. "512Mi"
+	// Capacity, when set instead of RunYAML, are the flags of a split
+	// capacity search (kcbench capacity FLAGS… --segments N): every pod
+	// runs its share of the fixed schedule.
+	Capacity []string
+	Dataset  []byte // the dataset manifest (dataset.json), or nil
+	Target   string // Keycloak's URL as the pods reach it
+	MgmtURL  string // its management URL, or ""
+	StartAt  time.Time
+	CPU      string // request and limit per agent, e.g. "1"
+	Memory   string // request and limit per agent, e.g. "512Mi"
 }
 
 var dnsLabel = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
@@ -67,8 +71,11 @@ func (o Options) Validate() error {
 	if o.Image == "" {
 		add("image: required (an image with kcbench on its PATH)")
 	}
-	if len(o.RunYAML) == 0 {
+	switch {
+	case len(o.RunYAML) == 0 && o.Capacity == nil:
 		add("run file: empty")
+	case len(o.RunYAML) > 0 && o.Capacity != nil:
+		add("a run file and a capacity search: give one")
 	}
 	if o.Target == "" {
 		add("target: required (Keycloak's URL as the pods reach it, e.g. http://keycloak-service:8080)")
@@ -149,8 +156,9 @@ type (
 )
 
 // Manifests returns the objects as one YAML stream: a ConfigMap with the
-// run file, a Secret with the dataset manifest (its users' password and
-// clients' secrets) when there is one, and the Indexed Job.
+// run file (none for a capacity search), a Secret with the dataset
+// manifest (its users' password and clients' secrets) when there is one,
+// and the Indexed Job.
 func Manifests(o Options) ([]byte, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
@@ -159,16 +167,24 @@ func Manifests(o Options) ([]byte, error) {
 	o.Memory = cmpOr(o.Memory, "512Mi")
 	labels := map[string]string{"app.kubernetes.io/name": "kcbench", "app.kubernetes.io/instance": o.Name}
 	m := func(name string) meta { return meta{Name: name, Namespace: o.Namespace, Labels: labels} }
-	docs := []any{configMap{APIVersion: "v1", Kind: "ConfigMap", Metadata: m(o.Name), Data: map[string]string{"run.yaml": string(o.RunYAML)}}}
-
-	args := []string{"load", "--file", RunFile, "--segments", strconv.Itoa(o.Agents),
+	var docs []any
+	var mounts []volumeMount
+	var vols []volume
+	args := append([]string{"capacity"}, o.Capacity...)
+	if o.Capacity == nil {
+		docs = append(docs, configMap{APIVersion: "v1", Kind: "ConfigMap", Metadata: m(o.Name), Data: map[string]string{"run.yaml": string(o.RunYAML)}})
+		args = []string{"load", "--file", RunFile}
+		mounts = append(mounts, volumeMount{Name: "run", MountPath: RunDir, ReadOnly: true})
+		vols = append(vols, volume{Name: "run", ConfigMap: map[string]any{"name": o.Name}})
+	}
+	mounts = append(mounts, volumeMount{Name: "results", MountPath: "/results"})
+	vols = append(vols, volume{Name: "results", EmptyDir: map[string]any{}})
+	args = append(args, "--segments", strconv.Itoa(o.Agents),
 		"--start-at", o.StartAt.UTC().Format(time.RFC3339Nano), "--target", o.Target,
-		"--out", OutDir, "--emit-results", "--quiet"}
+		"--out", OutDir, "--emit-results", "--quiet")
 	if o.MgmtURL != "" {
 		args = append(args, "--management-url", o.MgmtURL)
 	}
-	mounts := []volumeMount{{Name: "run", MountPath: RunDir, ReadOnly: true}, {Name: "results", MountPath: "/results"}}
-	vols := []volume{{Name: "run", ConfigMap: map[string]any{"name": o.Name}}, {Name: "results", EmptyDir: map[string]any{}}}
 	if len(o.Dataset) > 0 {
 		docs = append(docs, configMap{APIVersion: "v1", Kind: "Secret", Metadata: m(o.Name + "-dataset"), Type: "Opaque",
 			StringData: map[string]string{"dataset.json": string(o.Dataset)}})

@@ -130,16 +130,57 @@ func TestManifestsValidateAgainstAPITypes(t *testing.T) {
 	}
 }
 
+// A split capacity search: no run file, every pod runs kcbench capacity
+// with the search's flags and its agent flags; the objects validate as
+// the load's do.
+func TestCapacityManifests(t *testing.T) {
+	o := testOptions()
+	o.RunYAML = nil
+	o.Capacity = []string{"--scenario", "client-credentials", "--start", "100", "--step", "100", "--max-rate", "2000"}
+	b, err := Manifests(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds := docs(t, b)
+	if len(ds) != 2 {
+		t.Fatalf("%d documents, want Secret, Job:\n%s", len(ds), b)
+	}
+	var sec corev1.Secret
+	strict(t, ds[0], &sec)
+	var job batchv1.Job
+	strict(t, ds[1], &job)
+	if sec.Kind != "Secret" || job.Kind != "Job" || *job.Spec.CompletionMode != batchv1.IndexedCompletion || *job.Spec.Completions != 3 {
+		t.Fatalf("objects %s, %s, %+v", sec.Kind, job.Kind, job.Spec)
+	}
+	p := job.Spec.Template.Spec
+	args := strings.Join(p.Containers[0].Args, " ")
+	want := "capacity --scenario client-credentials --start 100 --step 100 --max-rate 2000 --segments 3 --start-at 2026-11-25T06:00:00Z " +
+		"--target http://keycloak-service:8080 --out " + OutDir + " --emit-results --quiet --management-url http://keycloak-service:9000 --manifest " + DataFile
+	if args != want {
+		t.Errorf("args\n%s\nwant\n%s", args, want)
+	}
+	vols := map[string]bool{}
+	for _, v := range p.Volumes {
+		vols[v.Name] = true
+	}
+	for _, m := range p.Containers[0].VolumeMounts {
+		if !vols[m.Name] || m.Name == "run" {
+			t.Errorf("mount %s: volume %v (no run file for a search)", m.Name, vols[m.Name])
+		}
+	}
+}
+
 func TestManifestsBadOptions(t *testing.T) {
 	for name, f := range map[string]func(*Options){
-		"agents 0":      func(o *Options) { o.Agents = 0 },
-		"agents -1":     func(o *Options) { o.Agents = -1 },
-		"agents 10001":  func(o *Options) { o.Agents = MaxAgents + 1 },
-		"no image":      func(o *Options) { o.Image = "" },
-		"bad name":      func(o *Options) { o.Name = "Kc_Bench" },
-		"no target":     func(o *Options) { o.Target = "" },
-		"empty run":     func(o *Options) { o.RunYAML = nil },
-		"no start time": func(o *Options) { o.StartAt = time.Time{} },
+		"agents 0":         func(o *Options) { o.Agents = 0 },
+		"agents -1":        func(o *Options) { o.Agents = -1 },
+		"agents 10001":     func(o *Options) { o.Agents = MaxAgents + 1 },
+		"no image":         func(o *Options) { o.Image = "" },
+		"bad name":         func(o *Options) { o.Name = "Kc_Bench" },
+		"no target":        func(o *Options) { o.Target = "" },
+		"empty run":        func(o *Options) { o.RunYAML = nil },
+		"run and capacity": func(o *Options) { o.Capacity = []string{"--scenario", "jwks"} },
+		"no start time":    func(o *Options) { o.StartAt = time.Time{} },
 	} {
 		o := testOptions()
 		f(&o)

@@ -46,22 +46,27 @@ func WriteBundles(out string, bs []results.Bundle) ([]string, error) {
 	var paths []string
 	for i, b := range bs {
 		dir := filepath.Join(out, dirs[i])
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return nil, err
-		}
-		// summary.json last: its presence marks a complete folder.
+		// The folder's mark last (summary.json, or a capacity agent's
+		// capacity-agent.json): its presence marks a complete folder.
+		marks := []string{results.SummaryFile, results.CapacityAgentFile}
 		names := slices.Sorted(func(yield func(string) bool) {
 			for n := range b.Files {
-				if n != results.SummaryFile && !yield(n) {
+				if !slices.Contains(marks, n) && !yield(n) {
 					return
 				}
 			}
 		})
-		if _, ok := b.Files[results.SummaryFile]; ok {
-			names = append(names, results.SummaryFile)
+		for _, m := range marks {
+			if _, ok := b.Files[m]; ok {
+				names = append(names, m)
+			}
 		}
 		for _, n := range names {
-			if err := fileutil.WriteAtomic(filepath.Join(dir, n), b.Files[n], 0o644); err != nil {
+			p := filepath.Join(dir, filepath.FromSlash(n))
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				return nil, err
+			}
+			if err := fileutil.WriteAtomic(p, b.Files[n], 0o644); err != nil {
 				return nil, err
 			}
 		}
@@ -92,8 +97,9 @@ func checkBundles(bs []results.Bundle) ([]string, error) {
 			return nil, fmt.Errorf("segment %s twice in the logs (a retried pod?): give one log per agent", seg)
 		}
 		seen[seg.Index] = true
-		if _, ok := b.Files[results.SummaryFile]; !ok {
-			return nil, fmt.Errorf("segment %s: no %s in its bundle", seg, results.SummaryFile)
+		_, load := b.Files[results.SummaryFile]
+		if _, capacity := b.Files[results.CapacityAgentFile]; !load && !capacity {
+			return nil, fmt.Errorf("segment %s: no %s (nor %s) in its bundle", seg, results.SummaryFile, results.CapacityAgentFile)
 		}
 		dirs = append(dirs, fmt.Sprintf("agent-%d", seg.Index))
 	}
@@ -120,24 +126,31 @@ func (res *Result) WriteText(w io.Writer) error {
 
 // Collect reads the agents' bundles from r (their pods' logs, kcbench k8s
 // collect), writes each agent's folder into dir/agent-<i>/ and their merge
-// into dir/merged/, and prints the merged summary to out.
-func Collect(out io.Writer, r io.Reader, dir string, logf func(string, ...any)) error {
+// into dir/merged/, and prints the merged summary to out. The agents of a
+// split capacity search merge into a capacity folder (CapacityReadWrite),
+// whose result it returns (nil for a load).
+func Collect(out io.Writer, r io.Reader, dir string, logf func(string, ...any)) (*results.CapacityResult, error) {
 	bs, err := results.ReadBundles(r)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	paths, err := WriteBundles(dir, bs)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	logf("k8s collect: %d agents' folders in %s", len(paths), dir)
 	merged := filepath.Join(dir, "merged")
+	if split, err := IsCapacity(paths); err != nil {
+		return nil, err
+	} else if split {
+		return CapacityReadWrite(paths, merged, out, logf)
+	}
 	res, err := ReadWrite(paths, merged, logf)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	logf("k8s collect: merged into %s", merged)
-	return res.WriteText(out)
+	return nil, res.WriteText(out)
 }
 
 // ReadWrite reads the agents' folders dirs, writes their merge into dir and

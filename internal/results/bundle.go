@@ -11,6 +11,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 )
@@ -27,33 +28,48 @@ const (
 	maxBundle = 1 << 30
 )
 
-// WriteBundle writes the regular files of dir (not its subfolders) as a
-// bundle labelled label (e.g. "segment=1/3", no spaces or newlines).
+// WriteBundle writes the regular files of dir and of its subfolders (one
+// level: a split capacity search's step-NNN/, not deeper) as a bundle
+// labelled label (e.g. "segment=1/3", no spaces or newlines).
 func WriteBundle(w io.Writer, dir, label string) error {
 	if label == "" || strings.ContainsAny(label, " \n\r") {
 		return fmt.Errorf("bundle label %q: want a non-empty word", label)
 	}
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return err
-	}
 	var payload bytes.Buffer
 	zw := gzip.NewWriter(&payload)
 	tw := tar.NewWriter(zw)
-	for _, e := range ents {
-		if !e.Type().IsRegular() {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+	var add func(sub string, depth int) error
+	add = func(sub string, depth int) error {
+		ents, err := os.ReadDir(filepath.Join(dir, sub))
 		if err != nil {
 			return err
 		}
-		if err := tw.WriteHeader(&tar.Header{Name: e.Name(), Mode: 0o644, Size: int64(len(b)), Typeflag: tar.TypeReg}); err != nil {
-			return err
+		for _, e := range ents {
+			name := path.Join(sub, e.Name())
+			if e.IsDir() && depth == 0 {
+				if err := add(name, 1); err != nil {
+					return err
+				}
+				continue
+			}
+			if !e.Type().IsRegular() {
+				continue
+			}
+			b, err := os.ReadFile(filepath.Join(dir, name))
+			if err != nil {
+				return err
+			}
+			if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(b)), Typeflag: tar.TypeReg}); err != nil {
+				return err
+			}
+			if _, err := tw.Write(b); err != nil {
+				return err
+			}
 		}
-		if _, err := tw.Write(b); err != nil {
-			return err
-		}
+		return nil
+	}
+	if err := add("", 0); err != nil {
+		return err
 	}
 	if err := errors.Join(tw.Close(), zw.Close()); err != nil {
 		return err
@@ -74,7 +90,7 @@ func WriteBundle(w io.Writer, dir, label string) error {
 // Bundle is one bundle read from a stream.
 type Bundle struct {
 	Label string
-	Files map[string][]byte
+	Files map[string][]byte // by slash-separated path inside the folder
 }
 
 // ReadBundles reads every complete bundle in r. A bundle begun and not
@@ -144,7 +160,7 @@ func untar(enc string) (map[string][]byte, error) {
 			return nil, err
 		}
 		name := h.Name
-		if h.Typeflag != tar.TypeReg || !fs.ValidPath(name) || strings.Contains(name, "/") || name == "." {
+		if h.Typeflag != tar.TypeReg || !fs.ValidPath(name) || strings.Count(name, "/") > 1 || name == "." {
 			return nil, fmt.Errorf("unexpected entry %q", name)
 		}
 		b, err := io.ReadAll(tr)

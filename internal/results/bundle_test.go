@@ -11,13 +11,21 @@ import (
 
 func TestBundleRoundTrip(t *testing.T) {
 	dir := t.TempDir()
-	want := map[string][]byte{"summary.json": []byte(`{"scenario":"x"}`), "op.hlog": bytes.Repeat([]byte("HISTFAAAA\n"), 500)}
+	// A capacity agent's folder: files, and step folders one level down
+	// (deeper ones are not carried).
+	want := map[string][]byte{"summary.json": []byte(`{"scenario":"x"}`), "op.hlog": bytes.Repeat([]byte("HISTFAAAA\n"), 500),
+		"step-001/summary.json": []byte(`{"step":1}`)}
+	for _, d := range []string{"step-001/deeper", "empty"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.WriteFile(filepath.Join(dir, "step-001/deeper/x"), []byte("x"), 0o644) // not carried
 	for n, b := range want {
 		if err := os.WriteFile(filepath.Join(dir, n), b, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	os.Mkdir(filepath.Join(dir, "sub"), 0o755) // not carried
 	var log bytes.Buffer
 	log.WriteString("12:00:00  load: starting\n")
 	if err := WriteBundle(&log, dir, "segment=0/2"); err != nil {
