@@ -11,6 +11,7 @@ import (
 	"github.com/kcbench/kcbench/internal/cliutil"
 	"github.com/kcbench/kcbench/internal/experiment"
 	"github.com/kcbench/kcbench/internal/load"
+	"github.com/kcbench/kcbench/internal/metrics"
 	"github.com/kcbench/kcbench/internal/progress"
 	"github.com/kcbench/kcbench/internal/report"
 	"github.com/kcbench/kcbench/internal/results"
@@ -36,6 +37,8 @@ func cmdExperiment(ctx context.Context, e *env, args []string) error {
 	noReport := fs.Bool("no-report", false, "do not build the report at the end")
 	var df report.DashboardFlags
 	df.RegisterFlags(fs)
+	var mf metrics.Flags
+	mf.RegisterFlags(fs)
 	calibrate := fs.String("calibrate", "", "plan: estimate with the seed, boot and overhead times fitted to the finished points of results `DIR` (e.g. a shorter run of the same study)")
 	// Accept the file before or after the flags.
 	var file string
@@ -52,7 +55,7 @@ func cmdExperiment(ctx context.Context, e *env, args []string) error {
 	if file == "" {
 		return usagef("experiment %s: which experiment? (a file, or quickstart, multitenancy, hashing, versions)", sub)
 	}
-	if err := df.Check(); err != nil {
+	if err := errors.Join(df.Check(), mf.Check()); err != nil {
 		return err
 	}
 	if !(*scale > 0 && *scale <= maxScale) {
@@ -95,7 +98,7 @@ func cmdExperiment(ctx context.Context, e *env, args []string) error {
 	}
 	reportPath := ""
 	defer func() { report.FinishLive(live, reportPath) }()
-	out, err := runExperiment(ctx, e, f, dir, d, w.Name, *scale, *quiet, live)
+	out, err := runExperiment(ctx, e, f, dir, d, w.Name, *scale, *quiet, live, &mf)
 	if err != nil && !errors.Is(err, context.Canceled) {
 		return err
 	}
@@ -121,10 +124,15 @@ func cmdExperiment(ctx context.Context, e *env, args []string) error {
 // maxScale bounds --scale.
 const maxScale = 100
 
-func runExperiment(ctx context.Context, e *env, f *experiment.File, dir string, d stack.Dirs, name string, scale float64, quiet bool, live *report.Live) (experiment.Outcome, error) {
+func runExperiment(ctx context.Context, e *env, f *experiment.File, dir string, d stack.Dirs, name string, scale float64, quiet bool, live *report.Live, mf *metrics.Flags) (experiment.Outcome, error) {
+	col, stopMetrics, err := mf.Serve(e.logf, load.Segment{})
+	if err != nil {
+		return experiment.Outcome{}, err
+	}
+	defer stopMetrics()
 	line, done := experiment.ProgressLine(e.stderr, progress.IsTerminal(e.stderr), quiet)
 	feed := liveExperiment(live, f, scale)
-	r := &experiment.Runner{File: f, Dir: dir, Dirs: d, StackName: experiment.StackName(name, f.Name), Scale: scale, Logf: e.logf,
+	r := &experiment.Runner{File: f, Dir: dir, Dirs: d, StackName: experiment.StackName(name, f.Name), Scale: scale, Logf: e.logf, Metrics: col,
 		Progress: func(point, wl string, p load.Progress) {
 			feed(point, wl, p)
 			line(point, wl, p)

@@ -7,10 +7,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -29,7 +33,7 @@ func TestLoadCommand(t *testing.T) {
 	c := newCLI(t)
 	c.mustRun("up")
 	t.Cleanup(func() { c.run("down") })
-	c.mustRun("seed", "--tenants", "2", "--password-policy", "pbkdf2-sha256:1")
+	seedScraped(t, c, "--tenants", "2", "--password-policy", "pbkdf2-sha256:1")
 
 	out := filepath.Join(t.TempDir(), "res")
 	stdout := c.mustRun("load", "--scenario", "password-grant", "--vus", "2", "--duration", "3s", "--warmup", "1s",
@@ -255,4 +259,62 @@ func TestOldestVersion(t *testing.T) {
 			t.Errorf("login form %v:\n%s", m, out)
 		}
 	}
+}
+
+// seedScraped runs kcbench seed with --metrics-addr and scrapes /metrics
+// while it seeds: some scrape in the middle must show the phase "seed"
+// and the tenants planned (2), the tenants done never above them nor
+// going back.
+func seedScraped(t *testing.T, c *cli, args ...string) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	cmd := c.cmd(append([]string{"seed", "--metrics-addr", addr, "--quiet"}, args...)...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	planned := regexp.MustCompile(`(?m)^kcbench_seed_tenants_planned (\S+)$`)
+	done := regexp.MustCompile(`(?m)^kcbench_seed_tenants_done (\S+)$`)
+	var seen []string // "done/planned" of each scrape that had them
+	for running := true; running; {
+		select {
+		case err := <-exited:
+			if err != nil {
+				t.Fatalf("seed: %v\n%s", err, out.String())
+			}
+			running = false
+			continue
+		default:
+		}
+		if resp, err := http.Get("http://" + addr + "/metrics"); err == nil {
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if p, d := planned.FindSubmatch(b), done.FindSubmatch(b); p != nil && d != nil {
+				if !bytes.Contains(b, []byte(`kcbench_phase{phase="seed",point=""} 1`)) {
+					t.Errorf("a scrape mid-seed lacks the phase:\n%s", b)
+				}
+				if v := string(d[1]) + "/" + string(p[1]); len(seen) == 0 || seen[len(seen)-1] != v {
+					seen = append(seen, v)
+				}
+			}
+		}
+		time.Sleep(20 * time.Millisecond) // polling a running seed
+	}
+	if len(seen) == 0 {
+		t.Fatalf("no scrape during the seed showed its progress\n%s", out.String())
+	}
+	for i, v := range seen {
+		if !slices.Contains([]string{"0/2", "1/2", "2/2"}, v) || i > 0 && v < seen[i-1] {
+			t.Errorf("seeding progress scraped: %v", seen)
+			break
+		}
+	}
+	t.Logf("seeding progress scraped mid-seed: %v", seen)
 }

@@ -4,6 +4,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -60,6 +61,22 @@ func TestLoadServesMetrics(t *testing.T) {
 	}
 	if code, _, stderr := runCLI(t, "load", "--target", base, "--realm", "r", "--scenario", "jwks", "--duration", "1s", "--metrics-addr", "0.0.0.0:9464"); code != exitUsage || !strings.Contains(stderr, "loopback") {
 		t.Errorf("a non-loopback metrics address: exit %d: %s", code, stderr)
+	}
+	// seed, experiment and quickstart refuse it before they touch a stack
+	// or a results folder.
+	results := filepath.Join(t.TempDir(), "results")
+	for _, args := range [][]string{
+		{"seed", "--tenants", "1"},
+		{"experiment", "run", "quickstart", "--results", results},
+		{"quickstart", "--results", results},
+	} {
+		code, stdout, stderr := runCLI(t, append(args, "--metrics-addr", "10.0.0.1:9464")...)
+		if code != exitUsage || !strings.Contains(stderr, "not a loopback address") || stdout != "" {
+			t.Errorf("%v with a non-loopback metrics address: exit %d: %s", args, code, stderr)
+		}
+	}
+	if _, err := os.Stat(results); err == nil {
+		t.Error("a refused run wrote its results folder")
 	}
 }
 

@@ -3,11 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 
 	"github.com/kcbench/kcbench/internal/experiment"
+	"github.com/kcbench/kcbench/internal/metrics"
 	"github.com/kcbench/kcbench/internal/report"
 	"github.com/kcbench/kcbench/internal/results"
 	"github.com/kcbench/kcbench/internal/sizing"
@@ -29,10 +31,12 @@ func cmdQuickstart(ctx context.Context, e *env, args []string) error {
 	df.RegisterFlags(fs)
 	var sf experiment.StackFlags
 	sf.RegisterFlags(fs)
+	var mf metrics.Flags
+	mf.RegisterFlags(fs)
 	if err := parse(fs, args, 0); err != nil {
 		return err
 	}
-	if err := df.Check(); err != nil {
+	if err := errors.Join(df.Check(), mf.Check()); err != nil {
 		return err
 	}
 	if !(*scale > 0 && *scale <= maxScale) {
@@ -61,7 +65,7 @@ func cmdQuickstart(ctx context.Context, e *env, args []string) error {
 	}
 	reportPath := ""
 	defer func() { report.FinishLive(live, reportPath) }()
-	out, err := runExperiment(ctx, e, f, dir, d, "quickstart", *scale, *quiet, live)
+	out, err := runExperiment(ctx, e, f, dir, d, "quickstart", *scale, *quiet, live, &mf)
 	if err != nil {
 		return err
 	}

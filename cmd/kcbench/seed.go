@@ -7,6 +7,8 @@ import (
 	"github.com/kcbench/kcbench/internal/cliutil"
 	"github.com/kcbench/kcbench/internal/dataset"
 	"github.com/kcbench/kcbench/internal/kc"
+	"github.com/kcbench/kcbench/internal/load"
+	"github.com/kcbench/kcbench/internal/metrics"
 	"github.com/kcbench/kcbench/internal/stack"
 )
 
@@ -42,6 +44,8 @@ func cmdSeed(ctx context.Context, e *env, args []string) error {
 	t.RegisterFlags(fs)
 	var sf dataset.SpecFlags
 	sf.RegisterFlags(fs)
+	var mf metrics.Flags
+	mf.RegisterFlags(fs)
 	strategy := fs.String("strategy", "", "clone (one tenant through the admin API, the others copied inside Keycloak's database; local stack only), fast (one representation per realm or tenant, passwords hashed once) or rest (one admin call per entity); default clone on the local stack, fast on a --target")
 	conc := fs.Int("concurrency", 0, "requests in parallel (default: 4 for clone and fast, 50 for rest)")
 	manifest := fs.String("manifest", "", "dataset manifest file (default: dataset.json in the local stack's folder)")
@@ -50,8 +54,14 @@ func cmdSeed(ctx context.Context, e *env, args []string) error {
 	if err := parse(fs, args, 0); err != nil {
 		return err
 	}
+	col, stopMetrics, err := mf.Serve(e.logf, load.Segment{})
+	if err != nil {
+		return err
+	}
+	defer stopMetrics()
+	col.SetPhase("seed", "")
 	if *fromDir != "" {
-		return seedFromDir(ctx, e, &w, &t, *fromDir, *manifest, sf.Seed, *conc, *quiet)
+		return seedFromDir(ctx, e, &w, &t, *fromDir, *manifest, sf.Seed, *conc, col.SeedProgress(progressBar(e, *quiet, "realms")))
 	}
 	spec, err := sf.Spec()
 	if err != nil {
@@ -86,7 +96,7 @@ func cmdSeed(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	res, err := dataset.Seed(ctx, adm, spec, dataset.SeedOptions{
-		Strategy: strat, Concurrency: *conc, Progress: progressBar(e, *quiet, "tenants"), Logf: e.logf,
+		Strategy: strat, Concurrency: *conc, Progress: col.SeedProgress(progressBar(e, *quiet, "tenants")), Logf: e.logf,
 		ManifestPath: mpath, Target: tg.BaseURL, ServerCPU: cpu, DB: db, Keys: keys,
 		LDAP: tg.LDAP, LDAPLoad: w.LDAPBulkLoader(&t, e.getenv),
 	})
@@ -96,7 +106,7 @@ func cmdSeed(ctx context.Context, e *env, args []string) error {
 	return err
 }
 
-func seedFromDir(ctx context.Context, e *env, w *stack.Where, t *kc.TargetFlags, dir, manifest string, seed int64, conc int, quiet bool) error {
+func seedFromDir(ctx context.Context, e *env, w *stack.Where, t *kc.TargetFlags, dir, manifest string, seed int64, conc int, progress func(done, total int)) error {
 	files, err := dataset.ReadRealmDir(dir)
 	if err != nil {
 		return cliutil.Usage(err)
@@ -109,7 +119,7 @@ func seedFromDir(ctx context.Context, e *env, w *stack.Where, t *kc.TargetFlags,
 	if _, err := adm.Token(ctx); err != nil {
 		return err
 	}
-	res, err := dataset.SeedFiles(ctx, adm, files, seed, dataset.SeedOptions{Concurrency: conc, Progress: progressBar(e, quiet, "realms"), Logf: e.logf,
+	res, err := dataset.SeedFiles(ctx, adm, files, seed, dataset.SeedOptions{Concurrency: conc, Progress: progress, Logf: e.logf,
 		ManifestPath: mpath, Target: tg.BaseURL, ServerCPU: cpu})
 	if res != nil && err == nil {
 		res.WriteFilesText(e.stdout, len(files), dir, mpath)

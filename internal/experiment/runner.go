@@ -21,6 +21,7 @@ import (
 	"github.com/kcbench/kcbench/internal/fileutil"
 	"github.com/kcbench/kcbench/internal/kc"
 	"github.com/kcbench/kcbench/internal/load"
+	"github.com/kcbench/kcbench/internal/metrics"
 	"github.com/kcbench/kcbench/internal/observe"
 	"github.com/kcbench/kcbench/internal/results"
 	"github.com/kcbench/kcbench/internal/scenario"
@@ -41,6 +42,9 @@ type Runner struct {
 	Logf  func(format string, args ...any)
 	// Progress, when set, receives load progress.
 	Progress func(point, workload string, p load.Progress)
+	// Metrics, when set, are served live (--metrics-addr): the phase and
+	// point, seeding progress, and the loads' intervals.
+	Metrics *metrics.Collector
 
 	st      *stack.Stack
 	stKey   string         // the running stack's options
@@ -283,6 +287,7 @@ func (r *Runner) reach(ctx context.Context, p Point) (*results.Seed, error) {
 		}
 		res, err := dataset.Seed(ctx, adm, p.Spec, dataset.SeedOptions{
 			Strategy: strat, Logf: r.Logf, ManifestPath: r.manifestPath(), Target: tg.BaseURL, DB: r.pgDSN(), DBKind: tg.DBKind, Keys: keys, LDAP: tg.LDAP,
+			Progress:  r.Metrics.SeedProgress(nil),
 			ServerCPU: func() (time.Duration, error) { return stack.TargetCPU(tg) },
 		})
 		if err != nil {
@@ -336,16 +341,19 @@ func (r *Runner) runPoint(ctx context.Context, p Point) (*results.Summary, error
 	var samples []observe.Sample
 	var recs []*load.Recorder
 	runErr := func() error {
+		r.Metrics.SetPhase("stack", p.ID)
 		if err := r.ensureStack(pctx, p); err != nil {
 			return err
 		}
 		stopWatch := r.watchRSS(pctx, cancel, maxRSS)
 		defer stopWatch()
+		r.Metrics.SetPhase("seed", p.ID)
 		seed, err := r.reach(pctx, p)
 		if err != nil {
 			return err
 		}
 		sum.Seed = seed
+		r.Metrics.SetPhase("boot", p.ID)
 		br, err := r.st.Restart(pctx)
 		if err != nil {
 			return err
@@ -378,6 +386,7 @@ func (r *Runner) runPoint(ctx context.Context, p Point) (*results.Summary, error
 		}()
 		for _, phase := range r.File.Phases {
 			obs.SetPhase(phase)
+			r.Metrics.SetPhase(phase, p.ID)
 			for _, w := range r.File.Workload {
 				if w.Capacity != nil {
 					continue // after the phases
@@ -397,7 +406,7 @@ func (r *Runner) runPoint(ctx context.Context, p Point) (*results.Summary, error
 				}
 				res, err := scenario.Run(pctx, scenario.RunInput{Target: tg, Manifest: m, Config: cfg,
 					Alive:  r.st.Watch().Check, // a dead Keycloak fails the point, named
-					Events: events, RecoverySLO: w.RecoverySLO.Duration,
+					Events: events, RecoverySLO: w.RecoverySLO.Duration, IntervalHook: r.Metrics.Hook(),
 					Progress: func(pr load.Progress) {
 						if r.Progress != nil {
 							r.Progress(p.ID, phase+" "+w.Name, pr)
@@ -503,7 +512,8 @@ func (r *Runner) runCapacity(ctx context.Context, p Point, dir string, w Workloa
 	}
 	cfg := w.Config
 	cfg.Seed = r.File.Seed
-	st := &scenario.CapacityStepper{Config: cfg, Target: tg, Manifest: m, SLOs: o.SLOs, MaxVUs: w.Capacity.MaxVUs,
+	r.Metrics.SetPhase("capacity", p.ID)
+	st := &scenario.CapacityStepper{Config: cfg, Target: tg, Manifest: m, SLOs: o.SLOs, MaxVUs: w.Capacity.MaxVUs, IntervalHook: r.Metrics.Hook(),
 		RSS: func() (int64, error) { return stack.TargetRSS(tg) },
 		Progress: func(pr load.Progress) {
 			if r.Progress != nil {

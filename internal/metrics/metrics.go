@@ -1,11 +1,13 @@
 // Package metrics serves kcbench's own Prometheus metrics while a load
 // runs: operations, errors by class, latency histograms per operation,
-// dropped iterations and VUs, so that a dashboard shows the load beside
-// the Keycloak it drives (see dashboards/grafana-kcbench.json).
+// dropped iterations and VUs, and while a dataset is seeded, the tenants
+// done of the planned; so that a dashboard shows the load beside the
+// Keycloak it drives (see dashboards/grafana-kcbench.json).
 //
-// The figures come from the engine once per timeline interval
+// The load's figures come from the engine once per timeline interval
 // (load.WithIntervalHook), not per request: they cost the load nothing
-// and lag it by at most an interval.
+// and lag it by at most an interval. Seeding progress comes from the
+// seeder's progress callback.
 package metrics
 
 import (
@@ -38,6 +40,9 @@ const (
 	NameActiveVUs  = "kcbench_active_vus"
 	NameWarmup     = "kcbench_warmup"
 	NameElapsed    = "kcbench_elapsed_seconds"
+	NameSeedDone   = "kcbench_seed_tenants_done"
+	NameSeedPlan   = "kcbench_seed_tenants_planned"
+	NamePhase      = "kcbench_phase"
 )
 
 var (
@@ -49,6 +54,9 @@ var (
 	descActive  = prometheus.NewDesc(NameActiveVUs, "VUs in an iteration.", nil, nil)
 	descWarmup  = prometheus.NewDesc(NameWarmup, "1 during the warm-up, whose numbers the results discard.", nil, nil)
 	descElapsed = prometheus.NewDesc(NameElapsed, "Time since the start of the run.", nil, nil)
+	descSeeded  = prometheus.NewDesc(NameSeedDone, "Tenants of the dataset being seeded that are complete (those there before included).", nil, nil)
+	descPlanned = prometheus.NewDesc(NameSeedPlan, "Tenants the dataset being seeded will have.", nil, nil)
+	descPhase   = prometheus.NewDesc(NamePhase, "1 for what kcbench is doing (seed, load; an experiment's stack, seed, cold, warm, capacity), of which point.", []string{"phase", "point"}, nil)
 )
 
 type opState struct {
@@ -58,12 +66,16 @@ type opState struct {
 	sum     float64  // seconds
 }
 
-// Collector holds the run's figures, fed by Observe, read by scrapes.
+// Collector holds the run's figures, fed by Observe, SeedProgress and
+// SetPhase, read by scrapes. Its methods do nothing on a nil Collector
+// (no --metrics-addr).
 type Collector struct {
-	mu      sync.Mutex
-	ops     map[string]*opState
-	dropped int64
-	last    load.Interval
+	mu             sync.Mutex
+	ops            map[string]*opState
+	dropped        int64
+	last           load.Interval
+	seeded, seedOf int // tenants; seedOf 0: no seeding yet
+	phase, point   string
 }
 
 var _ prometheus.Collector = (*Collector)(nil)
@@ -71,8 +83,48 @@ var _ prometheus.Collector = (*Collector)(nil)
 // NewCollector returns an empty Collector.
 func NewCollector() *Collector { return &Collector{ops: map[string]*opState{}} }
 
+// Hook is Observe, or nil on a nil Collector (no hook for the engine to
+// call).
+func (c *Collector) Hook() func(load.Interval) {
+	if c == nil {
+		return nil
+	}
+	return c.Observe
+}
+
+// SeedProgress returns a seeding progress callback (dataset.SeedOptions
+// .Progress: tenants done of total) that records the progress and then
+// calls next, when not nil. On a nil Collector it is next.
+func (c *Collector) SeedProgress(next func(done, total int)) func(done, total int) {
+	if c == nil {
+		return next
+	}
+	return func(done, total int) {
+		c.mu.Lock()
+		c.seeded, c.seedOf = done, total
+		c.mu.Unlock()
+		if next != nil {
+			next(done, total)
+		}
+	}
+}
+
+// SetPhase says what kcbench does now, and for which experiment point
+// ("" for none).
+func (c *Collector) SetPhase(phase, point string) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	c.phase, c.point = phase, point
+	c.mu.Unlock()
+}
+
 // Observe adds an interval (the hook of load.WithIntervalHook).
 func (c *Collector) Observe(iv load.Interval) {
+	if c == nil {
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.dropped += iv.Dropped
@@ -107,7 +159,7 @@ func (c *Collector) Observe(iv load.Interval) {
 
 // Describe implements prometheus.Collector.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descOps, descErrs, descLat, descDropped, descVUs, descActive, descWarmup, descElapsed} {
+	for _, d := range []*prometheus.Desc{descOps, descErrs, descLat, descDropped, descVUs, descActive, descWarmup, descElapsed, descSeeded, descPlanned, descPhase} {
 		ch <- d
 	}
 }
@@ -137,6 +189,13 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	ch <- prometheus.MustNewConstMetric(descWarmup, prometheus.GaugeValue, warm)
 	ch <- prometheus.MustNewConstMetric(descElapsed, prometheus.GaugeValue, c.last.End.Seconds())
+	if c.seedOf > 0 {
+		ch <- prometheus.MustNewConstMetric(descSeeded, prometheus.GaugeValue, float64(c.seeded))
+		ch <- prometheus.MustNewConstMetric(descPlanned, prometheus.GaugeValue, float64(c.seedOf))
+	}
+	if c.phase != "" {
+		ch <- prometheus.MustNewConstMetric(descPhase, prometheus.GaugeValue, 1, c.phase, c.point)
+	}
 }
 
 // CheckAddr accepts a host:port on a loopback address unless remote is

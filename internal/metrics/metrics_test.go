@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"os"
 	"regexp"
+	"strings"
 	"testing"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
@@ -105,6 +106,57 @@ func TestCheckAddr(t *testing.T) {
 	}
 }
 
+// TestSeedProgress: the progress callback a seeder calls records tenants
+// done of planned and the phase; a scrape from inside the callback, as
+// one in the middle of a seed would, sees the figures of that call.
+func TestSeedProgress(t *testing.T) {
+	c := NewCollector()
+	s, err := Serve("127.0.0.1:0", c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if mf := scrape(t, s.Addr()); mf[NameSeedDone] != nil || mf[NamePhase] != nil {
+		t.Errorf("seeding figures before any seeding: %v %v", mf[NameSeedDone], mf[NamePhase])
+	}
+	gauge := func(mf map[string]*dto.MetricFamily, name string) float64 {
+		if f := mf[name]; f != nil && len(f.Metric) == 1 {
+			return f.Metric[0].GetGauge().GetValue()
+		}
+		t.Fatalf("no single %s", name)
+		return 0
+	}
+	c.SetPhase("seed", "realms-500")
+	var calls, next int
+	progress := c.SeedProgress(func(done, total int) { next++ })
+	for _, p := range [][2]int{{2, 5}, {3, 5}, {5, 5}} { // two tenants there before, three seeded
+		progress(p[0], p[1])
+		calls++
+		mf := scrape(t, s.Addr())
+		if d, n := gauge(mf, NameSeedDone), gauge(mf, NameSeedPlan); d != float64(p[0]) || n != float64(p[1]) {
+			t.Errorf("after progress(%d, %d): scraped %v done of %v", p[0], p[1], d, n)
+		}
+		ph := mf[NamePhase].GetMetric()[0]
+		labels := map[string]string{}
+		for _, l := range ph.Label {
+			labels[l.GetName()] = l.GetValue()
+		}
+		if ph.GetGauge().GetValue() != 1 || labels["phase"] != "seed" || labels["point"] != "realms-500" {
+			t.Errorf("phase %v = %v", labels, ph.GetGauge().GetValue())
+		}
+	}
+	if next != calls {
+		t.Errorf("the next callback (the progress bar) was called %d times of %d", next, calls)
+	}
+	// No collector (no --metrics-addr): the callback is the next one.
+	var none *Collector
+	if none.SeedProgress(nil) != nil || none.Hook() != nil {
+		t.Error("a nil Collector adds a callback")
+	}
+	none.SetPhase("seed", "")
+	none.Observe(load.Interval{})
+}
+
 // TestDashboard: the shipped Grafana dashboard is valid JSON, and every
 // kcbench metric its queries use is one this package serves.
 func TestDashboard(t *testing.T) {
@@ -122,7 +174,7 @@ func TestDashboard(t *testing.T) {
 		t.Fatal(err)
 	}
 	served := map[string]bool{}
-	for _, n := range []string{NameOperations, NameErrors, NameDropped, NameVUs, NameActiveVUs, NameWarmup, NameElapsed} {
+	for _, n := range []string{NameOperations, NameErrors, NameDropped, NameVUs, NameActiveVUs, NameWarmup, NameElapsed, NameSeedDone, NameSeedPlan, NamePhase} {
 		served[n] = true
 	}
 	for _, s := range []string{"_bucket", "_count", "_sum"} {
@@ -142,5 +194,8 @@ func TestDashboard(t *testing.T) {
 	}
 	if queries < 8 {
 		t.Errorf("%d queries", queries)
+	}
+	if b := string(b); !strings.Contains(b, NameSeedDone) || !strings.Contains(b, NameSeedPlan) {
+		t.Error("no panel shows the seeding progress")
 	}
 }
