@@ -60,8 +60,11 @@ func TestK8sManifestsCLI(t *testing.T) {
 	}{
 		{capBase, "--max-rate: a split search needs one"},
 		{append(slices.Clone(capBase), "--max-rate", "100", "--search", "adaptive"), "--search adaptive with --segment"},
-		{append(slices.Clone(capBase), "--max-rate", "100", "--out", "x"), "--out: set by k8s manifests"},
-		{append(slices.Clone(capBase), "--max-rate", "100", "--segment", "0/3"), "flag provided but not defined: -segment"},
+		{append(slices.Clone(capBase), "--max-rate", "100", "--out", "x"), "--out: set by kcbench k8s manifests"},
+		{append(slices.Clone(capBase), "--max-rate", "100", "--segment", "0/3", "--target", "http://x"), "--segment, --target: set by kcbench k8s manifests"},
+		{append(slices.Clone(capBase), "--max-rate", "100", "--kc-version", "26.4.7"), "--kc-version starts local stacks"},
+		{append(slices.Clone(capBase), "--max-rate", "100", "--metrics-addr", "0.0.0.0:9464"), "not a loopback address"},
+		{append(slices.Clone(capBase), "--max-rate", "100", "--dashboard"), "flag provided but not defined: -dashboard"},
 		{append(slices.Clone(capBase), "--max-rate", "100", "--nodes", "2"), "--nodes"},
 		{append(slices.Clone(capBase[:9]), "load"), "unexpected arguments load"},
 		{append(append(slices.Clone(base), "--agents", "2", "--"), capBase[9:]...), "--file is a load's run file"},

@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"errors"
 	"flag"
 	"io"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"github.com/kcbench/kcbench/internal/k8s"
 	"github.com/kcbench/kcbench/internal/kc"
 	"github.com/kcbench/kcbench/internal/load"
+	"github.com/kcbench/kcbench/internal/metrics"
 )
 
 // K8sFlags are kcbench k8s manifests' flags: the objects' options, the
@@ -33,7 +35,7 @@ func (f *K8sFlags) RegisterFlags(fs *flag.FlagSet) {
 
 // k8sSet are the flags of a split capacity search that the manifests set
 // for every pod.
-var k8sSet = []string{"manifest", "out", "kc-version", "repeats", "heap", "pg-version"}
+var k8sSet = []string{"manifest", "out", "target", "management-url", "segment", "segments", "start-at", "emit-results"}
 
 // Manifests checks the parsed flags (fs's arguments after "--", when
 // any, are `capacity FLAGS…`: a split capacity search instead of a load),
@@ -101,6 +103,13 @@ func checkSplitCapacity(args []string, agents int) (string, error) {
 	fs.SetOutput(io.Discard)
 	var f CapacityFlags
 	f.RegisterFlags(fs)
+	var mf metrics.Flags
+	mf.RegisterFlags(fs)
+	for _, n := range k8sSet {
+		if fs.Lookup(n) == nil {
+			fs.String(n, "", "") // known, to be refused by name below
+		}
+	}
 	if err := cliutil.Parse(fs, args, 0); err != nil {
 		return "", cliutil.Usagef("-- capacity: %v", err)
 	}
@@ -111,9 +120,12 @@ func checkSplitCapacity(args []string, agents int) (string, error) {
 		}
 	})
 	if len(set) > 0 {
-		return "", cliutil.Usagef("-- capacity: %s: set by k8s manifests for every pod (or not for pods)", strings.Join(set, ", "))
+		return "", cliutil.Usagef("-- capacity: %s: set by kcbench k8s manifests for every pod", strings.Join(set, ", "))
 	}
-	if err := matrixOnly(fs); err != nil {
+	if fs.Lookup("kc-version").Value.String() != "" {
+		return "", cliutil.Usagef("-- capacity: --kc-version starts local stacks: not for agent pods")
+	}
+	if err := errors.Join(matrixOnly(fs), mf.Check()); err != nil {
 		return "", err
 	}
 	f.Segment, f.StartAt = load.Segment{Index: agents - 1, Count: agents}, time.Now().Add(time.Hour)
