@@ -33,7 +33,7 @@ func TestCluster(t *testing.T) {
 	// Each node gets a quota of one core, as in "2 nodes × 1 core".
 	cfg.Topology = stack.Topology{Nodes: 2, NodeCPUs: 1}
 	// KCBENCH_TEST_NODE_NODE=5ms runs it all with node-node latency (the
-	// experimental delay proxies in front of JGroups; not in make test).
+	// delay proxies in front of JGroups; not in make test, for time).
 	if v := os.Getenv("KCBENCH_TEST_NODE_NODE"); v != "" {
 		d, err := stack.ParseDelay(v)
 		if err != nil {
