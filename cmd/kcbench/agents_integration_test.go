@@ -158,18 +158,11 @@ func TestSplitLoadMerge(t *testing.T) {
 
 	// The agents' outputs, as kubectl logs --prefix prints the pods',
 	// give back the same merged result through k8s collect.
-	var logs strings.Builder
-	for i, r := range runs {
-		for _, l := range strings.SplitAfter(r.output, "\n") {
-			if l != "" {
-				fmt.Fprintf(&logs, "[pod/kcbench-%d-x/kcbench] %s", i, l)
-			}
-		}
+	var outs []string
+	for _, r := range runs {
+		outs = append(outs, r.output)
 	}
-	logFile := filepath.Join(root, "pods.log")
-	if err := os.WriteFile(logFile, []byte(logs.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	logFile := writePodsLog(t, root, outs)
 	coll := filepath.Join(root, "collected")
 	if r := runBinary(t, nil, "k8s", "collect", "--out", coll, logFile); r.code != 0 {
 		t.Fatalf("k8s collect: exit %d\n%s", r.code, r.output)

@@ -347,18 +347,11 @@ func TestSplitCapacityMerge(t *testing.T) {
 	// The agents' outputs, as kubectl logs --prefix prints the pods' (each
 	// agent's folder, step folders included, as a bundle), give back the
 	// same agents' folders and the same merged search through k8s collect.
-	var logs strings.Builder
-	for i, r := range runs {
-		for _, l := range strings.SplitAfter(r.stdout, "\n") {
-			if l != "" {
-				fmt.Fprintf(&logs, "[pod/kcbench-%d-x/kcbench] %s", i, l)
-			}
-		}
+	var outs []string
+	for _, r := range runs {
+		outs = append(outs, r.stdout)
 	}
-	logFile := filepath.Join(root, "pods.log")
-	if err := os.WriteFile(logFile, []byte(logs.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	logFile := writePodsLog(t, root, outs)
 	coll := filepath.Join(root, "collected")
 	if code, out, errs := runCLI(t, "k8s", "collect", "--out", coll, logFile); code != exitOK || !strings.Contains(out, "max rate at SLO") {
 		t.Fatalf("k8s collect: exit %d\n%s\n%s", code, out, errs)
@@ -422,4 +415,24 @@ func TestSplitCapacityMerge(t *testing.T) {
 			t.Errorf("late step %d: pass %v, failures %q", s.Index, s.Pass, s.Failures)
 		}
 	}
+}
+
+// writePodsLog writes the agents' outputs as kubectl logs --prefix prints
+// its pods' (agent i as pod kcbench-i-x) to root/pods.log and returns its
+// path, for k8s collect.
+func writePodsLog(t *testing.T, root string, outputs []string) string {
+	t.Helper()
+	var logs strings.Builder
+	for i, out := range outputs {
+		for _, l := range strings.SplitAfter(out, "\n") {
+			if l != "" {
+				fmt.Fprintf(&logs, "[pod/kcbench-%d-x/kcbench] %s", i, l)
+			}
+		}
+	}
+	path := filepath.Join(root, "pods.log")
+	if err := os.WriteFile(path, []byte(logs.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
