@@ -275,7 +275,8 @@ func TestWriteTextSaysTheDatabaseCostAtTheMax(t *testing.T) {
 	m := &saturating{limit: 500, base: 5 * time.Millisecond, cpuMs: 2}
 	run := func(ctx context.Context, rate float64, d time.Duration) (StepResult, error) {
 		r, err := m.run(ctx, rate, d)
-		r.DB = &results.DBCost{Available: true, Ops: 100, CPUMeasured: true, CPUMsPerOp: 0.25, XactsPerOp: 1.5, WALBytesPerOp: 1700}
+		r.DB = &results.DBCost{Available: true, Ops: 100, CPUMeasured: true, CPUMsPerOp: 0.25, XactsPerOp: 1.5, WALBytesPerOp: 1700,
+			Unread: []results.DBUnread{results.NewDBUnread(results.DBViewIO, "ERROR: permission denied for view pg_stat_io (SQLSTATE 42501)")}}
 		return r, err
 	}
 	r, err := Search(t.Context(), run, adaptiveOpts(t, 2))
@@ -286,7 +287,8 @@ func TestWriteTextSaysTheDatabaseCostAtTheMax(t *testing.T) {
 	if err := WriteText(&b, r); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"database:        0.250 ms CPU, 1.50 transactions, 1700 WAL bytes", "bracket:", "predicted:       1000/s", "elapsed:"} {
+	for _, want := range []string{"database:        0.250 ms CPU, 1.50 transactions, 1.7 KiB WAL",
+		"data writes not read (pg_stat_io: ERROR: permission denied for view pg_stat_io (SQLSTATE 42501))", "bracket:", "predicted:       1000/s", "elapsed:"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, b.String())
 		}

@@ -42,14 +42,13 @@ func WriteText(w io.Writer, r *results.CapacityResult) error {
 	}
 	if b := r.Best(); b != nil && b.Database != nil && b.Database.Available && b.Database.Ops > 0 {
 		d := b.Database
-		cpu := "CPU not measured"
-		if d.CPUMeasured {
-			cpu = fmt.Sprintf("%.3f ms CPU", d.CPUMsPerOp)
-		}
+		engine := ""
 		if d.Engine != "" {
-			fmt.Fprintf(w, "database:        %s per operation at the max (%s; transactions, WAL and blocks are PostgreSQL statistics)\n", cpu, d.Engine)
-		} else {
-			fmt.Fprintf(w, "database:        %s, %.2f transactions, %.0f WAL bytes, %.2f blocks read per operation at the max\n", cpu, d.XactsPerOp, d.WALBytesPerOp, d.BlksReadPerOp)
+			engine = fmt.Sprintf(" (%s; transactions, WAL and blocks are PostgreSQL statistics)", d.Engine)
+		}
+		fmt.Fprintf(w, "database:        %s per operation at the max%s\n", d.PerOp(), engine)
+		for _, u := range d.Unread {
+			fmt.Fprintf(w, "                 %s\n", u)
 		}
 	}
 	if b := r.Best(); b != nil && b.Directory != nil && b.Directory.Available && b.Directory.Ops > 0 {

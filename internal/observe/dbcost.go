@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/kcbench/kcbench/internal/kc"
 	"github.com/kcbench/kcbench/internal/results"
@@ -18,7 +19,7 @@ import (
 // cumulative counters from its own statistics and, for a local server,
 // the CPU time of the postmaster's process tree.
 type DBUsage struct {
-	DBStats
+	DBStats // SizeBytes is not read
 	// WAL (pg_stat_wal, cluster-wide): records, full-page images, bytes.
 	WALRecords, WALFPI, WALBytes int64
 	// WALWrites and WALSyncs are pg_stat_wal's wal_write and wal_sync
@@ -38,11 +39,21 @@ type DBUsage struct {
 	Version int
 	// Durable: fsync on and synchronous_commit not off.
 	Durable bool
+	// Unread maps each view this reading could not read
+	// (results.DBView…) to the database's error; that view's fields
+	// are zero (WALWrites, WALSyncs, DataWrites -1).
+	Unread map[string]string
 }
 
-const dbUsageQuery = `SELECT xact_commit, xact_rollback, blks_read, blks_hit,
-	tup_inserted + tup_updated + tup_deleted, pg_database_size(datid), numbackends
+// The reader's queries, one per statistics view (results.DBView…).
+const (
+	dbUsageQuery = `SELECT xact_commit, xact_rollback, blks_read, blks_hit,
+	tup_inserted + tup_updated + tup_deleted, numbackends
 FROM pg_stat_database WHERE datname = $1`
+	walQuery   = "SELECT wal_records, wal_fpi, wal_bytes::bigint, wal_write, wal_sync FROM pg_stat_wal"
+	wal18Query = "SELECT wal_records, wal_fpi, wal_bytes::bigint, -1, -1 FROM pg_stat_wal" // 18 moved writes and syncs to pg_stat_io
+	ioQuery    = "SELECT coalesce(sum(writes), 0)::bigint FROM pg_stat_io WHERE object = 'relation'"
+)
 
 // DBUsageReader reads DBUsage over one connection it opens on first use.
 type DBUsageReader struct {
@@ -58,6 +69,12 @@ type DBUsageReader struct {
 
 // Read takes one reading. Its own queries run in one transaction, which
 // the caller takes off (see DBCost.Xacts): one commit per reading.
+//
+// Each view is read on its own (a savepoint each): one the database
+// refuses (a role without the permission, a view renamed) is named in
+// Unread with the database's error, and the reading goes on. Only a lost
+// connection, a timeout or the database missing from pg_stat_database
+// fail the reading.
 func (r *DBUsageReader) Read(ctx context.Context) (DBUsage, error) {
 	var u DBUsage
 	if r.conn == nil {
@@ -83,26 +100,49 @@ func (r *DBUsageReader) Read(ctx context.Context) (DBUsage, error) {
 	if err := tx.QueryRow(qctx, q).Scan(&u.Version, &u.Durable); err != nil {
 		return u, r.fail(err)
 	}
-	err = tx.QueryRow(qctx, dbUsageQuery, r.db).Scan(&u.Commits, &u.Rollbacks, &u.BlksRead, &u.BlksHit,
-		&u.TuplesWritten, &u.SizeBytes, &u.Backends)
+	// view reads one view under a savepoint: an error the server answers
+	// with leaves the transaction usable and the view unread.
+	view := func(name, query string, args []any, dest ...any) error {
+		sp, err := tx.Begin(qctx)
+		if err != nil {
+			return err
+		}
+		err = sp.QueryRow(qctx, query, args...).Scan(dest...)
+		if err == nil {
+			return sp.Commit(qctx)
+		}
+		var pgErr *pgconn.PgError
+		if !errors.As(err, &pgErr) {
+			return err
+		}
+		if rbErr := sp.Rollback(qctx); rbErr != nil {
+			return rbErr
+		}
+		if u.Unread == nil {
+			u.Unread = map[string]string{}
+		}
+		u.Unread[name] = pgErr.Error()
+		return nil
+	}
+	err = view(results.DBViewDatabase, dbUsageQuery, []any{r.db}, &u.Commits, &u.Rollbacks, &u.BlksRead, &u.BlksHit,
+		&u.TuplesWritten, &u.Backends)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return u, fmt.Errorf("%q: %w", r.db, ErrNoDatabase)
 	}
 	if err != nil {
-		return u, r.fail(err)
+		return u, r.fail(fmt.Errorf("%s: %w", results.DBViewDatabase, err))
 	}
 	u.WALWrites, u.WALSyncs, u.DataWrites = -1, -1, -1
-	walQuery := "SELECT wal_records, wal_fpi, wal_bytes::bigint, -1, -1 FROM pg_stat_wal"
-	if u.Version < 180000 {
-		walQuery = "SELECT wal_records, wal_fpi, wal_bytes::bigint, wal_write, wal_sync FROM pg_stat_wal"
+	wq := walQuery
+	if u.Version >= 180000 {
+		wq = wal18Query
 	}
-	if err := tx.QueryRow(qctx, walQuery).Scan(&u.WALRecords, &u.WALFPI, &u.WALBytes, &u.WALWrites, &u.WALSyncs); err != nil {
-		return u, r.fail(fmt.Errorf("pg_stat_wal: %w", err))
+	if err := view(results.DBViewWAL, wq, nil, &u.WALRecords, &u.WALFPI, &u.WALBytes, &u.WALWrites, &u.WALSyncs); err != nil {
+		return u, r.fail(fmt.Errorf("%s: %w", results.DBViewWAL, err))
 	}
 	if u.Version >= 160000 {
-		q := "SELECT coalesce(sum(writes), 0)::bigint FROM pg_stat_io WHERE object = 'relation'"
-		if err := tx.QueryRow(qctx, q).Scan(&u.DataWrites); err != nil {
-			return u, r.fail(fmt.Errorf("pg_stat_io: %w", err))
+		if err := view(results.DBViewIO, ioQuery, nil, &u.DataWrites); err != nil {
+			return u, r.fail(fmt.Errorf("%s: %w", results.DBViewIO, err))
 		}
 	}
 	if err := tx.Commit(qctx); err != nil {
@@ -134,6 +174,8 @@ func (r *DBUsageReader) Close() {
 // Cost is the database's work between readings a and b, over window
 // seconds and ops successful operations; readings is how many of
 // kcbench's own readings fell between them (each is one transaction).
+// A view either reading could not read is named in Unread (the later
+// reading's error first) and its figures are -1.
 func Cost(a, b DBUsage, window float64, ops int64, readings int64) results.DBCost {
 	c := results.DBCost{Available: true, Window: window, Ops: ops,
 		Xacts:      max(0, b.Commits+b.Rollbacks-a.Commits-a.Rollbacks-readings),
@@ -142,10 +184,24 @@ func Cost(a, b DBUsage, window float64, ops int64, readings int64) results.DBCos
 		TuplesWritten: b.TuplesWritten - a.TuplesWritten, BlksRead: b.BlksRead - a.BlksRead, BlksHit: b.BlksHit - a.BlksHit,
 		PeakBackends: max(a.Backends, b.Backends),
 	}
-	if a.WALSyncs >= 0 && b.WALSyncs >= 0 {
+	for _, v := range []string{results.DBViewDatabase, results.DBViewWAL, results.DBViewIO} {
+		if e, ok := b.Unread[v]; ok {
+			c.Unread = append(c.Unread, results.NewDBUnread(v, e))
+		} else if e, ok := a.Unread[v]; ok {
+			c.Unread = append(c.Unread, results.NewDBUnread(v, e))
+		}
+	}
+	hasStats, hasWAL, hasIO := c.Has(results.DBViewDatabase), c.Has(results.DBViewWAL), c.Has(results.DBViewIO)
+	if !hasStats {
+		c.Xacts, c.TuplesWritten, c.BlksRead, c.BlksHit, c.PeakBackends = -1, -1, -1, -1, -1
+	}
+	if !hasWAL {
+		c.WALRecords, c.WALFPI, c.WALBytes = -1, -1, -1
+	}
+	if hasWAL && a.WALSyncs >= 0 && b.WALSyncs >= 0 {
 		c.WALWrites, c.WALSyncs = b.WALWrites-a.WALWrites, b.WALSyncs-a.WALSyncs
 	}
-	if a.DataWrites >= 0 && b.DataWrites >= 0 {
+	if hasIO && a.DataWrites >= 0 && b.DataWrites >= 0 {
 		c.DataWrites = b.DataWrites - a.DataWrites
 	}
 	if a.HasCPU && b.HasCPU {
@@ -156,10 +212,13 @@ func Cost(a, b DBUsage, window float64, ops int64, readings int64) results.DBCos
 	if !c.CPUMeasured {
 		missing = append(missing, "CPU not measured (the database is not a local process)")
 	}
-	if c.WALSyncs < 0 {
+	for _, u := range c.Unread {
+		missing = append(missing, u.String())
+	}
+	if hasWAL && c.WALSyncs < 0 {
 		missing = append(missing, "WAL syncs not reported (PostgreSQL 18 moved them to pg_stat_io)")
 	}
-	if c.DataWrites < 0 {
+	if hasIO && c.DataWrites < 0 {
 		missing = append(missing, "data writes not reported (pg_stat_io needs PostgreSQL 16)")
 	}
 	if !c.Durable {
@@ -175,9 +234,14 @@ func Cost(a, b DBUsage, window float64, ops int64, readings int64) results.DBCos
 	if c.CPUMeasured {
 		c.CPUMsPerOp = c.CPU * 1000 / n
 	}
-	c.XactsPerOp = float64(c.Xacts) / n
-	c.WALBytesPerOp, c.WALRecordsPerOp = float64(c.WALBytes)/n, float64(c.WALRecords)/n
-	c.TuplesPerOp, c.BlksReadPerOp = float64(c.TuplesWritten)/n, float64(c.BlksRead)/n
+	c.XactsPerOp, c.TuplesPerOp, c.BlksReadPerOp = -1, -1, -1
+	if hasStats {
+		c.XactsPerOp, c.TuplesPerOp, c.BlksReadPerOp = float64(c.Xacts)/n, float64(c.TuplesWritten)/n, float64(c.BlksRead)/n
+	}
+	c.WALBytesPerOp, c.WALRecordsPerOp = -1, -1
+	if hasWAL {
+		c.WALBytesPerOp, c.WALRecordsPerOp = float64(c.WALBytes)/n, float64(c.WALRecords)/n
+	}
 	if c.WALSyncs >= 0 && c.DataWrites >= 0 && c.Durable {
 		// a database that does not sync issues no storage writes worth
 		// counting as a durable one's IOPS

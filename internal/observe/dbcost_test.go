@@ -60,3 +60,48 @@ func TestCostSaysWhatIsMissing(t *testing.T) {
 		t.Errorf("xacts %d", c.Xacts)
 	}
 }
+
+// A view the role may not read takes out its own figures and no others;
+// the summary says once which and why.
+func TestCostLeavesOutUnreadViews(t *testing.T) {
+	denied := "ERROR: permission denied for view pg_stat_wal (SQLSTATE 42501)"
+	a := DBUsage{DBStats: DBStats{Commits: 100, BlksRead: 10}, WALWrites: -1, WALSyncs: -1, DataWrites: 7,
+		CPU: time.Second, HasCPU: true, Version: 170005, Durable: true, Unread: map[string]string{"pg_stat_wal": denied}}
+	b := a
+	b.Commits, b.BlksRead, b.DataWrites, b.CPU = 201, 30, 17, 3*time.Second
+	c := Cost(a, b, 10, 100, 1)
+	if !c.Available || c.Xacts != 100 || c.XactsPerOp != 1 || c.BlksReadPerOp != 0.2 || c.CPUMsPerOp != 20 || c.DataWrites != 10 {
+		t.Errorf("the readable figures: %+v", c)
+	}
+	if c.WALBytes != -1 || c.WALBytesPerOp != -1 || c.WALRecordsPerOp != -1 || c.WALSyncs != -1 || c.WriteIOPSPerOp != 0 {
+		t.Errorf("the WAL figures are not -1: %+v", c)
+	}
+	if len(c.Unread) != 1 || c.Unread[0].View != "pg_stat_wal" || c.Unread[0].Error != denied || c.Has("pg_stat_wal") || !c.Has("pg_stat_database") {
+		t.Fatalf("unread %+v", c.Unread)
+	}
+	if !strings.Contains(c.Reason, denied) || strings.Contains(c.Reason, "PostgreSQL 18") {
+		t.Errorf("reason %q", c.Reason)
+	}
+	var out strings.Builder
+	if err := c.Write(&out); err != nil {
+		t.Fatal(err)
+	}
+	s := out.String()
+	for _, want := range []string{"2.00 s CPU (0.20 cores), 100 transactions over 10.0 s",
+		"WAL records and bytes, WAL syncs not read (pg_stat_wal: " + denied + ")",
+		"per successful iteration: 20.000 ms CPU, 1.00 transactions, 0.0 tuples written, 0.20 blocks read",
+		"write IOPS: not reported: its WAL syncs or data writes were not read"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("summary lacks %q:\n%s", want, s)
+		}
+	}
+	if strings.Count(s, denied) != 1 || strings.Contains(s, " WAL (") {
+		t.Errorf("the summary says the error once and shows no WAL figure:\n%s", s)
+	}
+	// only the later reading refused: still unread
+	a.Unread, b.Unread = nil, map[string]string{"pg_stat_database": "ERROR: permission denied for function pg_stat_get_db_xact_commit"}
+	c = Cost(a, b, 10, 100, 1)
+	if c.Has("pg_stat_database") || c.Xacts != -1 || c.XactsPerOp != -1 || c.BlksReadPerOp != -1 || c.PeakBackends != -1 || c.WALBytes != 0 {
+		t.Errorf("%+v", c)
+	}
+}

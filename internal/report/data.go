@@ -388,10 +388,12 @@ func (c *config) workloads() []*wlAgg {
 				if d.CPUMeasured {
 					a.dbCPU = append(a.dbCPU, d.CPUMsPerOp)
 				}
-				if d.Engine == "" { // PostgreSQL's statistics
+				if d.Has(results.DBViewDatabase) {
 					a.dbXacts = append(a.dbXacts, d.XactsPerOp)
-					a.dbWAL = append(a.dbWAL, d.WALBytesPerOp/1024)
 					a.dbBlks = append(a.dbBlks, d.BlksReadPerOp)
+				}
+				if d.Has(results.DBViewWAL) {
+					a.dbWAL = append(a.dbWAL, d.WALBytesPerOp/1024)
 				}
 			}
 			if d := w.Directory; d != nil && d.Available && d.Ops > 0 {

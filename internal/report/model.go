@@ -225,8 +225,18 @@ func (c barChart) render() ([]byte, error) {
 }
 
 func (b *builder) statusNotes() {
-	var unobserved []string
+	var unobserved, unread []string
 	for _, p := range b.e.points {
+		for _, w := range p.Summary.Workloads {
+			if w.Database == nil {
+				continue
+			}
+			for _, u := range w.Database.Unread {
+				if s := u.String(); !slices.Contains(unread, s) {
+					unread = append(unread, s)
+				}
+			}
+		}
 		switch st := p.Summary.Status; st {
 		case results.StatusDone, "":
 		default:
@@ -244,6 +254,9 @@ func (b *builder) statusNotes() {
 	}
 	if len(unobserved) > 0 {
 		b.note("Not observed: %s.", strings.Join(unobserved, "; "))
+	}
+	if len(unread) > 0 {
+		b.note("Database figures missing (the database refused its statistics): %s.", strings.Join(unread, "; "))
 	}
 }
 

@@ -323,9 +323,13 @@ func TestDatabaseCost(t *testing.T) {
 		cpu, blks    float64
 		cpuMeasured  bool
 		xacts, walKB float64
-	}{{"cache-2k", 1.5, 3.25, true, 4, 2}, {"cache-40k", 0.75, 0.5, true, 4, 2}} {
+	}{{"cache-2k", 1.5, 3.25, true, 4, 2}, {"cache-40k", 0.75, 0.5, true, 4, 2}, {"no-wal", 0.5, 0.25, true, 3, -1}} {
 		db := &results.DBCost{Available: true, Ops: 600, CPUMeasured: v.cpuMeasured, CPUMsPerOp: v.cpu,
 			XactsPerOp: v.xacts, WALBytesPerOp: v.walKB * 1024, BlksReadPerOp: v.blks}
+		if v.walKB < 0 { // a role that may not read pg_stat_wal
+			db.WALBytesPerOp = -1
+			db.Unread = []results.DBUnread{results.NewDBUnread(results.DBViewWAL, "ERROR: permission denied for view pg_stat_wal (SQLSTATE 42501)")}
+		}
 		writePoint(t, dir, "caching", pt{
 			id: fmt.Sprintf("p%d", i), params: map[string]string{ParamVariant: v.name, ParamRepeat: "1"}, status: results.StatusDone, db: db,
 			wls: []wl{{"login", results.ScenarioPasswordGrant, "", results.ModelOpen, 50, 10, 20, 30, 60, 0, 12, 600, 0, 4}},
@@ -339,7 +343,9 @@ func TestDatabaseCost(t *testing.T) {
 	if err := m.WriteMarkdown(&md); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"DB CPU-ms/op", "DB blocks read/op", "| cache-2k | 50.0 | 10.0 | 20.0 | 30.0 | 60.0 | 0.00 | 12.00 | 600 | 1.500 | 4.00 | 2.00 | 3.25 |"} {
+	for _, want := range []string{"DB CPU-ms/op", "DB blocks read/op", "| cache-2k | 50.0 | 10.0 | 20.0 | 30.0 | 60.0 | 0.00 | 12.00 | 600 | 1.500 | 4.00 | 2.00 | 3.25 |",
+		"| no-wal | 50.0 | 10.0 | 20.0 | 30.0 | 60.0 | 0.00 | 12.00 | 600 | 0.500 | 3.00 | - | 0.25 |",
+		`Database figures missing (the database refused its statistics): WAL records and bytes, WAL syncs not read (pg\_stat\_wal: ERROR: permission denied for view pg\_stat\_wal (SQLSTATE 42501)).`} {
 		if !strings.Contains(md.String(), want) {
 			t.Errorf("report.md lacks %q:\n%s", want, md.String())
 		}

@@ -4,7 +4,47 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 )
+
+// The statistics views the database's cost is read from. Each is read on
+// its own: a role that may not read one (an external database, say) leaves
+// the figures of the others (DBCost.Unread).
+const (
+	// DBViewDatabase gives transactions, tuples written, blocks read and
+	// hit, and connections.
+	DBViewDatabase = "pg_stat_database"
+	// DBViewWAL gives WAL records, full-page images and bytes, and (up to
+	// PostgreSQL 17) WAL writes and syncs.
+	DBViewWAL = "pg_stat_wal"
+	// DBViewIO gives relation data writes (PostgreSQL 16 and later).
+	DBViewIO = "pg_stat_io"
+)
+
+// dbViewFigures names the figures each view gives, for the line that says
+// which are missing.
+var dbViewFigures = map[string]string{
+	DBViewDatabase: "transactions, tuples written, blocks read and hit, connections",
+	DBViewWAL:      "WAL records and bytes, WAL syncs",
+	DBViewIO:       "data writes",
+}
+
+// DBUnread is one statistics view that could not be read, with the
+// database's own error; its figures are -1 in DBCost.
+type DBUnread struct {
+	View    string `json:"view"`
+	Figures string `json:"figures"`
+	Error   string `json:"error"`
+}
+
+// NewDBUnread names the figures view gives.
+func NewDBUnread(view, err string) DBUnread {
+	return DBUnread{View: view, Figures: dbViewFigures[view], Error: err}
+}
+
+func (u DBUnread) String() string {
+	return fmt.Sprintf("%s not read (%s: %s)", u.Figures, u.View, u.Error)
+}
 
 // ParamPGDurable is the result param that says whether the database
 // synced its writes (fsync and synchronous_commit on) while measured.
@@ -59,6 +99,47 @@ type DBCost struct {
 	// synchronous_commit on): without it the WAL syncs are not a
 	// durable database's (the caller sets it).
 	Durable bool `json:"durable"`
+	// Unread lists the views that could not be read (the role lacks the
+	// permission, say). Their figures, totals and per operation, are -1;
+	// the others are measured as usual.
+	Unread []DBUnread `json:"unread,omitempty"`
+}
+
+// Has reports whether the figures of view (DBViewDatabase, DBViewWAL,
+// DBViewIO) were read.
+func (c *DBCost) Has(view string) bool {
+	if c.Engine != "" {
+		return false // not PostgreSQL: none of its statistics views
+	}
+	for _, u := range c.Unread {
+		if u.View == view {
+			return false
+		}
+	}
+	return true
+}
+
+// PerOp is the figures per successful iteration that were read, e.g.
+// "0.412 ms CPU, 2.00 transactions, 3.9 KiB WAL (10.0 records), 6.0
+// tuples written, 0.04 blocks read (99.9% hit)".
+func (c *DBCost) PerOp() string {
+	var parts []string
+	if c.CPUMeasured {
+		parts = append(parts, fmt.Sprintf("%.3f ms CPU", c.CPUMsPerOp))
+	}
+	if c.Has(DBViewDatabase) {
+		parts = append(parts, fmt.Sprintf("%.2f transactions", c.XactsPerOp))
+	}
+	if c.Has(DBViewWAL) {
+		parts = append(parts, fmt.Sprintf("%s WAL (%.1f records)", byteSize(c.WALBytesPerOp), c.WALRecordsPerOp))
+	}
+	if c.Has(DBViewDatabase) {
+		parts = append(parts, fmt.Sprintf("%.1f tuples written, %.2f blocks read (%s hit)", c.TuplesPerOp, c.BlksReadPerOp, hitRatio(c.BlksRead, c.BlksHit)))
+	}
+	if len(parts) == 0 {
+		return "no figure read"
+	}
+	return strings.Join(parts, ", ")
 }
 
 // WriteIOPSFormula says how WriteIOPSPerOp is derived.
@@ -73,23 +154,28 @@ func (c *DBCost) Write(w io.Writer) error {
 	if c.Engine != "" {
 		return c.writeCPUOnly(w)
 	}
-	cpu := "CPU not measured"
+	totals := []string{"CPU not measured"}
 	if c.CPUMeasured {
-		cpu = fmt.Sprintf("%.2f s CPU (%.2f cores)", c.CPU, c.CPU/max(c.Window, 1e-9))
+		totals[0] = fmt.Sprintf("%.2f s CPU (%.2f cores)", c.CPU, c.CPU/max(c.Window, 1e-9))
 	}
-	if _, err := fmt.Fprintf(w, "database:     %s, %d transactions, %s WAL over %.1f s measured\n", cpu, c.Xacts, byteSize(float64(c.WALBytes)), c.Window); err != nil {
+	if c.Has(DBViewDatabase) {
+		totals = append(totals, fmt.Sprintf("%d transactions", c.Xacts))
+	}
+	if c.Has(DBViewWAL) {
+		totals = append(totals, byteSize(float64(c.WALBytes))+" WAL")
+	}
+	if _, err := fmt.Fprintf(w, "database:     %s over %.1f s measured\n", strings.Join(totals, ", "), c.Window); err != nil {
 		return err
+	}
+	for _, u := range c.Unread {
+		if _, err := fmt.Fprintf(w, "  %s\n", u); err != nil {
+			return err
+		}
 	}
 	if c.Ops == 0 {
 		return nil
 	}
-	line := "  per successful iteration:"
-	if c.CPUMeasured {
-		line += fmt.Sprintf(" %.3f ms CPU,", c.CPUMsPerOp)
-	}
-	line += fmt.Sprintf(" %.2f transactions, %s WAL (%.1f records), %.1f tuples written, %.2f blocks read (%s hit)",
-		c.XactsPerOp, byteSize(c.WALBytesPerOp), c.WALRecordsPerOp, c.TuplesPerOp, c.BlksReadPerOp, hitRatio(c.BlksRead, c.BlksHit))
-	if _, err := fmt.Fprintln(w, line); err != nil {
+	if _, err := fmt.Fprintf(w, "  per successful iteration: %s\n", c.PerOp()); err != nil {
 		return err
 	}
 	switch {
@@ -98,6 +184,9 @@ func (c *DBCost) Write(w io.Writer) error {
 		return err
 	case !c.Durable:
 		_, err := fmt.Fprintln(w, "  write IOPS: not reported: the database does not sync its writes (fsync or synchronous_commit off; kcbench up --pg-durable)")
+		return err
+	case !c.Has(DBViewWAL) || !c.Has(DBViewIO):
+		_, err := fmt.Fprintln(w, "  write IOPS: not reported: its WAL syncs or data writes were not read (above)")
 		return err
 	}
 	return nil

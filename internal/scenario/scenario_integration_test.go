@@ -5,11 +5,15 @@ package scenario
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
+	"net/url"
 	"os"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/kcbench/kcbench/internal/dataset"
 	"github.com/kcbench/kcbench/internal/h1"
@@ -327,5 +331,90 @@ func TestDatabaseCostPerOperation(t *testing.T) {
 	jwks := cost(results.ScenarioJWKS)
 	if jwks.XactsPerOp > 0.05 || jwks.WALBytesPerOp > 50 || jwks.XactsPerOp >= login.XactsPerOp/10 {
 		t.Errorf("JWKS: %.3f transactions, %.0f WAL bytes per request; want about none (login: %.2f)", jwks.XactsPerOp, jwks.WALBytesPerOp, login.XactsPerOp)
+	}
+}
+
+// A database whose role may not read some statistics (an external
+// database's user, say): as the superuser, pg_stat_wal and pg_stat_io are
+// revoked from PUBLIC for the test, and the observer reads as a plain
+// role. The run goes on; the figures of pg_stat_database and the CPU are
+// measured, the WAL and data-write figures are missing with PostgreSQL's
+// own error, said once in the summary.
+func TestDatabaseCostWithoutPermission(t *testing.T) {
+	f := setup(t)
+	ctx := context.Background()
+	su, err := pgx.Connect(ctx, f.tg.DB.Reveal())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer su.Close(ctx)
+	pw := fmt.Sprintf("%x", rand.Uint64())
+	const role = "kcbench_nostats"
+	restore := func() {
+		su.Exec(ctx, "GRANT SELECT ON pg_stat_wal, pg_stat_io TO PUBLIC")
+		su.Exec(ctx, "DROP ROLE IF EXISTS "+role)
+	}
+	restore()
+	t.Cleanup(restore)
+	for _, q := range []string{"CREATE ROLE " + role + " LOGIN PASSWORD '" + pw + "'", "REVOKE SELECT ON pg_stat_wal, pg_stat_io FROM PUBLIC"} {
+		if _, err := su.Exec(ctx, q); err != nil {
+			t.Fatalf("%s: %v", strings.Split(q, " PASSWORD")[0], err)
+		}
+	}
+	u, err := url.Parse(f.tg.DB.Reveal())
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.User = url.UserPassword(role, pw)
+	tg := f.tg
+	tg.DB = kc.Secret(u.String())
+
+	// the role really is refused, and reads pg_stat_database
+	plain, err := pgx.Connect(ctx, u.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int64
+	if err := plain.QueryRow(ctx, "SELECT wal_bytes::bigint FROM pg_stat_wal").Scan(&n); err == nil || !strings.Contains(err.Error(), "permission denied") {
+		t.Errorf("a plain role read pg_stat_wal after the revoke: %v", err)
+	}
+	if err := plain.QueryRow(ctx, "SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()").Scan(&n); err != nil || n == 0 {
+		t.Errorf("a plain role cannot read pg_stat_database: %d, %v", n, err)
+	}
+	plain.Close(ctx)
+
+	cfg := Config{Scenario: results.ScenarioPasswordGrant, VUs: 2, Duration: 3 * time.Second, Warmup: time.Second, Thresholds: []string{"errors<1%"}}
+	res, err := Run(ctx, RunInput{Target: tg, Manifest: f.realms, Config: cfg})
+	if err != nil || res.ThresholdErr != nil {
+		t.Fatalf("the run failed: %v, thresholds %v", err, res.ThresholdErr)
+	}
+	c := res.DB
+	if c == nil || !c.Available || c.Ops == 0 {
+		t.Fatalf("database cost %+v", c)
+	}
+	var b strings.Builder
+	if err := c.Write(&b); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d logins\n%s", c.Ops, b.String())
+	if !c.CPUMeasured || c.CPUMsPerOp <= 0 || c.XactsPerOp < 0.5 || c.TuplesPerOp <= 0 || c.BlksHit <= 0 || c.PeakBackends <= 0 {
+		t.Errorf("the readable figures: %.3f ms CPU, %.2f transactions, %.1f tuples per login, %d block hits, %d connections",
+			c.CPUMsPerOp, c.XactsPerOp, c.TuplesPerOp, c.BlksHit, c.PeakBackends)
+	}
+	if !c.Has(results.DBViewDatabase) || c.Has(results.DBViewWAL) || c.Has(results.DBViewIO) || len(c.Unread) != 2 {
+		t.Fatalf("unread %+v", c.Unread)
+	}
+	for _, u := range c.Unread {
+		if !strings.Contains(u.Error, "permission denied") || !strings.Contains(u.Error, u.View) {
+			t.Errorf("%s: error %q, want PostgreSQL's permission error", u.View, u.Error)
+		}
+	}
+	if c.WALBytes != -1 || c.WALBytesPerOp != -1 || c.WALSyncs != -1 || c.DataWrites != -1 || c.WriteIOPSPerOp != 0 {
+		t.Errorf("unread figures reported: WAL %d bytes (%.0f per op), %d syncs, %d data writes, %.3f IOPS per op",
+			c.WALBytes, c.WALBytesPerOp, c.WALSyncs, c.DataWrites, c.WriteIOPSPerOp)
+	}
+	s := b.String()
+	if strings.Count(s, "permission denied for view pg_stat_wal") != 1 || strings.Count(s, "permission denied for view pg_stat_io") != 1 {
+		t.Errorf("the summary does not say once which figures are missing and why:\n%s", s)
 	}
 }

@@ -10,7 +10,8 @@ import (
 
 // DBFigure is the database's measured cost per operation of one kind: the
 // mean over the measurements of the cell the CPU figure came from,
-// weighted by their successful iterations.
+// weighted by their successful iterations. A figure no measurement read
+// (a view the role could not read) is -1.
 type DBFigure struct {
 	Op             Op      `json:"op"`
 	CPUMsPerOp     float64 `json:"cpu_ms_per_op"` // 0: not measured
@@ -27,7 +28,7 @@ type DBFigure struct {
 // dbFigure averages the database costs of ms in f's cell.
 func dbFigure(op Op, f Figure, ms []Measurement) (DBFigure, bool) {
 	d := DBFigure{Op: op, Durable: true}
-	var cpuN int64
+	var cpuN, xactN, walN, iopsN int64
 	for _, m := range ms {
 		if o, _ := OpForScenario(m.Scenario); o != op || m.DB == nil || !m.DB.Available || m.DB.Ops <= 0 {
 			continue
@@ -40,10 +41,19 @@ func dbFigure(op Op, f Figure, ms []Measurement) (DBFigure, bool) {
 		if m.DB.Engine != "" {
 			d.Engine = m.DB.Engine
 		}
-		d.XactsPerOp += m.DB.XactsPerOp * float64(n)
-		d.WALBytesPerOp += m.DB.WALBytesPerOp * float64(n)
-		d.WriteIOPSPerOp += m.DB.WriteIOPSPerOp * float64(n)
 		d.Durable = d.Durable && m.DB.Durable
+		if m.DB.Has(results.DBViewDatabase) {
+			d.XactsPerOp += m.DB.XactsPerOp * float64(n)
+			xactN += n
+		}
+		if m.DB.Has(results.DBViewWAL) {
+			d.WALBytesPerOp += m.DB.WALBytesPerOp * float64(n)
+			walN += n
+		}
+		if m.DB.Durable && m.DB.WALSyncs >= 0 && m.DB.DataWrites >= 0 {
+			d.WriteIOPSPerOp += m.DB.WriteIOPSPerOp * float64(n)
+			iopsN += n
+		}
 		if m.DB.CPUMeasured {
 			d.CPUMsPerOp += m.DB.CPUMsPerOp * float64(n)
 			cpuN += n
@@ -52,15 +62,23 @@ func dbFigure(op Op, f Figure, ms []Measurement) (DBFigure, bool) {
 	if d.OK == 0 {
 		return DBFigure{}, false
 	}
-	n := float64(d.OK)
-	d.XactsPerOp, d.WALBytesPerOp, d.WriteIOPSPerOp = d.XactsPerOp/n, d.WALBytesPerOp/n, d.WriteIOPSPerOp/n
-	if !d.Durable {
+	d.XactsPerOp, d.WALBytesPerOp = meanOr(d.XactsPerOp, xactN, -1), meanOr(d.WALBytesPerOp, walN, -1)
+	// write IOPS only when every measurement had them: a mean over some
+	// would price the rest at nothing
+	d.WriteIOPSPerOp = meanOr(d.WriteIOPSPerOp, iopsN, 0)
+	if !d.Durable || iopsN < d.OK {
 		d.WriteIOPSPerOp = 0
 	}
-	if cpuN > 0 {
-		d.CPUMsPerOp /= float64(cpuN)
-	}
+	d.CPUMsPerOp = meanOr(d.CPUMsPerOp, cpuN, 0)
 	return d, true
+}
+
+// meanOr is sum/n, or none when n is 0.
+func meanOr(sum float64, n int64, none float64) float64 {
+	if n == 0 {
+		return none
+	}
+	return sum / float64(n)
 }
 
 // WriteDatabase prints the measured database figures of c beside the
@@ -76,6 +94,9 @@ func (c Calibration) WriteDatabase(w io.Writer, in Input, guide Database) error 
 	iopsKnown := true
 	for _, d := range c.Database {
 		iopsText := "write IOPS not reported (the database did not sync: kcbench up --pg-durable)"
+		if d.Durable {
+			iopsText = "write IOPS not reported (WAL syncs or data writes not read)"
+		}
 		if d.WriteIOPSPerOp > 0 {
 			iopsText = fmt.Sprintf("%.3f write IOPS", d.WriteIOPSPerOp)
 		} else {
@@ -88,7 +109,14 @@ func (c Calibration) WriteDatabase(w io.Writer, in Input, guide Database) error 
 		if d.Engine != "" {
 			fmt.Fprintf(w, "  per %-20s %s on %s (transactions, WAL and write IOPS not available on MariaDB) (%d operations)\n", d.Op.String()+":", cpuText, d.Engine, d.OK)
 		} else {
-			fmt.Fprintf(w, "  per %-20s %s, %.2f transactions, %.0f WAL bytes, %s (%d operations)\n", d.Op.String()+":", cpuText, d.XactsPerOp, d.WALBytesPerOp, iopsText, d.OK)
+			xactText, walText := "transactions not read", "WAL not read"
+			if d.XactsPerOp >= 0 {
+				xactText = fmt.Sprintf("%.2f transactions", d.XactsPerOp)
+			}
+			if d.WALBytesPerOp >= 0 {
+				walText = fmt.Sprintf("%.0f WAL bytes", d.WALBytesPerOp)
+			}
+			fmt.Fprintf(w, "  per %-20s %s, %s, %s, %s (%d operations)\n", d.Op.String()+":", cpuText, xactText, walText, iopsText, d.OK)
 		}
 		if r := rates[d.Op]; r > 0 {
 			cpuTerms = append(cpuTerms, fmt.Sprintf("%s/s × %.3f ms", num(r), d.CPUMsPerOp))

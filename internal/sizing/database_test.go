@@ -57,3 +57,35 @@ func TestSizeFromPrintsTheMeasuredDatabase(t *testing.T) {
 		t.Errorf("non-durable refresh:\n%s", b.String())
 	}
 }
+
+// A figure a measurement could not read (a view its role may not read) is
+// left out of the mean, not counted as nothing; read by none, it says so.
+func TestSizeFromLeavesOutUnreadDatabaseFigures(t *testing.T) {
+	walUnread := func(m *Measurement) {
+		m.DB.Unread = []results.DBUnread{results.NewDBUnread(results.DBViewWAL, "ERROR: permission denied for view pg_stat_wal")}
+		m.DB.WALBytesPerOp, m.DB.WALSyncs = -1, -1
+	}
+	ms := []Measurement{
+		m("password-grant", 20, db(100, 2, 2, 3000, 0.2, true)),
+		m("password-grant", 20, point("p2", 2), db(300, 2, 4, 0, 0, true), walUnread),
+	}
+	cals, err := Calibrate(ms)
+	if err != nil || len(cals) != 1 || len(cals[0].Database) != 1 {
+		t.Fatalf("%+v %v", cals, err)
+	}
+	login := cals[0].Database[0]
+	if login.XactsPerOp != 3.5 || login.WALBytesPerOp != 3000 || login.WriteIOPSPerOp != 0 {
+		t.Errorf("login %+v: want 3.5 transactions over both, WAL 3000 bytes from the one that read it, no write IOPS", login)
+	}
+	ms = ms[1:]
+	cals, _ = Calibrate(ms)
+	in := DefaultInput()
+	in.LoginsPerSec = 100
+	var b strings.Builder
+	WriteFromSizing(&b, FormatText, in, cals, Output{Results: "results/x"})
+	for _, want := range []string{"4.00 transactions, WAL not read, write IOPS not reported (WAL syncs or data writes not read)"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, b.String())
+		}
+	}
+}
