@@ -122,6 +122,7 @@ func (f *CapacityFlags) RegisterFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&f.grace, "graceful-stop", scenario.CapacityGrace, "how long iterations running at the end of a step may finish (at least 4 × the latency SLO)")
 	fs.DurationVar(&c.Timeout, "timeout", load.DefaultHTTPTimeout, "HTTP request timeout")
 	fs.Float64Var(&c.TenantSkew, "tenant-skew", 0, "zipf exponent `S` of the tenant choice (0: uniform)")
+	fs.BoolVar(&c.SpreadClients, "spread-clients", c.SpreadClients, "each grant uses one of its tenant's confidential clients at random, not the first (many clients in use at once; seed --clients N)")
 	fs.Var((*MixFlag)(&c.Mix), "mix", "weights of the mix scenario `NAME=W,…` (default "+scenario.MixString(scenario.DefaultMix())+")")
 	fs.IntVar(&c.SessionsPerVU, "sessions-per-vu", 0, fmt.Sprintf("`N` sessions each refresh VU keeps (0: %d)", scenario.DefaultSessionsPerVU))
 	fs.IntVar(&c.RefreshesPerSession, "refreshes-per-session", 0, "`N` refreshes before a session is replaced by a new login (0: no limit)")

@@ -69,6 +69,7 @@ func (f *RunFile) RegisterFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.Timeout, "timeout", c.Timeout, "HTTP request timeout")
 	fs.DurationVar(&c.CPUBaseline, "cpu-baseline", c.CPUBaseline, "measure the server's idle CPU this long before the run and report CPU per operation net of it too (for low rates)")
 	fs.Float64Var(&c.TenantSkew, "tenant-skew", c.TenantSkew, "zipf exponent `S` of the tenant choice (0: uniform; 1: tenant k gets 1/k of tenant 1's traffic)")
+	fs.BoolVar(&c.SpreadClients, "spread-clients", c.SpreadClients, "each grant uses one of its tenant's confidential clients at random, not the first (many clients in use at once; seed --clients N)")
 	fs.Uint64Var(&c.Seed, "seed", c.Seed, "`N`: seed of the VUs' random choices")
 	fs.Var((*MixFlag)(&c.Mix), "mix", "weights of the mix scenario `NAME=W,…` (default "+scenario.MixString(scenario.DefaultMix())+")")
 	fs.IntVar(&c.SessionsPerVU, "sessions-per-vu", c.SessionsPerVU, fmt.Sprintf("`N` sessions each refresh VU keeps (0: %d)", scenario.DefaultSessionsPerVU))

@@ -31,7 +31,7 @@ type clientCredentialsUser struct {
 func (u *clientCredentialsUser) Iterate(ctx context.Context, rec load.OpRecorder) error {
 	t := u.env.Pool.pickTenant(u.rng)
 	start := time.Now()
-	_, err := u.env.Client.ClientCredentials(ctx, t.Realm, backend(t), "")
+	_, err := u.env.Client.ClientCredentials(ctx, t.Realm, u.env.Pool.client(u.rng, t), "")
 	rec.Record(results.OpClientCredentials, start, err)
 	return err
 }

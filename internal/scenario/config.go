@@ -48,7 +48,10 @@ type Config struct {
 	// (what matters at low rates, where idle work is a large share).
 	CPUBaseline time.Duration `yaml:"cpu_baseline"`
 
-	TenantSkew          float64        `yaml:"tenant_skew"`
+	TenantSkew float64 `yaml:"tenant_skew"`
+	// SpreadClients spreads the grants over each tenant's confidential
+	// clients (Pool.SpreadClients) instead of its first.
+	SpreadClients       bool           `yaml:"spread_clients"`
 	Seed                uint64         `yaml:"seed"`
 	Mix                 map[string]int `yaml:"mix"`
 	SessionsPerVU       int            `yaml:"sessions_per_vu"`

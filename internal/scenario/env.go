@@ -181,6 +181,9 @@ func ProbeEnv(tg kc.Target, m *dataset.Manifest, c Config) Env {
 		env.Pool, _ = NewSinglePool(Single{Realm: c.Realm, ClientID: c.ClientID, Username: c.Username})
 	} else if m != nil {
 		env.Pool, _ = NewManifestPool(m, c.TenantSkew)
+		if env.Pool != nil && c.SpreadClients {
+			env.Pool.SpreadClients() // Run reports the error
+		}
 	}
 	return env
 }

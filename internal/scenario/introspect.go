@@ -41,7 +41,7 @@ func (u *introspectUser) Iterate(ctx context.Context, rec load.OpRecorder) error
 		return err
 	}
 	start := time.Now()
-	in, err := u.env.Client.Introspect(ctx, u.s.t.Realm, backend(u.s.t), u.s.access)
+	in, err := u.env.Client.Introspect(ctx, u.s.t.Realm, u.s.cl, u.s.access)
 	if err == nil && !in.Active {
 		err = errInactive
 	}

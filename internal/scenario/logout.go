@@ -31,7 +31,7 @@ type logoutUser struct {
 
 func (u *logoutUser) Iterate(ctx context.Context, rec load.OpRecorder) error {
 	t, user := u.env.Pool.pick(u.rng)
-	cl := backend(t)
+	cl := u.env.Pool.client(u.rng, t)
 	start := time.Now()
 	tr, err := u.env.Client.PasswordGrant(ctx, t.Realm, cl, user, u.env.Pool.password, "")
 	rec.Record(results.OpPasswordGrant, start, err)

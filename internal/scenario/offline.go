@@ -36,7 +36,7 @@ var errNotOffline = load.CheckError{Check: "the token has scope offline_access"}
 
 func (u *offlineUser) Iterate(ctx context.Context, rec load.OpRecorder) error {
 	t, user := u.env.Pool.pick(u.rng)
-	cl := backend(t)
+	cl := u.env.Pool.client(u.rng, t)
 	start := time.Now()
 	tr, err := u.env.Client.PasswordGrant(ctx, t.Realm, cl, user, u.env.Pool.password, kc.ScopeOfflineAccess)
 	if err == nil && !hasScope(tr.Scope, kc.ScopeOfflineAccess) {

@@ -31,7 +31,7 @@ type passwordGrantUser struct {
 func (u *passwordGrantUser) Iterate(ctx context.Context, rec load.OpRecorder) error {
 	t, user := u.env.Pool.pick(u.rng)
 	start := time.Now()
-	_, err := u.env.Client.PasswordGrant(ctx, t.Realm, backend(t), user, u.env.Pool.password, "")
+	_, err := u.env.Client.PasswordGrant(ctx, t.Realm, u.env.Pool.client(u.rng, t), user, u.env.Pool.password, "")
 	rec.Record(results.OpPasswordGrant, start, err)
 	return err
 }

@@ -26,6 +26,11 @@ type Pool struct {
 	// userLo[i] is the 0-based index of tenants[i]'s first user in the
 	// pool, whose Users count from there (Slice); nil: from the first.
 	userLo []int
+	// spec names a generated dataset's clients (nil for realm files and
+	// a Single pool); spread > 0 spreads the grants over each tenant's
+	// first spread confidential clients (SpreadClients).
+	spec   *dataset.Spec
+	spread int
 }
 
 // Single is one realm, client and user given by hand, for a run without a
@@ -76,6 +81,10 @@ func NewManifestPool(m *dataset.Manifest, skew float64) (*Pool, error) {
 	}
 	p := &Pool{orgs: m.Spec.Mode == dataset.ModeOrgs, password: m.Password, redirect: dataset.RedirectURI,
 		username: m.Username, skew: skew}
+	if m.Files == nil {
+		spec := m.Spec
+		p.spec = &spec
+	}
 	p.tenants = make([]dataset.Tenant, n)
 	for i := range n {
 		p.tenants[i] = m.Tenant(i + 1)
@@ -149,6 +158,37 @@ func (p *Pool) pickIndex(r *rand.Rand) int {
 	default:
 		return r.IntN(len(p.tenants))
 	}
+}
+
+// SpreadClients makes every grant (and the refreshes, introspections and
+// logouts of its session) use one of its tenant's confidential clients at
+// random instead of the first: a load that keeps many clients, and their
+// service-account users, in use at once (the sizing guide's cache advice
+// counts them). Only for a generated dataset with 2 or more confidential
+// clients per tenant (seed --clients N: N-1 of them).
+func (p *Pool) SpreadClients() error {
+	if p.spec == nil {
+		return errors.New("spread clients: needs a dataset kcbench generated (its clients' names and secrets)")
+	}
+	n := p.spec.Content.Clients - 1
+	if n < 2 {
+		return fmt.Errorf("spread clients: the dataset has %d confidential client per tenant; seed --clients 3 or more", max(n, 0))
+	}
+	p.spread = n
+	return nil
+}
+
+// Clients is how many confidential clients per tenant the grants use.
+func (p *Pool) Clients() int { return max(p.spread, 1) }
+
+// client is the confidential client a grant for tenant t uses: its first,
+// or with SpreadClients one drawn from r.
+func (p *Pool) client(r *rand.Rand, t *dataset.Tenant) kc.OAuthClient {
+	if p.spread < 2 {
+		return backend(t)
+	}
+	id := p.spec.BackendClient(t.Index, 1+r.IntN(p.spread))
+	return kc.OAuthClient{ID: id, Secret: p.spec.ClientSecret(t.Index, id)}
 }
 
 // backend is the tenant's confidential client (password grant, client

@@ -148,6 +148,9 @@ func Run(ctx context.Context, in RunInput) (*RunResult, error) {
 	default:
 		err = ErrNoUsers
 	}
+	if err == nil && cfg.SpreadClients {
+		err = env.Pool.SpreadClients()
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -418,3 +418,45 @@ func TestDatabaseCostWithoutPermission(t *testing.T) {
 		t.Errorf("the summary does not say once which figures are missing and why:\n%s", s)
 	}
 }
+
+// Spread over a tenant's confidential clients, grants, refreshes and
+// introspections succeed with every client's own secret (the dataset's),
+// and Keycloak sees several clients in use.
+func TestSpreadClientsRealKeycloak(t *testing.T) {
+	f := setup(t)
+	s := shared.Get(t)
+	db, err := s.DSN()
+	if err != nil {
+		t.Fatal(err)
+	}
+	content := dataset.DefaultContent
+	content.Clients = 5
+	spec := dataset.Spec{Mode: dataset.ModeRealms, Tenants: 1, Content: content, Policy: dataset.Policy{Algorithm: "pbkdf2-sha256", Iterations: 1}, Prefix: "kcc", Seed: 1}
+	res, err := dataset.Seed(context.Background(), f.admin, spec, dataset.SeedOptions{Strategy: dataset.Clone, DB: db, Target: f.tg.BaseURL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := f.env(t, res.Manifest, 0)
+	if err := env.Pool.SpreadClients(); err != nil {
+		t.Fatal(err)
+	}
+	runCases(t, env, map[string]map[string]int{
+		results.ScenarioClientCredentials: {results.OpClientCredentials: 1},
+		results.ScenarioPasswordGrant:     {results.OpPasswordGrant: 1},
+		results.ScenarioIntrospect:        {results.OpIntrospect: 1},
+		results.ScenarioLogout:            {results.OpPasswordGrant: 1, results.OpLogout: 1},
+	})
+	// the service accounts of the clients used logged in: their users exist
+	// and Keycloak counted client-credentials grants for more than one
+	n := 0
+	for k := 1; k <= 4; k++ {
+		id := spec.BackendClient(1, k)
+		tok, err := f.client.ClientCredentials(context.Background(), spec.RealmOf(1), kc.OAuthClient{ID: id, Secret: spec.ClientSecret(1, id)}, "")
+		if err == nil && tok.AccessToken != "" {
+			n++
+		}
+	}
+	if n != 4 {
+		t.Errorf("%d of the 4 backends grant with the dataset's secret", n)
+	}
+}

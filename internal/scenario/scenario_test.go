@@ -249,3 +249,54 @@ func TestOpNamesAreThresholdSafe(t *testing.T) {
 		}
 	}
 }
+
+// SpreadClients draws each grant's client from all of the tenant's
+// confidential clients, with the secrets the dataset gave them; without it
+// every grant uses the first. A dataset with one backend, or none kcbench
+// generated, refuses it.
+func TestSpreadClients(t *testing.T) {
+	for _, mode := range []dataset.Mode{dataset.ModeRealms, dataset.ModeOrgs} {
+		spec := dataset.Spec{Mode: mode, Tenants: 2, Content: dataset.DefaultContent, Prefix: "kcb", Seed: 1}
+		spec.Content.Clients = 5 // web + 4 backends
+		m := dataset.NewManifest(spec, "http://kc")
+		p, err := NewManifestPool(m, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := rand.New(rand.NewPCG(1, 2))
+		first := m.Tenant(2)
+		if c := p.client(r, &first); c.ID != first.Backend || c.Secret != first.BackendSecret || p.Clients() != 1 {
+			t.Errorf("%s: without spread: %s, want %s", mode, c.ID, first.Backend)
+		}
+		if err := p.SpreadClients(); err != nil || p.Clients() != 4 {
+			t.Fatalf("%s: %v, %d clients", mode, err, p.Clients())
+		}
+		seen := map[string]bool{}
+		for range 400 {
+			tn := p.pickTenant(r)
+			c := p.client(r, tn)
+			if c.Secret != spec.ClientSecret(tn.Index, c.ID) {
+				t.Fatalf("%s: %s has secret %q, want the dataset's", mode, c.ID, c.Secret)
+			}
+			seen[tn.Realm+"/"+c.ID] = true
+		}
+		for i := 1; i <= 2; i++ {
+			for k := 1; k <= 4; k++ {
+				if id := spec.RealmOf(i) + "/" + spec.BackendClient(i, k); !seen[id] {
+					t.Errorf("%s: %s never used (used %v)", mode, id, seen)
+				}
+			}
+		}
+		if len(seen) != 8 {
+			t.Errorf("%s: %d clients used, want the 8 backends: %v", mode, len(seen), seen)
+		}
+	}
+	p := testEnv(t, dataset.ModeRealms).Pool // DefaultContent: one backend
+	if err := p.SpreadClients(); err == nil {
+		t.Error("a dataset of one confidential client per tenant spreads")
+	}
+	single, _ := NewSinglePool(Single{Realm: "r", ClientID: "c"})
+	if err := single.SpreadClients(); err == nil {
+		t.Error("a hand-given client spreads")
+	}
+}

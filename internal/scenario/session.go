@@ -42,7 +42,7 @@ func (s *session) due(now time.Time) bool { return !now.Before(s.renewAt) }
 func newSession(ctx context.Context, env *Env, r *rand.Rand, scope string) (*session, error) {
 	s := &session{}
 	s.t, s.user = env.Pool.pick(r)
-	s.cl = backend(s.t)
+	s.cl = env.Pool.client(r, s.t)
 	tr, err := env.Client.PasswordGrant(ctx, s.t.Realm, s.cl, s.user, env.Pool.password, scope)
 	if err != nil {
 		return nil, err
