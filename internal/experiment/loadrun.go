@@ -95,6 +95,11 @@ func (c *RunFile) PrepareLoad(tf *kc.TargetFlags, w *stack.Where, getenv func(st
 		r.In.Manifest = m
 		r.Params["password_policy"], r.Params["password_salts"] = m.Spec.Policy.String(), cmp.Or(m.Salts, "unknown")
 		r.Desc = fmt.Sprintf("dataset %s: %d tenants (%s mode), %s", manifestPath, m.Tenants(), m.Spec.Mode, skewDesc(c.TenantSkew))
+		if c.SpreadClients {
+			n := clientsInUse(m.Spec, c.Config)
+			r.Desc += fmt.Sprintf(", grants spread over %d confidential clients", n)
+			r.Params["clients_in_use"] = fmt.Sprint(n)
+		}
 	}
 	if _, err := scenario.ByName(c.Scenario, scenario.ProbeEnv(tg, r.In.Manifest, c.Config)); err != nil {
 		return nil, cliutil.Usage(err)

@@ -55,6 +55,10 @@ func (p Point) Params() map[string]string {
 			m["ldap_import"] = "on"
 		}
 	}
+	// the embedded caches' sizes, "cache_users": "20000" (unset: Keycloak's own)
+	for name, n := range p.Stack.CacheSizes {
+		m[results.ParamCachePrefix+name] = fmt.Sprint(n)
+	}
 	return m
 }
 
@@ -169,7 +173,7 @@ func (c Costs) Estimate(f *File, pts []Point, scale float64) time.Duration {
 		}
 		prev[key] = p.Tenants
 		if p.Repeat == 1 {
-			total += c.seed(p.Mode, from, p.Tenants)
+			total += c.seed(p.Mode, from, p.Tenants) + seconds(c.SeedPerUser*float64((p.Tenants-from)*p.Spec.Content.Users))
 		}
 		total += seconds(c.Boot[p.Mode].At(float64(p.Tenants))) + seconds(c.Overhead)
 		for _, ph := range f.Phases {
@@ -218,6 +222,10 @@ func (l PowerLaw) String() string { return fmt.Sprintf("%.3g s × N^%.2f", l.A, 
 type Costs struct {
 	// SeedPerTenant is the seed time of the N-th tenant, in seconds.
 	SeedPerTenant map[dataset.Mode]PowerLaw
+	// SeedPerUser is the seed time of each user of a tenant added, in
+	// seconds, on top of SeedPerTenant (which holds a tenant of a few
+	// users); 0 in calibrated costs, whose tenants held their users.
+	SeedPerUser float64
 	// Boot is the restart's time to ready with N tenants, in seconds.
 	Boot map[dataset.Mode]PowerLaw
 	// Overhead is the rest of a point, in seconds: snapshots, the
@@ -228,10 +236,12 @@ type Costs struct {
 }
 
 // DefaultCosts are figures of a 2-core box: a realm tenant costs about
-// 0.6 s growing with the realm count, an organization tenant 0.1 s; boot
+// 0.6 s growing with the realm count, an organization tenant 0.1 s, each
+// user 6 ms more (one realm of 2,000 users: 13.2 s, clone strategy); boot
 // 10 s.
 var DefaultCosts = Costs{
 	SeedPerTenant: map[dataset.Mode]PowerLaw{dataset.ModeRealms: {0.3, 0.25}, dataset.ModeOrgs: {0.1, 0}},
+	SeedPerUser:   0.006,
 	Boot:          map[dataset.Mode]PowerLaw{dataset.ModeRealms: {10, 0}, dataset.ModeOrgs: {10, 0}},
 	Overhead:      10,
 	Source:        "kcbench's defaults for a 2-core box",

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -422,7 +423,8 @@ func (r *Runner) runPoint(ctx context.Context, p Point) (*results.Summary, error
 					return fmt.Errorf("%s %s: %w", phase, w.Name, err)
 				}
 				wl := results.Workload{Name: w.Name, Scenario: cfg.Scenario, Phase: phase, Stats: res.Stats,
-					ServerCPUMsPerOp: res.CPU.PerIteration, ServerCPUSource: res.CPU.Source, Database: res.DB, Directory: res.Directory}
+					ServerCPUMsPerOp: res.CPU.PerIteration, ServerCPUSource: res.CPU.Source, Database: res.DB, Directory: res.Directory,
+					ClientsInUse: clientsInUse(p.Spec, cfg)}
 				sum.Workloads = append(sum.Workloads, wl)
 				res.DB.RecordDurable(sum.Params)
 				res.DB.RecordDurable(man.Params)
@@ -467,23 +469,18 @@ func (r *Runner) runPoint(ctx context.Context, p Point) (*results.Summary, error
 	// Per-workload server figures from the samples.
 	for i := range sum.Workloads {
 		w := &sum.Workloads[i]
-		from, to := w.Stats.Start, w.Stats.Start.Add(w.Stats.Elapsed)
-		var cpu float64
-		var n int
-		for _, s := range samples {
-			if s.T.Before(from) || s.T.After(to) {
-				continue
-			}
-			if int64(s.KCRSSBytes) > w.MaxRSSBytes && s.KCRSSBytes == s.KCRSSBytes {
-				w.MaxRSSBytes = int64(s.KCRSSBytes)
-			}
-			if s.KCCPUPct == s.KCCPUPct {
-				cpu += s.KCCPUPct
-				n++
-			}
+		sp := observe.SpanOf(samples, w.Stats.Start, w.Stats.Start.Add(w.Stats.Elapsed))
+		if !math.IsNaN(sp.MaxRSSBytes) {
+			w.MaxRSSBytes = int64(sp.MaxRSSBytes)
 		}
-		if n > 0 {
-			w.MeanCPUPct = cpu / float64(n)
+		if !math.IsNaN(sp.MeanCPUPct) {
+			w.MeanCPUPct = sp.MeanCPUPct
+		}
+		if !math.IsNaN(sp.MeanHeapBytes) {
+			w.MeanHeapBytes = int64(sp.MeanHeapBytes)
+		}
+		if ms := sp.MeanGCPauseMs(); !math.IsNaN(ms) {
+			w.GCPauses, w.GCPauseMeanMs = sp.GCPauses, ms
 		}
 	}
 	sum.Seconds = time.Since(start).Seconds()
@@ -663,4 +660,14 @@ func ReadMachine() results.Machine {
 	}
 	m.Hostname, _ = os.Hostname()
 	return m
+}
+
+// clientsInUse is how many confidential clients a workload's grants draw
+// from: one per tenant, or every backend of every tenant when it spreads
+// them.
+func clientsInUse(spec dataset.Spec, c scenario.Config) int {
+	if c.SpreadClients && spec.Content.Clients > 2 {
+		return spec.Tenants * (spec.Content.Clients - 1)
+	}
+	return spec.Tenants
 }

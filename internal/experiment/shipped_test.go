@@ -1,9 +1,12 @@
 package experiment
 
 import (
+	"fmt"
 	"io/fs"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kcbench/kcbench/experiments"
 	"github.com/kcbench/kcbench/internal/stack"
@@ -30,6 +33,9 @@ func TestShippedExperiments(t *testing.T) {
 		}
 		if pts, err := Plan(f); err != nil || len(pts) == 0 {
 			t.Errorf("%s: plan: %d points, %v", e.Name(), len(pts), err)
+		}
+		if e.Name() == "caching.yaml" {
+			checkCaching(t, f)
 		}
 		if e.Name() == "resilience.yaml" {
 			fs, err := f.Workload[0].Faults(0.5)
@@ -103,5 +109,42 @@ func TestBackendFactorsValidate(t *testing.T) {
 	pts, _ := Plan(f)
 	if !pts[0].LDAP.Import || pts[1].LDAP.Enabled() {
 		t.Errorf("ldap from the stack, off in a variant: %+v / %+v", pts[0].LDAP, pts[1].LDAP)
+	}
+}
+
+// The cache study at the scale: one realm of 100,000 users, more
+// than 2,500 clients used at once by one workload, the realms and users
+// caches from 10,000 to 200,000 entries, the points' params naming them.
+func checkCaching(t *testing.T, f *File) {
+	t.Helper()
+	pts, _ := Plan(f)
+	if f.Dataset.Users != 100_000 || len(f.Dataset.Tenants) != 1 || f.Dataset.Tenants[0] != 1 || f.Dataset.Clients-1 <= 2500 {
+		t.Errorf("caching: dataset %+v", f.Dataset)
+	}
+	var sizes []int
+	for _, p := range pts {
+		if p.Stack.CacheSizes["users"] != p.Stack.CacheSizes["realms"] || p.Params()["cache_users"] != fmt.Sprint(p.Stack.CacheSizes["users"]) {
+			t.Errorf("caching %s: caches %v, params %v", p.ID, p.Stack.CacheSizes, p.Params())
+		}
+		sizes = append(sizes, p.Stack.CacheSizes["users"])
+	}
+	if !slices.Equal(sizes, []int{10_000, 20_000, 50_000, 100_000, 200_000}) {
+		t.Errorf("caching: cache sizes %v", sizes)
+	}
+	var spread, scenarios []string
+	for _, w := range f.Workload {
+		scenarios = append(scenarios, w.Scenario)
+		if w.SpreadClients {
+			spread = append(spread, w.Name)
+		}
+	}
+	if !slices.Equal(scenarios, []string{"password-grant", "refresh", "client-credentials"}) || !slices.Equal(spread, []string{"clients"}) {
+		t.Errorf("caching: workloads %v, spreading clients %v", scenarios, spread)
+	}
+	if n := clientsInUse(pts[0].Spec, f.Workload[2].Config); n != 2600 {
+		t.Errorf("caching: %d clients in use, want 2,600", n)
+	}
+	if d := Estimate(f, pts, 1); d < 2*time.Hour || d > 6*time.Hour {
+		t.Errorf("caching: estimated %v", d)
 	}
 }

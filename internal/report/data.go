@@ -150,6 +150,10 @@ func (e *experiment) group() {
 	varying := func(ps map[string]string) map[string]string {
 		out := maps.Clone(ps)
 		maps.DeleteFunc(out, func(k, _ string) bool { return same[k] })
+		if out[ParamVariant] != "" {
+			// the variant sets its caches' sizes: its name says them
+			maps.DeleteFunc(out, func(k, _ string) bool { return strings.HasPrefix(k, results.ParamCachePrefix) })
+		}
 		if len(out) == 0 {
 			if m := ps[ParamMode]; m != "" {
 				return map[string]string{ParamMode: m}
@@ -287,6 +291,10 @@ type wlAgg struct {
 	dbCPUMs, dbXacts, dbWALKiB, dbBlksRead Stat
 	// the LDAP directory's CPU per successful iteration (users in LDAP)
 	dirCPUMs Stat
+	// Keycloak's mean heap in use and mean GC pause during the workload
+	// (observe.csv), and the confidential clients its grants drew from
+	heapMiB, gcPauseMs Stat
+	clientsInUse       int
 }
 
 // hasTimeouts reports whether any workload of e had requests cut off by
@@ -306,12 +314,18 @@ func (e *experiment) hasTimeouts() bool {
 func (e *experiment) hasDB() bool {
 	for _, c := range e.configs {
 		for _, w := range c.workloads() {
-			if w.dbXacts.Known() || w.dbCPUMs.Known() {
+			if w.dbXacts.Known() || w.dbCPUMs.Known() || w.dbWALKiB.Known() {
 				return true
 			}
 		}
 	}
 	return false
+}
+
+// hasMemory reports whether any workload of e has Keycloak's heap or GC
+// pauses.
+func (e *experiment) hasMemory() bool {
+	return e.hasStat(func(w *wlAgg) Stat { return w.heapMiB }) || e.hasStat(func(w *wlAgg) Stat { return w.gcPauseMs })
 }
 
 // hasStat reports whether any workload of e has stat.
@@ -347,6 +361,7 @@ func (c *config) workloads() []*wlAgg {
 		thr, p50, p95, p99, mx, errPct, cpu, rss []float64
 		timeouts                                 []float64
 		dbCPU, dbXacts, dbWAL, dbBlks, dir       []float64
+		heap, gcPause                            []float64
 	}
 	var order []wlKey
 	accs := map[wlKey]*acc{}
@@ -384,6 +399,13 @@ func (c *config) workloads() []*wlAgg {
 			if w.MaxRSSBytes > 0 {
 				a.rss = append(a.rss, float64(w.MaxRSSBytes)/mib)
 			}
+			if w.MeanHeapBytes > 0 {
+				a.heap = append(a.heap, float64(w.MeanHeapBytes)/mib)
+			}
+			if w.GCPauses > 0 {
+				a.gcPause = append(a.gcPause, w.GCPauseMeanMs)
+			}
+			a.agg.clientsInUse = max(a.agg.clientsInUse, w.ClientsInUse)
 			if d := w.Database; d != nil && d.Available && d.Ops > 0 {
 				if d.CPUMeasured {
 					a.dbCPU = append(a.dbCPU, d.CPUMsPerOp)
@@ -410,6 +432,7 @@ func (c *config) workloads() []*wlAgg {
 		g.timeouts = statOf(a.timeouts)
 		g.dbCPUMs, g.dbXacts, g.dbWALKiB, g.dbBlksRead = statOf(a.dbCPU), statOf(a.dbXacts), statOf(a.dbWAL), statOf(a.dbBlks)
 		g.dirCPUMs = statOf(a.dir)
+		g.heapMiB, g.gcPauseMs = statOf(a.heap), statOf(a.gcPause)
 		out = append(out, g)
 	}
 	return out

@@ -63,6 +63,7 @@ type pt struct {
 	observe  bool            // write observe.csv
 	oneHdr   bool            // timeline.csv with a single header (offsets restart per workload)
 	db       *results.DBCost // every workload's database cost
+	extra    func(*results.Workload)
 }
 
 func dur(ms float64) time.Duration { return time.Duration(math.Round(ms*1000)) * time.Microsecond }
@@ -138,6 +139,9 @@ func writePoint(t *testing.T, dir, experiment string, p pt) {
 			ServerCPUMsPerOp: w.cpuMs, ServerCPUSource: "/proc/1234/stat utime+stime",
 			MaxRSSBytes: int64(w.rssMiB * mib), MeanCPUPct: 150, Database: p.db,
 		})
+		if p.extra != nil {
+			p.extra(&sum.Workloads[len(sum.Workloads)-1])
+		}
 	}
 	sum.Seconds = start.Sub(t0).Seconds()
 	man := results.Manifest{

@@ -489,6 +489,8 @@ func (b *builder) variantCharts() {
 		{"variants-db-cpu-ms-per-op", "Database CPU per operation, per workload and " + by, "database CPU-ms per iteration", func(w *wlAgg) Stat { return w.dbCPUMs }},
 		{"variants-db-blocks-read-per-op", "Database blocks read per operation (cache misses), per workload and " + by, "blocks read per iteration", func(w *wlAgg) Stat { return w.dbBlksRead }},
 		{"variants-dir-cpu-ms-per-op", "Directory (LDAP) CPU per operation, per workload and " + by, "directory CPU-ms per iteration", func(w *wlAgg) Stat { return w.dirCPUMs }},
+		{"variants-mem-heap", "Keycloak's mean heap in use, per workload and " + by, "MiB", func(w *wlAgg) Stat { return w.heapMiB }},
+		{"variants-mem-gc-pause", "Mean GC pause, per workload and " + by, "ms", func(w *wlAgg) Stat { return w.gcPauseMs }},
 	} {
 		if strings.HasPrefix(vm.name, "variants-db-") && !b.e.hasDB() || !b.e.hasStat(vm.stat) {
 			continue

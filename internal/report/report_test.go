@@ -313,6 +313,62 @@ func TestLongTimeline(t *testing.T) {
 	}
 }
 
+// The cache study's report: per variant, the database's cost per
+// operation beside Keycloak's heap, RSS and mean GC pause in the verdict,
+// the memory columns and charts, and the guide's cache advice checked
+// against the clients the workload used.
+func TestCacheStudyVerdict(t *testing.T) {
+	dir := t.TempDir()
+	for i, v := range []struct {
+		name          string
+		size          int
+		dbCPU, blks   float64
+		heapMiB, gcMs float64
+	}{{"cache-10k", 10000, 0.5, 2, 600, 4}, {"cache-20k", 20000, 0.4, 0.5, 650, 4.5}} {
+		db := &results.DBCost{Available: true, Ops: 600, CPUMeasured: true, CPUMsPerOp: v.dbCPU, XactsPerOp: 2, WALBytesPerOp: 2048, BlksReadPerOp: v.blks}
+		writePoint(t, dir, "caching", pt{
+			id: fmt.Sprintf("p%d", i), status: results.StatusDone, db: db,
+			params: map[string]string{ParamVariant: v.name, ParamRepeat: "1", "cache_users": fmt.Sprint(v.size), "cache_realms": fmt.Sprint(v.size)},
+			wls:    []wl{{"clients", results.ScenarioClientCredentials, "", results.ModelOpen, 50, 10, 20, 30, 60, 0, 12, 600, 0, 4}},
+			extra: func(w *results.Workload) {
+				w.MeanHeapBytes, w.GCPauses, w.GCPauseMeanMs, w.ClientsInUse = int64(v.heapMiB*mib), 40, v.gcMs, 2600
+			},
+		})
+	}
+	m, err := Build(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var verdict []string
+	for _, s := range m.Verdict {
+		verdict = append(verdict, s.Text)
+	}
+	text := strings.Join(verdict, "\n")
+	for _, want := range []string{
+		"Does cache-20k spare the database, and what does it cost in memory?",
+		"clients: database CPU cache-10k 0.500 ms/op, cache-20k 0.400 ms/op (−20%); blocks read cache-10k 2.00/op, cache-20k 0.50/op (−75%); Keycloak heap cache-10k 600 MiB, cache-20k 650 MiB (+8%)",
+		"mean GC pause cache-10k 4.00 ms, cache-20k 4.50 ms (+12%)",
+		"The guide's cache advice for clients (2,600 confidential clients in use: users cache ≥ 5,200, realms cache ≥ 10,400): cache-10k falls short (realms 10,000), database 0.500 ms/op 2.00 blocks read/op; cache-20k meets it, database 0.400 ms/op 0.50 blocks read/op.",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("verdict lacks %q:\n%s", want, text)
+		}
+	}
+	var md bytes.Buffer
+	if err := m.WriteMarkdown(&md); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(md.String(), "| cache-10k | 50.0 | 10.0 | 20.0 | 30.0 | 60.0 | 0.00 | 12.00 | 600 | 0.500 | 2.00 | 2.00 | 2.00 | 600 | 4.00 |") {
+		t.Errorf("report.md lacks the memory columns:\n%s", md.String())
+	}
+	names := chartNames(m)
+	for _, want := range []string{"variants-mem-heap", "variants-mem-gc-pause"} {
+		if !slices.Contains(names, want) {
+			t.Errorf("charts %v lack %s", names, want)
+		}
+	}
+}
+
 // The database's cost per operation (summary.json's database block) gets
 // columns in the workload tables, two bar charts and compare rows; a
 // report without it keeps none of them.

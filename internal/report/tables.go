@@ -104,9 +104,12 @@ func (b *builder) workloadTables(head []string, key func(*config) []string) {
 		if to {
 			t.Header = append(t.Header, "time-outs")
 		}
-		db := b.e.hasDB()
+		db, mem := b.e.hasDB(), b.e.hasMemory()
 		if db {
 			t.Header = append(t.Header, "DB CPU-ms/op", "DB xacts/op", "WAL KiB/op", "DB blocks read/op")
+		}
+		if mem {
+			t.Header = append(t.Header, "mean heap MiB", "mean GC pause ms")
 		}
 		for _, c := range b.e.configs {
 			for _, w := range c.workloads() {
@@ -128,6 +131,9 @@ func (b *builder) workloadTables(head []string, key func(*config) []string) {
 					row = append(row, fmtStat(w.dbCPUMs, fmtFixed(3)), fmtStat(w.dbXacts, fmtFixed(2)),
 						fmtStat(w.dbWALKiB, fmtFixed(2)), fmtStat(w.dbBlksRead, fmtFixed(2)))
 				}
+				if mem {
+					row = append(row, fmtStat(w.heapMiB, fmtFixed(0)), fmtStat(w.gcPauseMs, fmtFixed(2)))
+				}
 				t.Rows = append(t.Rows, row)
 			}
 		}
@@ -141,6 +147,9 @@ func (b *builder) workloadTables(head []string, key func(*config) []string) {
 		}
 		if db {
 			t.Caption += " The DB columns are the database's work per successful iteration: its process tree's CPU, and on PostgreSQL transactions, WAL bytes and blocks read from disk or the OS cache (pg_stat_database, pg_stat_wal; not available on MariaDB)."
+		}
+		if mem {
+			t.Caption += " Mean heap is the JVM heap in use on average over the workload, mean GC pause the garbage-collection pauses' mean length (Keycloak's jvm_memory_used_bytes and jvm_gc_pause_seconds)."
 		}
 		b.m.Tables = append(b.m.Tables, t)
 	}

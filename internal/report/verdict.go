@@ -69,6 +69,16 @@ var verdictMetrics = []verdictMetric{
 	{"cpu", "server CPU", " ms/op", false, func(w *wlAgg) Stat { return w.cpuMs }, fmtFixed(2)},
 }
 
+// dbMemoryMetrics weigh what a configuration spares the database against
+// what it costs Keycloak in memory (the cache study's question).
+var dbMemoryMetrics = []verdictMetric{
+	{"db-cpu", "database CPU", " ms/op", false, func(w *wlAgg) Stat { return w.dbCPUMs }, fmtFixed(3)},
+	{"db-blocks-read", "blocks read", "/op", false, func(w *wlAgg) Stat { return w.dbBlksRead }, fmtFixed(2)},
+	{"heap", "Keycloak heap", " MiB", false, func(w *wlAgg) Stat { return w.heapMiB }, fmtFixed(0)},
+	{"rss", "max RSS", " MiB", false, func(w *wlAgg) Stat { return w.rssMiB }, fmtFixed(0)},
+	{"gc-pause", "mean GC pause", " ms", false, func(w *wlAgg) Stat { return w.gcPauseMs }, fmtFixed(2)},
+}
+
 // experimentVerdict writes the first screen of a sweep or variants
 // report: the configurations compared workload by workload, cold against
 // warm, and how the figures grow with the tenant count.
@@ -110,6 +120,12 @@ func (b *builder) experimentVerdict() {
 		}
 	} else {
 		b.compareConfigs(cmp, phase, at)
+		if !e.sweep && e.hasDB() && e.hasMemory() {
+			b.dbMemory(cmp, phase)
+		}
+	}
+	if !e.sweep {
+		b.cacheAdvice(cmp, phase)
 	}
 	if e.sweep {
 		b.coldWarm(cmp)
@@ -179,6 +195,45 @@ func (b *builder) sayWorkload(c *config, w *wlAgg) {
 // against the first, on throughput, p95 and server CPU per operation,
 // saying whether the difference lies beyond the spread of the repeats.
 func (b *builder) compareConfigs(cs []*config, phase, at string) {
+	names := make([]string, len(cs))
+	for i, c := range cs {
+		names[i] = c.label
+		if at != "" {
+			names[i] = c.series
+		}
+	}
+	where := ""
+	if at != "" {
+		where = " at " + at
+	}
+	ph := ""
+	if phase != "" {
+		ph = " (" + phase + ")"
+	}
+	b.say(new(sentence).t("%s compared with %s%s%s, workload by workload; a difference is called real only when it lies beyond the spread of the repeats.",
+		strings.Join(names[1:], ", "), names[0], where, ph))
+	if !b.compareRows(cs, names, phase, verdictMetrics) {
+		b.say(new(sentence).t("Each configuration ran once, so the spread of repeats is unknown: treat differences of a few percent as noise (run with repeats to tell)."))
+	}
+}
+
+// dbMemory answers whether a configuration spares the database and what
+// it costs in memory: per workload, the database's CPU and blocks read
+// per operation beside Keycloak's heap, RSS and mean GC pause.
+func (b *builder) dbMemory(cs []*config, phase string) {
+	names := make([]string, len(cs))
+	for i, c := range cs {
+		names[i] = c.label
+	}
+	b.say(new(sentence).t("Does %s spare the database, and what does it cost in memory? Per workload, PostgreSQL's CPU and blocks read per operation beside Keycloak's heap, RSS and mean GC pause:",
+		strings.Join(names[1:], ", ")))
+	b.compareRows(cs, names, phase, dbMemoryMetrics)
+}
+
+// compareRows writes one sentence per workload of phase that two or more
+// of cs ran: each of metrics for every configuration against the first.
+// It reports whether the spread of repeats was known for any figure.
+func (b *builder) compareRows(cs []*config, names []string, phase string, metrics []verdictMetric) bool {
 	base := cs[0]
 	spreadKnown := false
 	type row struct {
@@ -204,38 +259,20 @@ func (b *builder) compareConfigs(cs []*config, phase, at string) {
 			rows = append(rows, r)
 		}
 	}
-	// at one tenant count of a sweep, the lines name the configurations
-	names := make([]string, len(cs))
-	for i, c := range cs {
-		names[i] = c.label
-		if at != "" {
-			names[i] = c.series
-		}
-	}
-	head := new(sentence)
-	where := ""
-	if at != "" {
-		where = " at " + at
-	}
-	ph := ""
-	if phase != "" {
-		ph = " (" + phase + ")"
-	}
-	head.t("%s compared with %s%s%s, workload by workload; a difference is called real only when it lies beyond the spread of the repeats.",
-		strings.Join(names[1:], ", "), names[0], where, ph)
-	b.say(head)
 	// cheaper/dearer count for the headline of CPU
 	cheaper, dearer := map[int]int{}, map[int]int{}
 	for _, r := range rows {
 		s := new(sentence).t("%s: ", r.key.String())
-		for mi, vm := range verdictMetrics {
+		said := 0
+		for _, vm := range metrics {
 			a := vm.stat(r.byConf[0])
 			if !a.Known() {
 				continue
 			}
-			if mi > 0 {
+			if said > 0 {
 				s.t("; ")
 			}
+			said++
 			s.t("%s %s ", vm.label, names[0]).fig(FigKey(base.label, r.key.String(), vm.name), a.Mean, vm.format, vm.unit)
 			for i := 1; i < len(cs); i++ {
 				w := r.byConf[i]
@@ -273,7 +310,9 @@ func (b *builder) compareConfigs(cs []*config, phase, at string) {
 				}
 			}
 		}
-		b.say(s.t("."))
+		if said > 0 {
+			b.say(s.t("."))
+		}
 	}
 	for i := 1; i < len(cs); i++ {
 		if cheaper[i]+dearer[i] == 0 {
@@ -282,9 +321,7 @@ func (b *builder) compareConfigs(cs []*config, phase, at string) {
 		b.say(new(sentence).t("Server CPU per operation: %s cost less than %s in %d of %d workloads and more in %d.",
 			names[i], names[0], cheaper[i], len(rows), dearer[i]))
 	}
-	if !spreadKnown {
-		b.say(new(sentence).t("Each configuration ran once, so the spread of repeats is unknown: treat differences of a few percent as noise (run with repeats to tell)."))
-	}
+	return spreadKnown
 }
 
 func hasSpread(s Stat) bool { _, ok := s.Spread(); return ok }
@@ -428,4 +465,93 @@ func sortedTenants(cs []*config) []int {
 	}
 	slices.Sort(ns)
 	return ns
+}
+
+// The sizing guide's cache advice for many clients in use at once (past
+// about 2,500, client data falls out of the default caches): the users
+// cache holds at least 2 ×, the realms cache at least 4 × the clients in
+// use. Keycloak's caches hold 10,000 entries unless set.
+const (
+	guideUsersCachePerClient  = 2
+	guideRealmsCachePerClient = 4
+	keycloakCacheDefault      = 10000
+)
+
+// cacheAdvice checks the guide's cache advice for every workload that
+// recorded the clients it used, in configurations that set a cache size:
+// which configurations meet it, and the database's cost per operation in
+// each, so that the reader sees whether falling below it costs the
+// database anything.
+func (b *builder) cacheAdvice(cs []*config, phase string) {
+	sets := false
+	for _, c := range cs {
+		for k := range c.params {
+			sets = sets || strings.HasPrefix(k, results.ParamCachePrefix)
+		}
+	}
+	if !sets {
+		return
+	}
+	size := func(c *config, name string) int {
+		if n, err := strconv.Atoi(c.params[results.ParamCachePrefix+name]); err == nil {
+			return n
+		}
+		return keycloakCacheDefault
+	}
+	for _, k := range b.e.workloadOrder() {
+		if k.phase != phase {
+			continue
+		}
+		s := new(sentence)
+		said := 0
+		for _, c := range cs {
+			for _, w := range c.workloads() {
+				if w.key != k || w.clientsInUse == 0 {
+					continue
+				}
+				n := w.clientsInUse
+				if said == 0 {
+					s.t("The guide's cache advice for %s (%s confidential clients in use: users cache ≥ %s, realms cache ≥ %s): ",
+						k.String(), thousands(n), thousands(guideUsersCachePerClient*n), thousands(guideRealmsCachePerClient*n))
+				} else {
+					s.t("; ")
+				}
+				said++
+				users, realms := size(c, "users"), size(c, "realms")
+				var short []string
+				if users < guideUsersCachePerClient*n {
+					short = append(short, "users "+thousands(users))
+				}
+				if realms < guideRealmsCachePerClient*n {
+					short = append(short, "realms "+thousands(realms))
+				}
+				if len(short) == 0 {
+					s.t("%s meets it", c.label)
+				} else {
+					s.t("%s falls short (%s)", c.label, strings.Join(short, ", "))
+				}
+				if w.dbCPUMs.Known() || w.dbBlksRead.Known() {
+					s.t(", database")
+					if st := w.dbCPUMs; st.Known() {
+						s.t(" ").fig(FigKey(c.label, k.String(), "db-cpu"), st.Mean, fmtFixed(3), " ms/op")
+					}
+					if st := w.dbBlksRead; st.Known() {
+						s.t(" ").fig(FigKey(c.label, k.String(), "db-blocks-read"), st.Mean, fmtFixed(2), " blocks read/op")
+					}
+				}
+			}
+		}
+		if said > 0 {
+			b.say(s.t("."))
+		}
+	}
+}
+
+// thousands writes n with thousands separators: 10,400.
+func thousands(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }

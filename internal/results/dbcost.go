@@ -50,6 +50,10 @@ func (u DBUnread) String() string {
 // synced its writes (fsync and synchronous_commit on) while measured.
 const ParamPGDurable = "pg_durable"
 
+// ParamCachePrefix starts the params that give an embedded cache's size
+// (max entries) as set for the point: cache_users, cache_realms…
+const ParamCachePrefix = "cache_"
+
 // RecordDurable sets params' pg_durable from c, when c was measured.
 func (c *DBCost) RecordDurable(params map[string]string) {
 	if c != nil && c.Available && c.Engine == "" && params != nil {

@@ -107,6 +107,17 @@ type Workload struct {
 	// Server resource use during the workload.
 	MaxRSSBytes int64   `json:"max_rss_bytes,omitempty"`
 	MeanCPUPct  float64 `json:"mean_cpu_pct,omitempty"`
+	// MeanHeapBytes is the JVM heap in use, on average over the
+	// workload; GCPauses the garbage-collection pauses in it and
+	// GCPauseMeanMs their mean length (Keycloak's jvm_gc_pause_seconds).
+	// 0 when unknown.
+	MeanHeapBytes int64   `json:"mean_heap_bytes,omitempty"`
+	GCPauses      float64 `json:"gc_pauses,omitempty"`
+	GCPauseMeanMs float64 `json:"gc_pause_mean_ms,omitempty"`
+	// ClientsInUse is how many confidential clients the workload's grants
+	// drew from (the sizing guide sizes the caches by it); 0: not
+	// recorded.
+	ClientsInUse int `json:"clients_in_use,omitempty"`
 	// Database is the database's work per successful iteration (nil
 	// when unknown).
 	Database *DBCost `json:"database,omitempty"`
