@@ -134,6 +134,14 @@ func TestTinyExperimentFilesReportResume(t *testing.T) {
 		if it.OK == 0 || it.Errors > 0 || w.ServerCPUMsPerOp <= 0 {
 			t.Errorf("workload %s: ok %d errors %d cpu %.2f", w.Name, it.OK, it.Errors, w.ServerCPUMsPerOp)
 		}
+		// Keycloak's memory over the workload, from observe.csv; a GC
+		// pause's mean, when one fell in the window, is a pause's length
+		if w.MaxRSSBytes < 100<<20 || w.MeanHeapBytes <= 0 || w.MeanHeapBytes > w.MaxRSSBytes || w.ClientsInUse != 2 ||
+			w.GCPauses < 0 || (w.GCPauses > 0) != (w.GCPauseMeanMs > 0) || w.GCPauseMeanMs > 1000 {
+			t.Errorf("workload %s: max RSS %d, mean heap %d, %.1f GC pauses of %.2f ms, %d clients in use",
+				w.Name, w.MaxRSSBytes, w.MeanHeapBytes, w.GCPauses, w.GCPauseMeanMs, w.ClientsInUse)
+		}
+		t.Logf("workload %s: mean heap %d MiB, %.1f GC pauses of %.2f ms", w.Name, w.MeanHeapBytes>>20, w.GCPauses, w.GCPauseMeanMs)
 	}
 	if len(p2.Capacity) != 1 || !p2.Capacity[0].Found || p2.Capacity[0].MaxRate != 60 || p2.Capacity[0].CPUMsPerOp <= 0 {
 		t.Errorf("capacity search at point 2: %+v", p2.Capacity)

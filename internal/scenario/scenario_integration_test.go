@@ -318,6 +318,11 @@ func TestDatabaseCostPerOperation(t *testing.T) {
 		if c.Xacts > whole.Xacts+3 || float64(c.WALBytes) > 1.05*float64(whole.WALBytes)+8192 {
 			t.Errorf("%s: window %d transactions, %d WAL bytes; the whole run read directly %d, %d", scen, c.Xacts, c.WALBytes, whole.Xacts, whole.WALBytes)
 		}
+		// and the 3 s window holds most of the 4 s run's work (a second
+		// of statistics flushed late either side at most)
+		if 2*c.Xacts < whole.Xacts || 2*c.WALBytes < whole.WALBytes {
+			t.Errorf("%s: window %d transactions, %d WAL bytes: less than half the whole run's %d, %d", scen, c.Xacts, c.WALBytes, whole.Xacts, whole.WALBytes)
+		}
 		var b strings.Builder
 		c.Write(&b)
 		t.Logf("%s: %d ops\n%s", scen, c.Ops, b.String())
