@@ -329,9 +329,13 @@ func TestCacheStudyVerdict(t *testing.T) {
 		writePoint(t, dir, "caching", pt{
 			id: fmt.Sprintf("p%d", i), status: results.StatusDone, db: db,
 			params: map[string]string{ParamVariant: v.name, ParamRepeat: "1", "cache_users": fmt.Sprint(v.size), "cache_realms": fmt.Sprint(v.size)},
-			wls:    []wl{{"clients", results.ScenarioClientCredentials, "", results.ModelOpen, 50, 10, 20, 30, 60, 0, 12, 600, 0, 4}},
+			wls: []wl{{"clients", results.ScenarioClientCredentials, "", results.ModelOpen, 50, 10, 20, 30, 60, 0, 12, 600, 0, 4},
+				{"login", results.ScenarioPasswordGrant, "", results.ModelOpen, 50, 10, 20, 30, 60, 0, 12, 600, 0, 4}},
 			extra: func(w *results.Workload) {
 				w.MeanHeapBytes, w.GCPauses, w.GCPauseMeanMs, w.ClientsInUse = int64(v.heapMiB*mib), 40, v.gcMs, 2600
+				if w.Name == "login" {
+					w.ClientsInUse = 1 // the advice does not bind
+				}
 			},
 		})
 	}
@@ -353,6 +357,9 @@ func TestCacheStudyVerdict(t *testing.T) {
 		if !strings.Contains(text, want) {
 			t.Errorf("verdict lacks %q:\n%s", want, text)
 		}
+	}
+	if strings.Contains(text, "advice for login") {
+		t.Errorf("the advice checked for one client:\n%s", text)
 	}
 	var md bytes.Buffer
 	if err := m.WriteMarkdown(&md); err != nil {

@@ -474,6 +474,7 @@ func sortedTenants(cs []*config) []int {
 const (
 	guideUsersCachePerClient  = 2
 	guideRealmsCachePerClient = 4
+	guideClientsThreshold     = 2500
 	keycloakCacheDefault      = 10000
 )
 
@@ -500,6 +501,20 @@ func (b *builder) cacheAdvice(cs []*config, phase string) {
 	}
 	for _, k := range b.e.workloadOrder() {
 		if k.phase != phase {
+			continue
+		}
+		// the advice binds past the guide's threshold, or where a
+		// configuration falls short of it (never for a client or two)
+		binds := false
+		for _, c := range cs {
+			for _, w := range c.workloads() {
+				if n := w.clientsInUse; w.key == k && n > 0 && (n > guideClientsThreshold ||
+					size(c, "users") < guideUsersCachePerClient*n || size(c, "realms") < guideRealmsCachePerClient*n) {
+					binds = true
+				}
+			}
+		}
+		if !binds {
 			continue
 		}
 		s := new(sentence)
