@@ -328,7 +328,9 @@ func TestCacheStudyVerdict(t *testing.T) {
 		db := &results.DBCost{Available: true, Ops: 600, CPUMeasured: true, CPUMsPerOp: v.dbCPU, XactsPerOp: 2, WALBytesPerOp: 2048, BlksReadPerOp: v.blks}
 		writePoint(t, dir, "caching", pt{
 			id: fmt.Sprintf("p%d", i), status: results.StatusDone, db: db,
-			params: map[string]string{ParamVariant: v.name, ParamRepeat: "1", "cache_users": fmt.Sprint(v.size), "cache_realms": fmt.Sprint(v.size)},
+			// as experiments/caching.yaml runs it: one tenant count of one mode
+			params: map[string]string{ParamVariant: v.name, ParamRepeat: "1", ParamMode: "realms", ParamTenants: "1",
+				"cache_users": fmt.Sprint(v.size), "cache_realms": fmt.Sprint(v.size)},
 			wls: []wl{{"clients", results.ScenarioClientCredentials, "", results.ModelOpen, 50, 10, 20, 30, 60, 0, 12, 600, 0, 4},
 				{"login", results.ScenarioPasswordGrant, "", results.ModelOpen, 50, 10, 20, 30, 60, 0, 12, 600, 0, 4}},
 			extra: func(w *results.Workload) {
@@ -365,7 +367,7 @@ func TestCacheStudyVerdict(t *testing.T) {
 	if err := m.WriteMarkdown(&md); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(md.String(), "| cache-10k | 50.0 | 10.0 | 20.0 | 30.0 | 60.0 | 0.00 | 12.00 | 600 | 0.500 | 2.00 | 2.00 | 2.00 | 600 | 4.00 |") {
+	if !strings.Contains(md.String(), "| cache-10k | 1 | 50.0 | 10.0 | 20.0 | 30.0 | 60.0 | 0.00 | 12.00 | 600 | 0.500 | 2.00 | 2.00 | 2.00 | 600 | 4.00 |") {
 		t.Errorf("report.md lacks the memory columns:\n%s", md.String())
 	}
 	names := chartNames(m)

@@ -120,13 +120,11 @@ func (b *builder) experimentVerdict() {
 		}
 	} else {
 		b.compareConfigs(cmp, phase, at)
-		if !e.sweep && e.hasDB() && e.hasMemory() {
-			b.dbMemory(cmp, phase)
+		if e.hasDB() && e.hasMemory() {
+			b.dbMemory(cmp, phase, at)
 		}
 	}
-	if !e.sweep {
-		b.cacheAdvice(cmp, phase)
-	}
+	b.cacheAdvice(cmp, phase, at)
 	if e.sweep {
 		b.coldWarm(cmp)
 		b.growth(done)
@@ -194,7 +192,9 @@ func (b *builder) sayWorkload(c *config, w *wlAgg) {
 // compareConfigs writes one sentence per workload: every configuration
 // against the first, on throughput, p95 and server CPU per operation,
 // saying whether the difference lies beyond the spread of the repeats.
-func (b *builder) compareConfigs(cs []*config, phase, at string) {
+// configNames names the configurations compared: at one tenant count
+// of a sweep, by their lines.
+func configNames(cs []*config, at string) []string {
 	names := make([]string, len(cs))
 	for i, c := range cs {
 		names[i] = c.label
@@ -202,6 +202,11 @@ func (b *builder) compareConfigs(cs []*config, phase, at string) {
 			names[i] = c.series
 		}
 	}
+	return names
+}
+
+func (b *builder) compareConfigs(cs []*config, phase, at string) {
+	names := configNames(cs, at)
 	where := ""
 	if at != "" {
 		where = " at " + at
@@ -220,11 +225,8 @@ func (b *builder) compareConfigs(cs []*config, phase, at string) {
 // dbMemory answers whether a configuration spares the database and what
 // it costs in memory: per workload, the database's CPU and blocks read
 // per operation beside Keycloak's heap, RSS and mean GC pause.
-func (b *builder) dbMemory(cs []*config, phase string) {
-	names := make([]string, len(cs))
-	for i, c := range cs {
-		names[i] = c.label
-	}
+func (b *builder) dbMemory(cs []*config, phase, at string) {
+	names := configNames(cs, at)
 	b.say(new(sentence).t("Does %s spare the database, and what does it cost in memory? Per workload, PostgreSQL's CPU and blocks read per operation beside Keycloak's heap, RSS and mean GC pause:",
 		strings.Join(names[1:], ", ")))
 	b.compareRows(cs, names, phase, dbMemoryMetrics)
@@ -483,7 +485,8 @@ const (
 // which configurations meet it, and the database's cost per operation in
 // each, so that the reader sees whether falling below it costs the
 // database anything.
-func (b *builder) cacheAdvice(cs []*config, phase string) {
+func (b *builder) cacheAdvice(cs []*config, phase, at string) {
+	names := configNames(cs, at)
 	sets := false
 	for _, c := range cs {
 		for k := range c.params {
@@ -519,7 +522,7 @@ func (b *builder) cacheAdvice(cs []*config, phase string) {
 		}
 		s := new(sentence)
 		said := 0
-		for _, c := range cs {
+		for ci, c := range cs {
 			for _, w := range c.workloads() {
 				if w.key != k || w.clientsInUse == 0 {
 					continue
@@ -541,9 +544,9 @@ func (b *builder) cacheAdvice(cs []*config, phase string) {
 					short = append(short, "realms "+thousands(realms))
 				}
 				if len(short) == 0 {
-					s.t("%s meets it", c.label)
+					s.t("%s meets it", names[ci])
 				} else {
-					s.t("%s falls short (%s)", c.label, strings.Join(short, ", "))
+					s.t("%s falls short (%s)", names[ci], strings.Join(short, ", "))
 				}
 				if w.dbCPUMs.Known() || w.dbBlksRead.Known() {
 					s.t(", database")
