@@ -62,7 +62,7 @@ func TestCapacityCommand(t *testing.T) {
 	srv := fakeTokenServer(t, 100)
 	out := filepath.Join(t.TempDir(), "cap")
 	code, stdout, stderr := runCLI(t, "capacity", "--target", srv.URL, "--realm", "r", "--client-id", "c", "--client-secret", "s",
-		"--scenario", "client-credentials", "--slo", "p99<100ms,errors<1%", "--start", "50", "--step", "50", "--step-duration", "1s",
+		"--scenario", "client-credentials", "--slo", "p99<400ms,errors<1%", "--start", "50", "--step", "50", "--step-duration", "1s",
 		"--warmup", "500ms", "--resolution", "10", "--pause", "100ms", "--out", out, "--quiet", "--procs", "0")
 	if code != exitOK {
 		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
@@ -72,8 +72,10 @@ func TestCapacityCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Above 100/s the wait at the end of a 1 s step is (r−100)/100 s:
-	// p99 < 100 ms holds up to about 110/s.
-	if !r.Found || r.MaxRate < 80 || r.MaxRate > 120 || r.Scenario != "client-credentials" || r.Params["target"] != "external" {
+	// p99 < 400 ms holds up to about 140/s. (A p99 < 100 ms SLO failed at
+	// 50/s under make test's -race pass: 60-120 ms of scheduling delay
+	// in a busy test binary, not the server.)
+	if !r.Found || r.MaxRate < 80 || r.MaxRate > 160 || r.Scenario != "client-credentials" || r.Params["target"] != "external" {
 		t.Errorf("max rate %g (found %v), want about 100; scenario %q params %v", r.MaxRate, r.Found, r.Scenario, r.Params)
 	}
 	if _, err := os.Stat(filepath.Join(out, results.StepsFile)); err != nil {
