@@ -21,7 +21,7 @@ const (
 	ParamMode    = "mode"
 	ParamTenants = "tenants"
 	ParamRepeat  = "repeat"
-	ParamVariant = "variant"
+	ParamVariant = results.ParamVariant
 )
 
 const mib = 1 << 20

@@ -9,6 +9,10 @@ import (
 	"strconv"
 )
 
+// ParamVariant is the param naming a point's variant (the experiment's
+// variant, or a load run's "load <scenario>").
+const ParamVariant = "variant"
+
 // errNotLoadRun: summary.json is not a `kcbench load --out` run's.
 var errNotLoadRun = errors.New("not a load run's summary")
 
@@ -60,7 +64,7 @@ func readLoadPoint(dir string) (*Point, error) {
 			Machine: Machine{Cores: cores}, Start: st.Start, End: st.Start.Add(st.Elapsed)},
 		// the run's one configuration, named for the report (its params
 		// stay in the manifest: they describe the run, they are no factor)
-		Summary: Summary{Schema: Schema, Point: id, Params: map[string]string{"variant": "load " + st.Scenario}, Status: status, Reason: reason,
+		Summary: Summary{Schema: Schema, Point: id, Params: map[string]string{ParamVariant: "load " + st.Scenario}, Status: status, Reason: reason,
 			Workloads: []Workload{{Name: st.Scenario, Scenario: st.Scenario, Stats: st,
 				ServerCPUMsPerOp: x.ServerCPU.PerIteration, ServerCPUSource: x.ServerCPU.Source,
 				Database: x.Database, Directory: x.Directory}},

@@ -43,7 +43,7 @@ func Measurements(pts []*results.Point) (ms []Measurement, notes []string) {
 		for _, w := range s.Workloads {
 			it, _ := w.Stats.Op(results.IterationOp)
 			ms = append(ms, Measurement{
-				Point: p.Manifest.Point, Variant: s.Params["variant"], Policy: pointPolicy(p.Manifest),
+				Point: p.Manifest.Point, Variant: s.Params[results.ParamVariant], Policy: pointPolicy(p.Manifest),
 				Keycloak: p.Manifest.Keycloak, Mode: s.Params["mode"], Tenants: paramInt(s.Params, "tenants"),
 				Repeat: paramInt(s.Params, "repeat"), Workload: w.Name, Scenario: w.Scenario, Phase: w.Phase,
 				CPUMsPerOp: w.ServerCPUMsPerOp, OK: it.OK, Source: SourceWorkload, DB: w.Database,
@@ -81,11 +81,11 @@ func CapacityMeasurements(dir string, pts []*results.Point) (ms []Measurement, n
 			notes = append(notes, fmt.Sprintf("Capacity search %s found no rate that met the SLOs, not used.", d))
 			continue
 		}
-		variant := r.Params["variant"]
+		variant := r.Params[results.ParamVariant]
 		if variant == "" && r.Params["keycloak_version"] != "" {
 			variant = "keycloak-" + r.Params["keycloak_version"]
 		}
-		if t := TopologyName(r.Params); t != "" && r.Params["variant"] == "" {
+		if t := TopologyName(r.Params); t != "" && r.Params[results.ParamVariant] == "" {
 			// A search on a cluster or under a CPU quota: its own
 			// calibration, named by its topology.
 			variant = strings.TrimPrefix(variant+"-"+t, "-")
@@ -109,7 +109,7 @@ func TenantPoints(pts []*results.Point) []TenantPoint {
 	var out []TenantPoint
 	for _, p := range pts {
 		s := p.Summary
-		tp := TenantPoint{Point: p.Manifest.Point, Variant: s.Params["variant"], Mode: s.Params["mode"],
+		tp := TenantPoint{Point: p.Manifest.Point, Variant: s.Params[results.ParamVariant], Mode: s.Params["mode"],
 			Tenants: paramInt(s.Params, "tenants"), Repeat: paramInt(s.Params, "repeat"), Status: s.Status, Reason: s.Reason}
 		if s.Boot != nil {
 			tp.ReadyRSSMiB = float64(s.Boot.RSSBytes) / mib
