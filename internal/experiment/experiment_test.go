@@ -3,6 +3,7 @@ package experiment
 import (
 	"fmt"
 	"math"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -151,6 +152,9 @@ func TestBadFiles(t *testing.T) {
 		"name: x\nstack: {nodes: 3}\nworkloads:\n  - scenario: jwks\n    events: ['10s kill node=4']\n":                                       "node 4 does not exist then",
 		"name: x\nstack: {nodes: 3}\nvariants:\n  - {name: two, nodes: 2}\nworkloads:\n  - scenario: jwks\n    events: ['10s kill node=3']\n": "(variant two): event \"10s kill node=3\": node 3 does not exist",
 		"name: x\nworkloads:\n  - scenario: jwks\n    capacity: {}\n    events: ['1s kill']\n":                                                "events apply to load workloads, not to capacity searches",
+		"name: x\nreferences:\n  - {chart: sweep-seed-time, points: [[1, 2]]}\nworkloads:\n  - scenario: jwks\n":                              "references[0].label: empty",
+		"name: x\nreferences:\n  - {label: a, chart: c, points: [[1, 2, 3]]}\nworkloads:\n  - scenario: jwks\n":                               "want 2 elements",
+		"name: x\nreferences:\n  - {label: a, chart: c}\nworkloads:\n  - scenario: jwks\n":                                                    "references[0].points: none",
 	}
 	for in, want := range cases {
 		_, err := Parse([]byte(in))
@@ -281,4 +285,31 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("a valid file does not plan: %v", err)
 		}
 	})
+}
+
+// TestReferencesWritten: an experiment file's published figures reach the
+// results folder as results.ReferencesFile, where the report reads them.
+func TestReferencesWritten(t *testing.T) {
+	f, err := Parse([]byte("name: x\nreferences:\n  - label: study\n    chart: sweep-seed-time\n    series: realms\n    points: [[1000, 3540], [100, 157]]\nworkloads:\n  - scenario: jwks\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []results.Reference{{Chart: "sweep-seed-time", Label: "study", Series: "realms", Points: [][2]float64{{1000, 3540}, {100, 157}}}}
+	if !reflect.DeepEqual(f.References, want) {
+		t.Fatalf("references %+v, want %+v", f.References, want)
+	}
+	dir := t.TempDir()
+	if err := results.WriteReferences(dir, f.References); err != nil {
+		t.Fatal(err)
+	}
+	got, err := results.ReadReferences(dir)
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("read back %+v, %v; want %+v", got, err, want)
+	}
+	if err := results.WriteReferences(dir, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := results.ReadReferences(dir); err != nil || got != nil {
+		t.Errorf("after writing none: %+v, %v; want nothing", got, err)
+	}
 }

@@ -36,6 +36,9 @@ type File struct {
 	Watchdog Watchdog    `yaml:"watchdog"`
 	// Seed makes VUs' random choices reproducible.
 	Seed uint64 `yaml:"seed"`
+	// References are published figures the report draws beside the
+	// measured ones, on the chart each names, with a comparison table.
+	References []results.Reference `yaml:"references"`
 }
 
 // Duration reads "30s" from YAML.
@@ -351,6 +354,13 @@ func (f *File) Validate() error {
 	}
 	if _, err := stack.ParseLatency(f.Stack.Latency); err != nil {
 		add("stack.latency: %v", err)
+	}
+	for i, r := range f.References {
+		if err := r.Check(); err != nil {
+			for _, e := range unjoin(err) {
+				add("references[%d].%v", i, e)
+			}
+		}
 	}
 	f.validateBackends("stack.", Variant{}, add)
 	if err := (stack.Topology{LB: f.Stack.LB, NodeCPUs: f.Stack.NodeCPUs}).Validate(); err != nil {

@@ -81,6 +81,9 @@ func (r *Runner) Run(ctx context.Context) (Outcome, error) {
 	if b, err := yaml.Marshal(r.File); err == nil {
 		fileutil.WriteAtomic(filepath.Join(r.Dir, "experiment.yaml"), b, 0o644)
 	}
+	if err := results.WriteReferences(r.Dir, r.File.References); err != nil {
+		return out, err
+	}
 	defer r.stopStack()
 	for i, p := range pts {
 		if ctx.Err() != nil {

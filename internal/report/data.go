@@ -32,7 +32,8 @@ type experiment struct {
 	name    string
 	points  []*results.Point
 	configs []*config
-	sweep   bool // every point has a mode and a numeric tenant count
+	sweep   bool                // every point has a mode and a numeric tenant count
+	refs    []results.Reference // published figures to draw beside
 }
 
 // config is the set of points whose params differ only by "repeat".

@@ -128,6 +128,10 @@ func Build(ctx context.Context, dir string) (*Model, error) {
 	if e.sweep {
 		b.m.Kind = KindSweep
 	}
+	b.refsDrawn = map[int]bool{}
+	if n := e.loadReferences(); n != "" {
+		b.note("%s", n)
+	}
 	b.statusNotes()
 	b.experimentVerdict()
 	switch {
@@ -152,6 +156,7 @@ func Build(ctx context.Context, dir string) (*Model, error) {
 	if err := b.pointCapacity(); err != nil {
 		return nil, err
 	}
+	b.referenceTable()
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -163,6 +168,9 @@ type builder struct {
 	e       *experiment
 	m       *Model
 	section *Section
+	// published figures: which were drawn, and their comparison rows
+	refsDrawn map[int]bool
+	refRows   [][]string
 }
 
 func (b *builder) note(format string, args ...any) {
@@ -183,6 +191,9 @@ func (b *builder) caption(ps []*results.Point, models []string) []string {
 func (b *builder) add(name, title string, sub []string, r renderer) {
 	if b.ctx.Err() != nil {
 		return
+	}
+	if lc, ok := r.(lineChart); ok && len(b.e.refs) > 0 {
+		r = b.withReferences(name, title, lc)
 	}
 	png, err := r.render()
 	if err != nil {
