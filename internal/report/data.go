@@ -123,6 +123,8 @@ func (e *experiment) group() {
 			base = map[string]string{}
 		}
 		delete(base, ParamRepeat)
+		// a round trip measured at start differs between repeats
+		maps.DeleteFunc(base, func(k, _ string) bool { return results.MeasuredParam(k) })
 		key := paramKey(base)
 		c := byKey[key]
 		if c == nil {
@@ -152,8 +154,11 @@ func (e *experiment) group() {
 		out := maps.Clone(ps)
 		maps.DeleteFunc(out, func(k, _ string) bool { return same[k] })
 		if out[ParamVariant] != "" {
-			// the variant sets its caches' sizes: its name says them
-			maps.DeleteFunc(out, func(k, _ string) bool { return strings.HasPrefix(k, results.ParamCachePrefix) })
+			// the variant sets its caches' sizes and its latency: its
+			// name says them
+			maps.DeleteFunc(out, func(k, _ string) bool {
+				return strings.HasPrefix(k, results.ParamCachePrefix) || strings.HasPrefix(k, results.ParamLatency)
+			})
 		}
 		if len(out) == 0 {
 			if m := ps[ParamMode]; m != "" {

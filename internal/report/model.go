@@ -148,6 +148,7 @@ func Build(ctx context.Context, dir string) (*Model, error) {
 		b.sweepTables()
 	default:
 		b.variantCharts()
+		b.latencyCharts()
 		b.variantTables()
 	}
 	if e.hasWorkloads() {
@@ -192,7 +193,7 @@ func (b *builder) add(name, title string, sub []string, r renderer) {
 	if b.ctx.Err() != nil {
 		return
 	}
-	if lc, ok := r.(lineChart); ok && len(b.e.refs) > 0 {
+	if lc, ok := r.(lineChart); ok && b.e != nil && len(b.e.refs) > 0 {
 		r = b.withReferences(name, title, lc)
 	}
 	png, err := r.render()

@@ -3,9 +3,11 @@ package report
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -96,5 +98,100 @@ func TestReferences(t *testing.T) {
 	}
 	if !slices.ContainsFunc(m.Notes, func(n string) bool { return strings.Contains(n, "label: empty") }) {
 		t.Errorf("notes %q: want the broken references file named", m.Notes)
+	}
+}
+
+// TestLatencyCharts: a latency sweep (variants by injected round trip, two
+// Keycloak versions) draws p50 and p99 against the round trip per link and
+// workload, one factor at a time, and the study's curve beside the line
+// its reference names; repeats that differ only in the measured round
+// trip stay one configuration.
+func TestLatencyCharts(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "latency")
+	type v struct {
+		name, kc string
+		nn, db   float64
+		p99      float64
+	}
+	for _, x := range []v{
+		{"nn-0ms", "26.7.3", 0, 0, 40}, {"nn-10ms", "26.7.3", 10, 0, 90}, {"nn-20ms", "26.7.3", 20, 0, 130},
+		{"db-5ms", "26.7.3", 0, 5, 70},
+		{"old-nn-0ms", "26.3.5", 0, 0, 50}, {"old-nn-20ms", "26.3.5", 20, 0, 1000},
+	} {
+		for r := 1; r <= 2; r++ {
+			ps := map[string]string{ParamVariant: x.name, ParamRepeat: strconv.Itoa(r), "nodes": "2"}
+			if x.nn > 0 {
+				ps[results.ParamLatency] = "node-node=" + fmtG(x.nn) + "ms"
+				ps[results.ParamLatencyNodeNodeMs] = fmtG(x.nn)
+				ps[results.ParamLatencyNodeNodeMeasure] = fmtG(x.nn + 0.1*float64(r))
+			}
+			if x.db > 0 {
+				ps[results.ParamLatency] = "node-db=" + fmtG(x.db) + "ms"
+				ps[results.ParamLatencyNodeDBMs] = fmtG(x.db)
+			}
+			writePoint(t, dir, "latency", pt{
+				id: fmt.Sprintf("%s-r%d", x.name, r), params: ps, status: results.StatusDone, keycloak: x.kc,
+				wls: []wl{{"refresh", results.ScenarioRefresh, results.PhaseWarm, results.ModelOpen, 80, x.p99 / 3, x.p99 / 2, x.p99, x.p99 * 2, 0, 1, 600, 0, 5}},
+			})
+		}
+	}
+	if err := results.WriteReferences(dir, []results.Reference{
+		{Chart: "latency-node-node-warm_refresh", Label: "study 26.4 p99", Series: "26.7.3 p99", Points: [][2]float64{{0, 47}, {10, 84}, {20, 130}}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	m, err := Build(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Configs != 6 {
+		t.Errorf("%d configurations, want 6 (repeats differ only in the measured round trip)", m.Configs)
+	}
+	charts := map[string]Chart{}
+	for _, c := range m.Charts() {
+		charts[c.Name] = c
+	}
+	nn, ok := charts["latency-node-node-warm_refresh"]
+	if !ok {
+		t.Fatalf("no node-node chart in %q", chartNames(m))
+	}
+	line := func(c Chart, name string) [][2]float64 {
+		for _, s := range c.Spec.Series {
+			if s.Name == name {
+				var out [][2]float64
+				for _, d := range s.Data {
+					out = append(out, [2]float64{float64(*d[0]), float64(*d[1])})
+				}
+				return out
+			}
+		}
+		t.Errorf("%s: no line %q", c.Name, name)
+		return nil
+	}
+	if got, want := line(nn, "26.7.3 p99"), [][2]float64{{0, 40}, {10, 90}, {20, 130}}; !slices.Equal(got, want) {
+		t.Errorf("26.7.3 p99 %v, want %v (the node-db point left out)", got, want)
+	}
+	if got, want := line(nn, "26.3.5 p99"), [][2]float64{{0, 50}, {20, 1000}}; !slices.Equal(got, want) {
+		t.Errorf("26.3.5 p99 %v, want %v", got, want)
+	}
+	line(nn, "study 26.4 p99")
+	db, ok := charts["latency-node-db-warm_refresh"]
+	if !ok {
+		t.Fatalf("no node-db chart in %q", chartNames(m))
+	}
+	if got, want := line(db, "26.7.3 p99"), [][2]float64{{0, 40}, {5, 70}}; !slices.Equal(got, want) {
+		t.Errorf("node-db 26.7.3 p99 %v, want %v", got, want)
+	}
+	i := slices.IndexFunc(m.Tables, func(t Table) bool { return strings.HasPrefix(t.Title, "Published figures") })
+	if i < 0 || len(m.Tables[i].Rows) != 3 || m.Tables[i].Rows[1][4] != "90 (26.7.3 p99)" || m.Tables[i].Rows[1][5] != "1.07×" {
+		t.Errorf("published figures table %+v: want 3 rows, 10 ms: 90 beside 84 (1.07×)", m.Tables)
+	}
+	for _, c := range m.Charts() {
+		if strings.HasPrefix(c.Name, "variants-") {
+			continue
+		}
+		if strings.Contains(c.Title, "latency_node") {
+			t.Errorf("chart %q: labels carry latency params", c.Title)
+		}
 	}
 }

@@ -7,11 +7,27 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 )
 
 // ParamVariant is the param naming a point's variant (the experiment's
 // variant, or a load run's "load <scenario>").
 const ParamVariant = "variant"
+
+// The injected round trip on each latency link, in milliseconds (absent:
+// none), and the one measured through its proxy at start.
+const (
+	ParamLatency                = "latency" // as --latency takes it: node-node=5ms,node-db=2ms
+	ParamLatencyNodeNodeMs      = "latency_node_node_ms"
+	ParamLatencyNodeDBMs        = "latency_node_db_ms"
+	ParamLatencyNodeNodeMeasure = "latency_node_node_measured_ms"
+	ParamLatencyNodeDBMeasure   = "latency_node_db_measured_ms"
+)
+
+// MeasuredParam reports whether the param k is a measurement taken at
+// the run (a measured round trip), not a setting: repeats of one point
+// differ in it.
+func MeasuredParam(k string) bool { return strings.HasSuffix(k, "_measured_ms") }
 
 // errNotLoadRun: summary.json is not a `kcbench load --out` run's.
 var errNotLoadRun = errors.New("not a load run's summary")

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
@@ -102,9 +103,7 @@ func (t Topology) Params() map[string]string {
 		lb += "+sticky"
 	}
 	p := map[string]string{"nodes": strconv.Itoa(t.Nodes), "node_cpus": strconv.FormatFloat(t.NodeCPUs, 'g', -1, 64), "lb": lb}
-	if !t.Latency.Zero() {
-		p["latency"] = t.Latency.String()
-	}
+	maps.Copy(p, t.Latency.Params())
 	return p
 }
 

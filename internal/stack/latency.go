@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/kcbench/kcbench/internal/results"
 )
 
 // Latency is round-trip latency injected on the links kcbench controls
@@ -51,6 +53,25 @@ func (l *Latency) setLink(k string, d Delay) {
 	} else {
 		l.NodeDB = d
 	}
+}
+
+// Params are the injected latency as result params: as --latency takes
+// it, and each link's round trip in milliseconds (none when zero).
+func (l Latency) Params() map[string]string {
+	if l.Zero() {
+		return map[string]string{}
+	}
+	ms := func(d time.Duration) string {
+		return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'g', -1, 64)
+	}
+	p := map[string]string{results.ParamLatency: l.String()}
+	if !l.NodeNode.Zero() {
+		p[results.ParamLatencyNodeNodeMs] = ms(l.NodeNode.RTT)
+	}
+	if !l.NodeDB.Zero() {
+		p[results.ParamLatencyNodeDBMs] = ms(l.NodeDB.RTT)
+	}
+	return p
 }
 
 // ParseLatency reads "node-node=5ms,node-db=2ms" (optional jitter
@@ -281,12 +302,12 @@ func (s *Stack) LatencyParams() map[string]string {
 		return nil
 	}
 	ms := func(d time.Duration) string { return strconv.FormatFloat(float64(d.Microseconds())/1000, 'f', 2, 64) }
-	p := map[string]string{"latency": l.String()}
+	p := l.Params()
 	if !l.NodeDB.Zero() {
-		p["latency_node_db_measured_ms"] = ms(s.st.MeasuredLatency.NodeDB)
+		p[results.ParamLatencyNodeDBMeasure] = ms(s.st.MeasuredLatency.NodeDB)
 	}
 	if !l.NodeNode.Zero() {
-		p["latency_node_node_measured_ms"] = ms(s.st.MeasuredLatency.NodeNode)
+		p[results.ParamLatencyNodeNodeMeasure] = ms(s.st.MeasuredLatency.NodeNode)
 	}
 	return p
 }
