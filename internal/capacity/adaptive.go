@@ -23,12 +23,15 @@ import (
 //     The estimate is the failing probe's successful throughput when it
 //     fell behind (a saturated server completes what it can), else the
 //     prediction, else the last rate.
-//  2. Bracket: judged steps from 0.9 × the estimate, growing (or
+//  2. Settle: unjudged steps at 0.7 × the estimate until the server's CPU
+//     per operation stops falling (a JVM warming up); when it fell far
+//     below the probes', the estimate follows the warm prediction.
+//  3. Bracket: judged steps from 0.9 × the estimate, growing (or
 //     shrinking) by bracketGrowth until one passes and one fails; without
 //     a pass below the estimate the search shrinks on; passes in a row
 //     grow faster each time (1.1, 1.21, 1.46, then 2), and at once by up
 //     to probeGrowth when far below the prediction.
-//  3. Bisect between the highest pass and the lowest failure until they
+//  4. Bisect between the highest pass and the lowest failure until they
 //     are within Precision of the pass. When the server has become much
 //     cheaper per operation since the failure (the step that passed just
 //     before it cost staleFailure times the highest pass's CPU per
@@ -36,7 +39,7 @@ import (
 //     after a boot), the failure no longer holds: the bracket opens again
 //     at its rate (at most maxReopen times). An overload's own cost (a
 //     failing step often costs more per operation) does not count.
-//  4. Confirm: the highest pass runs again for long enough to see an
+//  5. Confirm: the highest pass runs again for long enough to see an
 //     overload of Precision (the shorter steps before it may pass a rate
 //     a few per cent too high); when it fails, lower rates are confirmed
 //     in turn. Only a confirmed rate is the answer.
@@ -194,6 +197,9 @@ func (s *searcher) adaptive(ctx context.Context) error {
 	if estimate == 0 {
 		return nil
 	}
+	if estimate, err = s.settle(ctx, estimate); err != nil {
+		return err
+	}
 	s.res.Estimate = roundRate(estimate)
 	return s.bracket(ctx, roundRate(0.9*estimate))
 }
@@ -235,6 +241,56 @@ func (s *searcher) probe(ctx context.Context) (float64, error) {
 		rate = s.capRate(rate * probeGrowth)
 	}
 	return rate, nil
+}
+
+// Settling: unjudged steps of ProbeDuration at settleShare of the
+// estimate, until the server's CPU per operation falls by less than
+// settleTolerance from one to the next, at most maxSettle of them.
+const (
+	settleShare     = 0.7
+	settleTolerance = 0.1
+	maxSettle       = 15
+)
+
+// settle warms the server up before anything is judged: a JVM's first
+// minute of load costs it several times the CPU per operation of a warm
+// one (the first search after a boot measured 45 → 1.6 CPU-ms per grant),
+// and a step judged meanwhile finds a limit the warm server no longer
+// has. It runs unjudged steps below the estimate until the CPU per
+// operation stops falling (two steps at least; none when the server's CPU
+// is not measured). When the server became much cheaper than during the
+// probes (staleFailure), a probe's failure no longer holds: the estimate
+// becomes the warm server's CPU-bound prediction, and the bracket may
+// grow towards it.
+func (s *searcher) settle(ctx context.Context, estimate float64) (float64, error) {
+	if s.o.Cores <= 0 || s.lastOKCPU <= 0 {
+		return estimate, nil
+	}
+	probeCPU := s.lastOKCPU
+	var cpu float64
+	for range maxSettle {
+		st, err := s.step(ctx, results.StepWarmup, s.capRate(roundRate(settleShare*estimate)), s.o.ProbeDuration)
+		if err != nil {
+			return estimate, err
+		}
+		if st.CPUMsPerOp <= 0 || st.OK == 0 {
+			return estimate, nil
+		}
+		prev := cpu
+		cpu = st.CPUMsPerOp
+		if probeCPU > staleFailure*cpu {
+			// the probes measured a colder server (and a probe's failure
+			// came from it): follow the warming server's prediction
+			// (doubling at most), so that it warms up near its limit
+			s.probeFailed = false
+			probeCPU = cpu
+			estimate = s.capRate(max(estimate, min(s.predict(st), probeGrowth*estimate)))
+		}
+		if prev > 0 && cpu > prev*(1-settleTolerance) {
+			break
+		}
+	}
+	return estimate, nil
 }
 
 // predict records the CPU-bound limit a step's CPU per operation
@@ -436,13 +492,13 @@ func (o Options) Describe() string {
 }
 
 // Estimate guesses a search's duration (defaults applied): the linear
-// search's warm-up and a dozen steps; the adaptive search's probes, five
-// short steps and three long ones.
+// search's warm-up and a dozen steps; the adaptive search's probes, three
+// settling steps, five short steps and three long ones.
 func (o Options) Estimate() time.Duration {
 	pause := max(o.Pause, 0)
 	if !o.Adaptive {
 		return max(o.Warmup, 0) + 12*(o.StepDuration+pause)
 	}
 	short, long := o.StepDurationFor(MaxRate, coarse), o.StepDurationFor(MaxRate, o.Precision)
-	return max(o.Warmup, 0) + 8*o.ProbeDuration + 5*short + 3*long + 6*pause
+	return max(o.Warmup, 0) + 11*o.ProbeDuration + 5*short + 3*long + 6*pause
 }

@@ -398,3 +398,52 @@ func TestWriteTextMariaDBAndDirectory(t *testing.T) {
 		t.Error("the best step lost its directory cost")
 	}
 }
+
+// jit is a server that warms up with the work it does, as a JVM does:
+// its CPU per operation falls from cold to warm as operations accumulate
+// (by e every scale operations), and its limit is cores ÷ that.
+type jit struct {
+	cold, warm, scale, cores float64
+	ops                      float64
+	base                     time.Duration
+	cpuAt                    []float64 // CPU per operation at each step
+}
+
+func (m *jit) run(ctx context.Context, rate float64, d time.Duration) (StepResult, error) {
+	cpu := m.warm + (m.cold-m.warm)*math.Exp(-m.ops/m.scale)
+	m.cpuAt = append(m.cpuAt, cpu)
+	s := saturating{limit: m.cores * 1000 / cpu, base: m.base, cpuMs: cpu}
+	r, err := s.run(ctx, rate, d)
+	m.ops += float64(r.Stats.Iterations)
+	return r, err
+}
+
+// A search on a just-booted server settles it before judging anything:
+// no judged step runs while the server costs more than 10 % above its
+// warm CPU per operation, and the answer is the warm limit.
+func TestAdaptiveSettlesAColdServer(t *testing.T) {
+	t.Parallel()
+	// 45 → 3.1 CPU-ms per grant over the first ~1,240 grants, as measured
+	// on a just-booted 26.7.3 (client credentials, 2 cores), 1.6 warm
+	m := &jit{cold: 45, warm: 1.6, scale: 365, cores: 2, base: 5 * time.Millisecond}
+	r, err := Search(t.Context(), m.run, adaptiveOpts(t, 2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	settling := 0
+	for i, s := range r.Steps {
+		t.Logf("%-7s %8g/s p99 %8.1f ms cpu %5.2f ms/op pass %v", s.Phase, s.Rate, s.P99, m.cpuAt[i], s.Pass)
+		if s.Phase == results.StepWarmup {
+			settling++
+		}
+		if s.Judged() && m.cpuAt[i] > 1.1*m.warm {
+			t.Errorf("step %d (%s %g/s) judged a server at %.2f CPU-ms per operation, warm %.2f", i, s.Phase, s.Rate, m.cpuAt[i], m.warm)
+		}
+	}
+	if settling < 2 {
+		t.Errorf("%d settling steps, want 2 at least", settling)
+	}
+	if want := 2000 / m.warm; !r.Found || math.Abs(r.MaxRate-want) > 0.01*want {
+		t.Fatalf("max rate %g, want the warm limit %g within 1%%: %s", r.MaxRate, want, r.Conclusion)
+	}
+}

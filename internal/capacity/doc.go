@@ -9,7 +9,8 @@
 //   - Adaptive (Options.Adaptive, kcbench capacity's default; adaptive.go
 //     explains it): short doubling probes warm the server up and estimate
 //     its limit (where it fell behind, or Cores ÷ its CPU per operation),
-//     short steps bracket the estimate and narrow it to a few per cent,
+//     unjudged steps below it settle the server until its CPU per
+//     operation stops falling, short steps bracket the estimate and narrow it to a few per cent,
 //     and steps long enough to see an overload of Precision confirm and
 //     narrow the answer to Precision (1 %). Step lengths follow the rate
 //     and the SLO's percentile (2,000 arrivals for a p99).
