@@ -91,6 +91,15 @@ func loadExperiment(dir string) (*experiment, error) {
 }
 
 // params returns a point's parameters: the summary's, else the manifest's.
+// wallSeconds is the wall time of every point run, summed (whole seconds).
+func (e *experiment) wallSeconds() int64 {
+	var s float64
+	for _, p := range e.points {
+		s += p.Summary.Seconds
+	}
+	return int64(math.Round(s))
+}
+
 // hasWorkloads reports whether any point ran a fixed workload (not only
 // capacity searches).
 func (e *experiment) hasWorkloads() bool {

@@ -80,6 +80,9 @@ func TestReferences(t *testing.T) {
 	if !slices.ContainsFunc(m.Notes, func(n string) bool { return strings.Contains(n, `"lost"`) && strings.Contains(n, "no-such-chart") }) {
 		t.Errorf("notes %q: want the reference to a missing chart named", m.Notes)
 	}
+	if i := slices.IndexFunc(m.Tables, func(t Table) bool { return t.Title == "Points" }); i < 0 || !strings.Contains(m.Tables[i].Caption, "All 7 point runs: ") {
+		t.Errorf("no Points table saying the wall time of all 7 point runs")
+	}
 	var md bytes.Buffer
 	if err := m.WriteMarkdown(&md); err != nil {
 		t.Fatal(err)

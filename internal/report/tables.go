@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/kcbench/kcbench/internal/results"
 )
@@ -53,6 +54,9 @@ func (b *builder) sweepTables() {
 		Title:   "Points",
 		Caption: "Seed: seconds to reach N tenants at this point (tenants added); boot: restart to ready; RSS of Keycloak at ready; point: wall time of the whole point. " + spreadNote,
 		Header:  []string{first, "N", "runs", "status", "seed s", "added", "boot s", "RSS at ready MiB", "point s"},
+	}
+	if total := b.e.wallSeconds(); total > 0 {
+		t.Caption += fmt.Sprintf(" All %d point runs: %s of wall time.", len(b.e.points), (time.Duration(total) * time.Second).String())
 	}
 	for _, c := range b.e.configs {
 		pa := c.pointFigures()
