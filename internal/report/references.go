@@ -42,6 +42,16 @@ func (b *builder) withReferences(name, title string, c lineChart) lineChart {
 		}
 		slices.SortFunc(pts, func(a, b xy) int { return cmp.Compare(a.x, b.x) })
 		c.series = append(c.series, lineSeries{label: ref.Label, parts: [][]xy{pts}, color: color, dashed: true})
+		if len(c.xTicks) > 0 {
+			// a chart that ticks its measured x values ticks the published ones too
+			c.xTicks = slices.Clone(c.xTicks)
+			for _, p := range pts {
+				if !slices.Contains(c.xTicks, p.x) {
+					c.xTicks = append(c.xTicks, p.x)
+				}
+			}
+			slices.Sort(c.xTicks)
+		}
 		for _, p := range pts {
 			row := []string{title, ref.Label, sig3(p.x), sig3(p.y), "-", "-"}
 			if ref.Series == "" {
