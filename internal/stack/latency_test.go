@@ -60,6 +60,16 @@ func TestParseLatency(t *testing.T) {
 	if err := (Topology{Nodes: 2, Latency: nn}).Validate(); err != nil {
 		t.Errorf("node-node on two nodes: %v", err)
 	}
+	// params: as --latency takes it, and each link's round trip in ms
+	l, _ := ParseLatency("node-node=1.5ms~0.5ms,node-db=20ms")
+	want := map[string]string{"latency": l.String(), "latency_node_node_ms": "1.5", "latency_node_db_ms": "20"}
+	if got := (Topology{Nodes: 2, Latency: l}).Params(); got["latency"] != want["latency"] ||
+		got["latency_node_node_ms"] != want["latency_node_node_ms"] || got["latency_node_db_ms"] != want["latency_node_db_ms"] {
+		t.Errorf("params %v, want %v", got, want)
+	}
+	if got := (Topology{Nodes: 2}).Params(); got["latency"] != "" || got["latency_node_node_ms"] != "" {
+		t.Errorf("no latency: params %v", got)
+	}
 }
 
 // The proxy adds at least the round trip asked for, keeps the bytes and
