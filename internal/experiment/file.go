@@ -231,7 +231,7 @@ type Variant struct {
 // counts of that mode (and variant) are skipped.
 type Watchdog struct {
 	MaxRSS       string   `yaml:"max_rss"`        // e.g. 8GiB, 6000MiB
-	MaxErrorRate string   `yaml:"max_error_rate"` // e.g. 50%
+	MaxErrorRate string   `yaml:"max_error_rate"` // e.g. 50%; time-outs do not count
 	PointTimeout Duration `yaml:"point_timeout"`
 }
 

@@ -152,6 +152,16 @@ func (o OpStats) ErrorRate() float64 {
 	return float64(o.Errors) / float64(o.Count)
 }
 
+// ErrorRateBesidesTimeouts is the share of iterations that failed other
+// than by the request time-out: an admin API that answers after the
+// time-out is slow, a measured outcome (Stats.Timeouts), not broken.
+func (o OpStats) ErrorRateBesidesTimeouts() float64 {
+	if o.Count == 0 {
+		return 0
+	}
+	return float64(o.Errors-o.ErrorClasses[ErrorClassTimeout]) / float64(o.Count)
+}
+
 // Dist summarises a latency distribution, at microsecond resolution.
 type Dist struct {
 	Min, Mean, P50, P90, P95, P99, P999, Max time.Duration

@@ -62,3 +62,19 @@ func TestTimelineCSVRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// Time-outs are a measured outcome: the error rate besides them leaves
+// them out; a dead server's refusals still count.
+func TestErrorRateBesidesTimeouts(t *testing.T) {
+	o := OpStats{Count: 20, Errors: 20, ErrorClasses: map[string]int64{ErrorClassTimeout: 20}}
+	if got := o.ErrorRateBesidesTimeouts(); got != 0 {
+		t.Errorf("all time-outs: %v, want 0", got)
+	}
+	o = OpStats{Count: 100, Errors: 60, ErrorClasses: map[string]int64{ErrorClassTimeout: 10, "connection_refused": 50}}
+	if got := o.ErrorRateBesidesTimeouts(); got != 0.5 || o.ErrorRate() != 0.6 {
+		t.Errorf("besides time-outs %v, all %v; want 0.5 and 0.6", got, o.ErrorRate())
+	}
+	if (OpStats{}).ErrorRateBesidesTimeouts() != 0 {
+		t.Error("no iterations: want 0")
+	}
+}
