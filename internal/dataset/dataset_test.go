@@ -215,3 +215,17 @@ func FuzzParseRealm(f *testing.F) {
 		prepareRealm(rf, Spec{Seed: 1, Prefix: "x"}) // must not panic
 	})
 }
+
+func TestSeedRunTo(t *testing.T) {
+	m := &Manifest{Seeds: []SeedEvent{
+		{From: 0, To: 500, Added: 500, Seconds: 400},
+		{From: 500, To: 1000, Added: 500, Seconds: 1317},
+		{From: 1000, To: 1000, Added: 0, Seconds: 0.2}, // a resume that found it complete
+	}}
+	if ev, ok := m.SeedRunTo(1000); !ok || ev.Seconds != 1317 {
+		t.Errorf("to 1000: %+v %v, want the run that added 500 in 1317 s", ev, ok)
+	}
+	if _, ok := m.SeedRunTo(750); ok {
+		t.Error("to 750: found a run, want none")
+	}
+}

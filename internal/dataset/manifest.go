@@ -59,6 +59,17 @@ type SeedEvent struct {
 	Salts string `json:"password_salts,omitempty"`
 }
 
+// SeedRunTo is the latest seeding run that brought the dataset to n
+// tenants by adding some.
+func (m *Manifest) SeedRunTo(n int) (SeedEvent, bool) {
+	for i := len(m.Seeds) - 1; i >= 0; i-- {
+		if ev := m.Seeds[i]; ev.To == n && ev.Added > 0 {
+			return ev, true
+		}
+	}
+	return SeedEvent{}, false
+}
+
 // saltsOf is what the seeds say of the users' salts.
 func saltsOf(seeds []SeedEvent, spec Spec) string {
 	out := ""

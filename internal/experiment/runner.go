@@ -275,6 +275,15 @@ func (r *Runner) reach(ctx context.Context, p Point) (*results.Seed, error) {
 			if bestN > 0 {
 				seed.Restored = best
 			}
+			if bestN == p.Tenants {
+				// the whole dataset came back: what it took to make it is
+				// in its manifest (a resumed sweep keeps its seed times)
+				if m, err := dataset.ReadManifest(r.manifestPath()); err == nil {
+					if ev, ok := m.SeedRunTo(p.Tenants); ok {
+						seed.Added, seed.Seconds, seed.ServerCPU, seed.Strategy, seed.Recorded = ev.Added, ev.Seconds, ev.ServerCPUSec, ev.Strategy, true
+					}
+				}
+			}
 			seed.RestoreSeconds = time.Since(start).Seconds()
 			r.dsKey, r.dsN = ds, bestN
 		} else {

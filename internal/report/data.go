@@ -457,11 +457,12 @@ func (c *config) workloads() []*wlAgg {
 type pointAgg struct {
 	seedS, seedAdded, bootS, rssMiB, wallS Stat
 	restored                               bool
+	recorded                               bool // the seed figures are a restored dataset's record
 }
 
 func (c *config) pointFigures() pointAgg {
 	var seed, added, boot, rss, wall []float64
-	var restored bool
+	var restored, recorded bool
 	for _, p := range c.done {
 		if p.Summary.Seconds > 0 {
 			wall = append(wall, p.Summary.Seconds)
@@ -470,6 +471,7 @@ func (c *config) pointFigures() pointAgg {
 			if s.Restored != "" {
 				restored = true
 			}
+			recorded = recorded || s.Recorded
 			if s.Added > 0 {
 				seed = append(seed, s.Seconds)
 				added = append(added, float64(s.Added))
@@ -484,7 +486,7 @@ func (c *config) pointFigures() pointAgg {
 			}
 		}
 	}
-	return pointAgg{seedS: statOf(seed), seedAdded: statOf(added), bootS: statOf(boot), rssMiB: statOf(rss), wallS: statOf(wall), restored: restored}
+	return pointAgg{seedS: statOf(seed), seedAdded: statOf(added), bootS: statOf(boot), rssMiB: statOf(rss), wallS: statOf(wall), restored: restored, recorded: recorded}
 }
 
 // workloadOrder lists every workload key of the experiment in the order

@@ -198,3 +198,36 @@ func TestLatencyCharts(t *testing.T) {
 		}
 	}
 }
+
+// A point whose whole dataset came back from a snapshot keeps the seed
+// time of the run that made it (a resumed sweep): the seed chart sums it
+// like any other, and the Points table says where it came from.
+func TestRecordedSeedTime(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "sweep")
+	if err := os.CopyFS(dir, os.DirFS(filepath.Join(fixturesDir, "sweep"))); err != nil {
+		t.Fatal(err)
+	}
+	p, err := results.ReadPoint(filepath.Join(dir, "realms-n100"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Summary.Seed.Restored, p.Summary.Seed.Recorded = "x-realms-n00100", true
+	writeJSONFile(t, filepath.Join(dir, "realms-n100", results.SummaryFile), p.Summary)
+	m, err := Build(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(m.Tables, func(t Table) bool { return t.Title == "Points" })
+	if i < 0 {
+		t.Fatal("no Points table")
+	}
+	var cell string
+	for _, r := range m.Tables[i].Rows {
+		if r[0] == "realms" && r[1] == "100" {
+			cell = r[4]
+		}
+	}
+	if cell != "300.0 (restored; its seeding run's)" {
+		t.Errorf("seed cell %q, want the recorded 300 s said to be restored", cell)
+	}
+}

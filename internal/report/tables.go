@@ -63,6 +63,8 @@ func (b *builder) sweepTables() {
 		seed := fmtStat(pa.seedS, fmtFixed(1))
 		if !pa.seedS.Known() && pa.restored {
 			seed = "restored"
+		} else if pa.recorded {
+			seed += " (restored; its seeding run's)"
 		}
 		t.Rows = append(t.Rows, []string{
 			c.series, strconv.Itoa(c.tenants), runsText(c), statusText(c),
@@ -85,6 +87,8 @@ func (b *builder) variantTables() {
 		seed := fmtStat(pa.seedS, fmtFixed(1))
 		if !pa.seedS.Known() && pa.restored {
 			seed = "restored"
+		} else if pa.recorded {
+			seed += " (restored; its seeding run's)"
 		}
 		t.Rows = append(t.Rows, []string{
 			c.label, runsText(c), statusText(c),

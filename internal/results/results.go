@@ -85,6 +85,10 @@ type Seed struct {
 	// Restored is set when a snapshot brought the dataset.
 	Restored       string  `json:"restored_snapshot,omitempty"`
 	RestoreSeconds float64 `json:"restore_s,omitempty"`
+	// Recorded: the snapshot held the point's whole dataset, and Added,
+	// Seconds, ServerCPU and Strategy are those of the seeding run that
+	// made it (its dataset manifest's record), not of this point's run.
+	Recorded bool `json:"from_seed_record,omitempty"`
 }
 
 // Boot is the restart measured before the cold phase.
