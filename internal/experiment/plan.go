@@ -208,15 +208,21 @@ func (c Costs) seed(m dataset.Mode, from, to int) time.Duration {
 	return seconds(s)
 }
 
-// PowerLaw is y = A × x^K.
+// PowerLaw is y = A × x^K + B × x: a power law, or (K 0, B > 0) a
+// straight line, as realm seeding is (each realm makes the next dearer).
 type PowerLaw struct {
-	A, K float64
+	A, K, B float64
 }
 
 // At is the law's value at x.
-func (l PowerLaw) At(x float64) float64 { return l.A * math.Pow(max(x, 1), l.K) }
+func (l PowerLaw) At(x float64) float64 { return l.A*math.Pow(max(x, 1), l.K) + l.B*max(x, 1) }
 
-func (l PowerLaw) String() string { return fmt.Sprintf("%.3g s × N^%.2f", l.A, l.K) }
+func (l PowerLaw) String() string {
+	if l.B > 0 {
+		return fmt.Sprintf("%.3g s + %.3g ms × N", l.A, 1000*l.B)
+	}
+	return fmt.Sprintf("%.3g s × N^%.2f", l.A, l.K)
+}
 
 // Costs are what Estimate assumes a point costs, per tenant mode.
 type Costs struct {
@@ -240,9 +246,9 @@ type Costs struct {
 // user 6 ms more (one realm of 2,000 users: 13.2 s, clone strategy); boot
 // 10 s.
 var DefaultCosts = Costs{
-	SeedPerTenant: map[dataset.Mode]PowerLaw{dataset.ModeRealms: {0.3, 0.25}, dataset.ModeOrgs: {0.1, 0}},
+	SeedPerTenant: map[dataset.Mode]PowerLaw{dataset.ModeRealms: {A: 0.3, K: 0.25}, dataset.ModeOrgs: {A: 0.1}},
 	SeedPerUser:   0.006,
-	Boot:          map[dataset.Mode]PowerLaw{dataset.ModeRealms: {10, 0}, dataset.ModeOrgs: {10, 0}},
+	Boot:          map[dataset.Mode]PowerLaw{dataset.ModeRealms: {A: 10}, dataset.ModeOrgs: {A: 10}},
 	Overhead:      10,
 	Source:        "kcbench's defaults for a 2-core box",
 }
@@ -267,7 +273,10 @@ func CalibrateCosts(pts []*results.Point) (Costs, error) {
 		fmt.Sscan(s.Params["tenants"], &n)
 		rest := s.Seconds
 		if sd := s.Seed; sd != nil {
-			rest -= sd.Seconds + sd.RestoreSeconds
+			rest -= sd.RestoreSeconds
+			if !sd.Recorded { // a restored dataset's record took none of this point's time
+				rest -= sd.Seconds
+			}
 			if sd.Added > 0 && sd.Seconds > 0 {
 				mid := float64(n) - float64(sd.Added-1)/2
 				seeds[m] = append(seeds[m], obs{mid, sd.Seconds / float64(sd.Added), float64(sd.Added)})
@@ -305,11 +314,49 @@ func CalibrateCosts(pts []*results.Point) (Costs, error) {
 		}
 		return PowerLaw{A: math.Exp((sy - k*sx) / sw), K: k}
 	}
+	// line fits y = a + b × x (b ≥ 0) by weighted least squares; ok is
+	// false when it has no positive intercept.
+	line := func(os []obs) (PowerLaw, bool) {
+		var sw, sx, sy, sxx, sxy float64
+		for _, o := range os {
+			sw += o.w
+			sx += o.w * o.x
+			sy += o.w * o.y
+			sxx += o.w * o.x * o.x
+			sxy += o.w * o.x * o.y
+		}
+		d := sw*sxx - sx*sx
+		if len(os) < 2 || d <= 1e-9 {
+			return PowerLaw{}, false
+		}
+		b := max((sw*sxy-sx*sy)/d, 0)
+		a := (sy - b*sx) / sw
+		return PowerLaw{A: a, B: b}, a > 0
+	}
+	// logErr is the weighted squared error of l on os, in log space.
+	logErr := func(l PowerLaw, os []obs) float64 {
+		var e float64
+		for _, o := range os {
+			d := math.Log(l.At(o.x)) - math.Log(o.y)
+			e += o.w * d * d
+		}
+		return e
+	}
+	// seedFit: the power law, or the straight line where it fits the
+	// points better (realms: flat, then each realm dearer than the last;
+	// a power law fitted to the flat part underestimates the large N).
+	seedFit := func(os []obs, def PowerLaw) PowerLaw {
+		pl := fit(os, def)
+		if l, ok := line(os); ok && logErr(l, os) < logErr(pl, os) {
+			return l
+		}
+		return pl
+	}
 	var parts []string
 	for _, m := range []dataset.Mode{dataset.ModeRealms, dataset.ModeOrgs} {
 		c.SeedPerTenant[m], c.Boot[m] = DefaultCosts.SeedPerTenant[m], DefaultCosts.Boot[m]
 		if os := seeds[m]; len(os) > 0 {
-			c.SeedPerTenant[m] = fit(os, DefaultCosts.SeedPerTenant[m])
+			c.SeedPerTenant[m] = seedFit(os, DefaultCosts.SeedPerTenant[m])
 			parts = append(parts, fmt.Sprintf("%s seed per tenant %s (%d points)", m, c.SeedPerTenant[m], len(os)))
 		}
 		if os := boots[m]; len(os) > 0 {
