@@ -267,10 +267,12 @@ watchdog:
 		t.Fatalf("error-rate watchdog: outcome %+v, summary %s %q", out, p.Summary.Status, p.Summary.Reason)
 	}
 
-	// 2: the same dataset comes back from the snapshot the first run saved.
+	// 2: the same dataset comes back from the snapshot the first run saved,
+	// with the seed figures of the run that made it (its manifest's record).
 	out, p = run(base, "restore")
 	s := p.Summary
-	if len(out.Done) != 1 || s.Seed == nil || s.Seed.Restored == "" || s.Seed.Added != 0 || s.Seed.RestoreSeconds <= 0 {
+	if len(out.Done) != 1 || s.Seed == nil || s.Seed.Restored == "" || s.Seed.RestoreSeconds <= 0 ||
+		!s.Seed.Recorded || s.Seed.Added != 1 || s.Seed.Seconds <= 0 || s.Seed.Strategy != "clone" {
 		t.Fatalf("restore: outcome %+v, seed %+v", out, s.Seed)
 	}
 	if w := s.Workload("token", "warm"); w == nil {

@@ -555,7 +555,7 @@ func (b *builder) maxRepeats() int {
 // with the workloads (and phases) marked, and what the observer saw on
 // the server.
 func (b *builder) pointCharts() {
-	var noObserve []string
+	var noObserve, noTimeline []string
 	for _, c := range b.e.configs {
 		for _, p := range c.points {
 			if b.ctx.Err() != nil {
@@ -580,33 +580,39 @@ func (b *builder) pointCharts() {
 				models = appendModelName(models, string(w.Stats.Model))
 			}
 			sub := append(b.caption([]*results.Point{p}, models), "dashed: workload start; dotted: end of the discarded warm-up")
-			b.timelineCharts(p, id, title, stem, sub)
+			if !b.timelineCharts(p, id, title, stem, sub) {
+				noTimeline = append(noTimeline, id)
+			}
 			b.percentileChart(p, id, title, stem, sub[:2])
 			if b.observeCharts(p, id, title, stem, sub[:2]) {
 				noObserve = append(noObserve, id)
 			}
 		}
 	}
+	if len(noTimeline) > 0 {
+		b.note("No %s in point(s) %s: their latency and throughput over time are left out.", results.TimelineFile, strings.Join(noTimeline, ", "))
+	}
 	if len(noObserve) > 0 {
 		b.note("No %s (server CPU and memory) in point(s) %s.", results.ObserveFile, strings.Join(noObserve, ", "))
 	}
 }
 
-func (b *builder) timelineCharts(p *results.Point, id, title, stem string, sub []string) {
+// timelineCharts draws a point's over-time charts; false when it has no
+// timeline file.
+func (b *builder) timelineCharts(p *results.Point, id, title, stem string, sub []string) bool {
 	path := filepath.Join(p.Dir, results.TimelineFile)
 	segs, err := readTimeline(path)
 	if errors.Is(err, os.ErrNotExist) {
-		b.note("Point %s has no %s; its latency and throughput over time are left out.", id, results.TimelineFile)
-		return
+		return false
 	}
 	if err != nil {
 		b.note("Point %s: over-time charts left out: %v.", id, err)
-		return
+		return true
 	}
 	placed, err := placeTimeline(p, segs)
 	if err != nil {
 		b.note("Point %s: over-time charts left out: %v.", id, err)
-		return
+		return true
 	}
 
 	budget := max(60, maxTimelinePoints/max(1, len(placed)))
@@ -680,6 +686,7 @@ func (b *builder) timelineCharts(p *results.Point, id, title, stem string, sub [
 	tt := title + ": throughput over time"
 	b.add(stem+"-throughput", tt, sub, lineChart{title: tt, sub: sub, xLabel: x, yLabel: "per second",
 		series: []lineSeries{thr, errs}, marks: marks, zeroY: true, headroom: true})
+	return true
 }
 
 // fileSafe turns a point id into a file name stem.
