@@ -297,40 +297,43 @@ func CalibrateCosts(pts []*results.Point) (Costs, error) {
 	if len(over) == 0 {
 		return c, errors.New("no finished point to calibrate from")
 	}
-	fit := func(os []obs, def PowerLaw) PowerLaw {
-		// Weighted least squares of log y on log x.
+	// wls is the weighted least-squares line through the points f maps
+	// os to: its slope (ok false with fewer than two points or no spread
+	// in x), and the intercept that goes with a given slope.
+	wls := func(os []obs, f func(obs) (x, y float64)) (slope float64, ok bool, intercept func(b float64) float64) {
 		var sw, sx, sy, sxx, sxy float64
 		for _, o := range os {
-			x, y := math.Log(max(o.x, 1)), math.Log(o.y)
+			x, y := f(o)
 			sw += o.w
 			sx += o.w * x
 			sy += o.w * y
 			sxx += o.w * x * x
 			sxy += o.w * x * y
 		}
-		k := def.K
 		if d := sw*sxx - sx*sx; len(os) >= 2 && d > 1e-9 {
-			k = min(max((sw*sxy-sx*sy)/d, 0), 2)
+			slope, ok = (sw*sxy-sx*sy)/d, true
 		}
-		return PowerLaw{A: math.Exp((sy - k*sx) / sw), K: k}
+		return slope, ok, func(b float64) float64 { return (sy - b*sx) / sw }
 	}
-	// line fits y = a + b × x (b ≥ 0) by weighted least squares; ok is
-	// false when it has no positive intercept.
-	line := func(os []obs) (PowerLaw, bool) {
-		var sw, sx, sy, sxx, sxy float64
-		for _, o := range os {
-			sw += o.w
-			sx += o.w * o.x
-			sy += o.w * o.y
-			sxx += o.w * o.x * o.x
-			sxy += o.w * o.x * o.y
+	// fit is the power law: the line of log y on log x.
+	fit := func(os []obs, def PowerLaw) PowerLaw {
+		k, ok, intercept := wls(os, func(o obs) (float64, float64) { return math.Log(max(o.x, 1)), math.Log(o.y) })
+		if ok {
+			k = min(max(k, 0), 2)
+		} else {
+			k = def.K
 		}
-		d := sw*sxx - sx*sx
-		if len(os) < 2 || d <= 1e-9 {
+		return PowerLaw{A: math.Exp(intercept(k)), K: k}
+	}
+	// line fits y = a + b × x (b ≥ 0); ok is false when it has no
+	// positive intercept.
+	line := func(os []obs) (PowerLaw, bool) {
+		b, ok, intercept := wls(os, func(o obs) (float64, float64) { return o.x, o.y })
+		if !ok {
 			return PowerLaw{}, false
 		}
-		b := max((sw*sxy-sx*sy)/d, 0)
-		a := (sy - b*sx) / sw
+		b = max(b, 0)
+		a := intercept(b)
 		return PowerLaw{A: a, B: b}, a > 0
 	}
 	// logErr is the weighted squared error of l on os, in log space.

@@ -445,9 +445,10 @@ func (r *Runner) runPoint(ctx context.Context, p Point) (*results.Summary, error
 				if lim, _ := ParsePercent(r.File.Watchdog.MaxErrorRate); r.File.Watchdog.MaxErrorRate != "" {
 					// time-outs are a measured outcome (the admin API at a
 					// thousand realms), not a broken run: they do not count
-					if it, ok := res.Stats.Op(results.IterationOp); ok && it.Count > 0 && it.ErrorRateBesidesTimeouts() > lim {
+					it, _ := res.Stats.Op(results.IterationOp)
+					if rate := it.ErrorRateBesidesTimeouts(); rate > lim {
 						return errAbort{fmt.Sprintf("%s %s: error rate %.1f%% above %s (time-outs not counted: %d)", phase, w.Name,
-							100*it.ErrorRateBesidesTimeouts(), r.File.Watchdog.MaxErrorRate, res.Stats.Timeouts())}
+							100*rate, r.File.Watchdog.MaxErrorRate, res.Stats.Timeouts())}
 					}
 				}
 			}

@@ -90,7 +90,6 @@ func loadExperiment(dir string) (*experiment, error) {
 	return e, nil
 }
 
-// params returns a point's parameters: the summary's, else the manifest's.
 // wallSeconds is the wall time of every point run, summed (whole seconds).
 func (e *experiment) wallSeconds() int64 {
 	var s float64
@@ -111,6 +110,7 @@ func (e *experiment) hasWorkloads() bool {
 	return false
 }
 
+// params returns a point's parameters: the summary's, else the manifest's.
 func params(p *results.Point) map[string]string {
 	if len(p.Summary.Params) > 0 {
 		return p.Summary.Params

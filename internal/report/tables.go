@@ -60,12 +60,7 @@ func (b *builder) sweepTables() {
 	}
 	for _, c := range b.e.configs {
 		pa := c.pointFigures()
-		seed := fmtStat(pa.seedS, fmtFixed(1))
-		if !pa.seedS.Known() && pa.restored {
-			seed = "restored"
-		} else if pa.recorded {
-			seed += " (restored; its seeding run's)"
-		}
+		seed := pa.seedCell()
 		t.Rows = append(t.Rows, []string{
 			c.series, strconv.Itoa(c.tenants), runsText(c), statusText(c),
 			seed, fmtStat(pa.seedAdded, fmtFixed(0)), fmtStat(pa.bootS, fmtFixed(1)), fmtStat(pa.rssMiB, fmtFixed(0)),
@@ -84,12 +79,7 @@ func (b *builder) variantTables() {
 	}
 	for _, c := range b.e.configs {
 		pa := c.pointFigures()
-		seed := fmtStat(pa.seedS, fmtFixed(1))
-		if !pa.seedS.Known() && pa.restored {
-			seed = "restored"
-		} else if pa.recorded {
-			seed += " (restored; its seeding run's)"
-		}
+		seed := pa.seedCell()
 		t.Rows = append(t.Rows, []string{
 			c.label, runsText(c), statusText(c),
 			seed, fmtStat(pa.seedAdded, fmtFixed(0)), fmtStat(pa.bootS, fmtFixed(1)), fmtStat(pa.rssMiB, fmtFixed(0)),
@@ -170,4 +160,15 @@ func timeoutText(w *wlAgg) string {
 		s += " (" + w.timeoutLimit.String() + ")"
 	}
 	return s
+}
+
+// seedCell is the seed time as the Points tables show it.
+func (pa pointAgg) seedCell() string {
+	switch {
+	case !pa.seedS.Known() && pa.restored:
+		return "restored"
+	case pa.recorded:
+		return fmtStat(pa.seedS, fmtFixed(1)) + " (restored; its seeding run's)"
+	}
+	return fmtStat(pa.seedS, fmtFixed(1))
 }
