@@ -319,8 +319,11 @@ func TestDatabaseCostPerOperation(t *testing.T) {
 			t.Errorf("%s: window %d transactions, %d WAL bytes; the whole run read directly %d, %d", scen, c.Xacts, c.WALBytes, whole.Xacts, whole.WALBytes)
 		}
 		// and the 3 s window holds most of the 4 s run's work (a second
-		// of statistics flushed late either side at most)
-		if 2*c.Xacts < whole.Xacts || 2*c.WALBytes < whole.WALBytes {
+		// of statistics flushed late either side at most), where there is
+		// work to speak of: a JWKS run's whole may hold a stray background
+		// write (CI saw 50 WAL bytes and no transaction) that the window
+		// rightly does not
+		if whole.Xacts >= 20 && (2*c.Xacts < whole.Xacts || 2*c.WALBytes < whole.WALBytes) {
 			t.Errorf("%s: window %d transactions, %d WAL bytes: less than half the whole run's %d, %d", scen, c.Xacts, c.WALBytes, whole.Xacts, whole.WALBytes)
 		}
 		var b strings.Builder
