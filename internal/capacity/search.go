@@ -328,6 +328,9 @@ type searcher struct {
 	// reopened counts the brackets opened again above a failure the
 	// warming server has outgrown (adaptive).
 	reopened int
+	// hiPrevCPU is the server CPU-ms per operation of the step that
+	// passed before the lowest failure (adaptive).
+	hiPrevCPU float64
 	// lastOKCPU is the server CPU-ms per operation of the latest step
 	// that passed (a probe that kept up included).
 	lastOKCPU float64
