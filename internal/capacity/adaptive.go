@@ -40,7 +40,7 @@ import (
 //     before it cost staleFailure times the highest pass's CPU per
 //     operation: the JVM was still warming up, as in the first search
 //     after a boot), the failure no longer holds: the bracket opens again
-//     at its rate (at most maxReopen times). An overload's own cost (a
+//     at its rate as soon as a pass shows it (at most maxReopen times). An overload's own cost (a
 //     failing step often costs more per operation) does not count.
 //  5. Confirm: the highest pass runs again for long enough to see an
 //     overload of Precision (the shorter steps before it may pass a rate
@@ -400,6 +400,11 @@ func (s *searcher) bracket(ctx context.Context, rate float64) error {
 		if st.Pass {
 			s.pass(st)
 			lo, loCPU = mid, st.CPUMsPerOp
+			if s.reopen(loCPU) {
+				// the server has outgrown the failure already: no
+				// need to narrow the bracket below it first
+				return s.bracket(ctx, hi)
+			}
 		} else {
 			hi, s.hiPrevCPU = mid, prev
 			if st.Achieved < o.MinAchieved*mid {
