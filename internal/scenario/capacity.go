@@ -51,6 +51,67 @@ type CapacityStepper struct {
 	IntervalHook func(load.Interval)
 	// RSS reads the server's RSS; nil when unknown.
 	RSS func() (int64, error)
+	// users are the VUs' state, kept from step to step.
+	users UserCache
+}
+
+// UserCache keeps VUs' state across runs of one workload (RunInput.Users).
+// A capacity search's steps would otherwise make their VUs anew, each
+// step: a refresh VU logs its sessions in when it is made, so every step
+// began with a burst of logins, and a step that fell behind made more VUs
+// and more logins as it went, until the server never caught up again
+// (measured on 26.7.3: after one overloaded step every refresh step
+// failed, down to two-thirds of a rate that had passed, at 3× the CPU
+// per operation). The zero value is ready; runs using it must not
+// overlap.
+type UserCache struct {
+	mu    sync.Mutex
+	users []load.User // all made so far
+	free  []load.User // not yet taken by the current run
+	made  int         // users made by the current run
+}
+
+// Reuse returns sc, whose NewUser hands out the users earlier runs made
+// before it makes new ones; it starts a run.
+func (c *UserCache) Reuse(sc load.Scenario) load.Scenario {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.free = append(c.free[:0], c.users...)
+	c.made = 0
+	return &reuse{Scenario: sc, c: c}
+}
+
+// Made is how many users the current run made anew.
+func (c *UserCache) Made() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.made
+}
+
+type reuse struct {
+	load.Scenario
+	c *UserCache
+}
+
+func (r *reuse) NewUser(ctx context.Context, id int) (load.User, error) {
+	c := r.c
+	c.mu.Lock()
+	if n := len(c.free); n > 0 {
+		u := c.free[n-1]
+		c.free = c.free[:n-1]
+		c.mu.Unlock()
+		return u, nil
+	}
+	c.mu.Unlock()
+	u, err := r.Scenario.NewUser(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	c.users = append(c.users, u)
+	c.made++
+	c.mu.Unlock()
+	return u, nil
 }
 
 // latency is the largest latency SLO, or 1 s without one.
@@ -107,6 +168,9 @@ func (s *CapacityStepper) NewHTTPClient(o capacity.Options) *http.Client {
 // Step runs one step; it implements capacity.StepFunc.
 func (s *CapacityStepper) Step(ctx context.Context, rate float64, d time.Duration) (capacity.StepResult, error) {
 	in := RunInput{Target: s.Target, Manifest: s.Manifest, Config: s.StepConfig(rate, d), HTTPClient: s.HTTPClient, Progress: s.Progress, IntervalHook: s.IntervalHook}
+	if s.HTTPClient != nil {
+		in.Users = &s.users // a user keeps the client it was made with: a shared one
+	}
 	stopRSS, peak := watchRSS(s.RSS)
 	res, err := Run(ctx, in)
 	stopRSS()
@@ -131,6 +195,9 @@ func (s *CapacityStepper) Step(ctx context.Context, rate float64, d time.Duratio
 func (s *CapacityStepper) AgentStep(ctx context.Context, rate float64, d time.Duration, seg load.Segment, at time.Time) (*RunResult, int64, error) {
 	in := RunInput{Target: s.Target, Manifest: s.Manifest, Config: s.StepConfig(rate, d), HTTPClient: s.HTTPClient, Progress: s.Progress,
 		IntervalHook: s.IntervalHook, Segment: seg, StartAt: at}
+	if s.HTTPClient != nil {
+		in.Users = &s.users
+	}
 	stopRSS, peak := watchRSS(s.RSS)
 	res, err := Run(ctx, in)
 	stopRSS()

@@ -38,6 +38,11 @@ type RunInput struct {
 	Progress func(load.Progress)
 	// HTTPClient makes the requests (nil: an h1 client sized for the run).
 	HTTPClient *http.Client
+	// Users, when set, keeps the VUs' state across runs of the same
+	// workload: a run takes the users earlier runs made before it makes
+	// new ones (a capacity search's steps). They keep the Env they were
+	// made with: give the runs one HTTPClient.
+	Users *UserCache
 	// Alive, when set, is asked twice a second during the run whether the
 	// server is still there (its process runs, its log shows no
 	// OutOfMemoryError, it is ready); an error says why not, and stops
@@ -160,6 +165,9 @@ func Run(ctx context.Context, in RunInput) (*RunResult, error) {
 	sc, err := ByName(cfg.Scenario, env)
 	if err != nil {
 		return nil, err
+	}
+	if in.Users != nil {
+		sc = in.Users.Reuse(sc)
 	}
 	ex := cfg.AgentExecutor(whole, in.Segment)
 	if err := ex.Validate(); err != nil {
