@@ -40,8 +40,9 @@ import (
 //     before it cost staleFailure times the highest pass's CPU per
 //     operation: the JVM was still warming up, as in the first search
 //     after a boot), the failure no longer holds: the bracket opens again
-//     at its rate as soon as a pass shows it (at most maxReopen times). An overload's own cost (a
-//     failing step often costs more per operation) does not count.
+//     at its rate as soon as a pass shows it (at most maxReopen times).
+//     An overload's own cost (a failing step often costs more per
+//     operation) does not count.
 //  5. Confirm: the highest pass runs again for long enough to see an
 //     overload of Precision (the shorter steps before it may pass a rate
 //     a few per cent too high); when it fails, lower rates are confirmed
