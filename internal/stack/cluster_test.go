@@ -60,6 +60,23 @@ func TestClusterStartArgs(t *testing.T) {
 	if strings.Contains(args, "--cache=local") {
 		t.Errorf("cluster node with --cache=local: %q", args)
 	}
+	n := NodeState{Index: 2, Host: "127.0.0.3", HTTPPort: 8080, MgmtPort: 9000, JGroupsPort: 7800}
+	if p := o.jgroupsProperties(n, "127.0.0.1"); p != "" {
+		t.Errorf("26.7.3 has the network options, yet system properties %q", p)
+	}
+	// 26.3.5 refuses --cache-embedded-network-* ("Unknown option"): the
+	// JGroups stack's system properties say the same
+	old := KeycloakOptions{Version: "26.3.5"}
+	args = strings.Join(old.startArgs(dbConn{URL: "jdbc:postgresql://127.0.0.1:1/keycloak", User: "keycloak"}, n), " ")
+	if !strings.Contains(args, "--cache=ispn") || strings.Contains(args, "--cache-embedded-network") {
+		t.Errorf("26.3.5 args %q", args)
+	}
+	if p, want := old.jgroupsProperties(n, "127.0.0.1"), "-Djgroups.bind.address=127.0.0.3 -Djgroups.bind.port=7800 -Djgroups.external_addr=127.0.0.1"; p != want {
+		t.Errorf("26.3.5 properties %q, want %q", p, want)
+	}
+	if p := old.jgroupsProperties(NodeState{Host: "127.0.0.1"}, ""); p != "" {
+		t.Errorf("a node without a cluster got %q", p)
+	}
 }
 
 func TestNodeLayout(t *testing.T) {

@@ -273,9 +273,11 @@ func (o KeycloakOptions) startArgs(db dbConn, n NodeState) []string {
 		"--hostname-strict=false",
 	}
 	if n.JGroupsPort > 0 {
-		args = append(args, "--cache=ispn",
-			"--cache-embedded-network-bind-address="+n.Host,
-			"--cache-embedded-network-bind-port="+strconv.Itoa(n.JGroupsPort))
+		args = append(args, "--cache=ispn")
+		if networkOptions(o.Version) {
+			args = append(args, "--cache-embedded-network-bind-address="+n.Host,
+				"--cache-embedded-network-bind-port="+strconv.Itoa(n.JGroupsPort))
+		}
 	} else {
 		args = append(args, "--cache=local")
 	}
@@ -295,6 +297,30 @@ func (o KeycloakOptions) startArgs(db dbConn, n NodeState) []string {
 		args = append(args, fmt.Sprintf("--cache-embedded-%s-max-count=%d", n, o.CacheSizes[n]))
 	}
 	return append(args, o.ExtraOptions...)
+}
+
+// networkOptions says whether Keycloak version has the
+// --cache-embedded-network-* options: 26.4.0 has them, 26.3.5 refuses
+// them ("Unknown option"); before, the JGroups stack reads the same
+// settings from system properties (jgroupsProperties).
+func networkOptions(version string) bool {
+	v, err := ParseVersion(version)
+	return err != nil || v.Minor >= 4
+}
+
+// jgroupsProperties are the JVM options that bind node n's JGroups to its
+// address and port, and advertise external (when not empty) to its
+// peers, on a Keycloak without the --cache-embedded-network-* options;
+// "" when it has them or n is not clustered.
+func (o KeycloakOptions) jgroupsProperties(n NodeState, external string) string {
+	if n.JGroupsPort == 0 || networkOptions(o.Version) {
+		return ""
+	}
+	p := "-Djgroups.bind.address=" + n.Host + " -Djgroups.bind.port=" + strconv.Itoa(n.JGroupsPort)
+	if external != "" {
+		p += " -Djgroups.external_addr=" + external
+	}
+	return p
 }
 
 // node is one running Keycloak (kc.sh and its JVM).

@@ -149,13 +149,14 @@ func (l *latencyLinks) close() {
 }
 
 // nodeLink places the proxies in front of node ns's JGroups ports, when
-// the stack has node-node latency, and returns the arguments that make
-// the node advertise them (none without). A node started again keeps
+// the stack has node-node latency, and returns the address the node
+// must advertise to reach them ("" without). A node started again keeps
 // its proxies.
 //
 // The proxies listen on 127.0.0.1 at the node's own port numbers (its
 // bind port, and FD_SOCK2's at bind port + 50000), and the node
-// advertises only the address (--cache-embedded-network-external-address):
+// advertises only the address (--cache-embedded-network-external-address,
+// or the jgroups.external_addr property before 26.4):
 // with an external port as well, FD_SOCK2 declares its server at that
 // port without its offset, its CONNECT to a peer through the proxy fails
 // ("failed connecting … null" in its trace), no node watches its
@@ -163,13 +164,13 @@ func (l *latencyLinks) close() {
 // 40 s (a refresh on the survivor timed out on the dead owner, HTTP
 // 500). The node's port moves, before it starts, to one free on both
 // addresses.
-func (s *Stack) nodeLink(ns *NodeState) ([]string, error) {
+func (s *Stack) nodeLink(ns *NodeState) (string, error) {
 	d := s.st.Topology.Latency.NodeNode
 	if d.Zero() || ns.JGroupsPort == 0 {
-		return nil, nil
+		return "", nil
 	}
 	if s.links == nil {
-		return nil, errors.New("the stack's node-node latency proxies live in the kcbench process that started it (up --foreground); start or restart nodes from there")
+		return "", errors.New("the stack's node-node latency proxies live in the kcbench process that started it (up --foreground); start or restart nodes from there")
 	}
 	if _, ok := s.links.nodes[ns.Index]; !ok {
 		free := func(p int) bool {
@@ -188,7 +189,7 @@ func (s *Stack) nodeLink(ns *NodeState) ([]string, error) {
 				}
 			}
 			if port == 0 {
-				return nil, fmt.Errorf("latency node-node: no JGroups port in %d–%d free on both %s and 127.0.0.1", jgroupsFirstPort, jgroupsLastPort, ns.Host)
+				return "", fmt.Errorf("latency node-node: no JGroups port in %d–%d free on both %s and 127.0.0.1", jgroupsFirstPort, jgroupsLastPort, ns.Host)
 			}
 			ns.JGroupsPort = port
 		}
@@ -201,7 +202,7 @@ func (s *Stack) nodeLink(ns *NodeState) ([]string, error) {
 				if k == 1 {
 					ps[0].Close()
 				}
-				return nil, fmt.Errorf("latency node-node: %w", err)
+				return "", fmt.Errorf("latency node-node: %w", err)
 			}
 		}
 		if s.links.nodes == nil {
@@ -209,7 +210,7 @@ func (s *Stack) nodeLink(ns *NodeState) ([]string, error) {
 		}
 		s.links.nodes[ns.Index] = ps
 	}
-	return []string{"--cache-embedded-network-external-address=127.0.0.1"}, nil
+	return "127.0.0.1", nil
 }
 
 // startLatency places the proxies the topology asks for and measures the

@@ -135,12 +135,16 @@ func (s *Stack) launchNode(i int, first bool) error {
 	if !s.st.Topology.Latency.NodeDB.Zero() && s.links == nil {
 		return fmt.Errorf("the stack's node-db latency proxy lives in the kcbench process that started it (up --foreground); start or restart nodes from there")
 	}
-	link, err := s.nodeLink(ns) // may move the node's JGroups port: first
+	external, err := s.nodeLink(ns) // may move the node's JGroups port: first
 	args := s.st.Options.startArgs(s.nodeDB(), *ns)
 	if err != nil {
 		return err
 	}
-	args = append(args, link...)
+	if p := s.st.Options.jgroupsProperties(*ns, external); p != "" {
+		env["JAVA_OPTS_APPEND"] = p
+	} else if external != "" {
+		args = append(args, "--cache-embedded-network-external-address="+external)
+	}
 	n, off, err := launchKeycloak(ns.Home, s.st.Java, args, env, ns.Log, s.st.Detached, ns.CPU)
 	if err != nil {
 		return err
