@@ -4,6 +4,7 @@ package experiment_test
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -112,7 +113,18 @@ func TestTinyExperimentFilesReportResume(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "default-realms-n00002-r1", "summary.json")); err == nil {
 		t.Fatal("the interrupted point has a summary")
 	}
-	// Resume: only the missing point runs.
+	// Resume: only the missing point runs. A point that failed (an
+	// error stopped it) runs again too: the unfinished one is made to
+	// look failed.
+	p2dir := filepath.Join(dir, "default-realms-n00002-r1")
+	os.MkdirAll(p2dir, 0o755)
+	man, _ := os.ReadFile(filepath.Join(p1, "manifest.json"))
+	os.WriteFile(filepath.Join(p2dir, "manifest.json"), man, 0o644)
+	failed, _ := json.Marshal(results.Summary{Schema: results.Schema, Status: results.StatusFailed, Reason: "kc.sh start failed: Unknown option"})
+	os.WriteFile(filepath.Join(p2dir, "summary.json"), failed, 0o644)
+	if p, err := results.ReadPoint(p2dir); err != nil || p.Summary.Status != results.StatusFailed {
+		t.Fatalf("the made-up failed point reads %+v, %v", p, err)
+	}
 	r2, _ := runner(t, tiny, dir)
 	out, err = r2.Run(context.Background())
 	if err != nil {

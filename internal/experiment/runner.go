@@ -90,7 +90,15 @@ func (r *Runner) Run(ctx context.Context) (Outcome, error) {
 			return out, ctx.Err()
 		}
 		group := p.Variant.Name + "/" + string(p.Mode)
-		if prev, err := results.ReadPoint(filepath.Join(r.Dir, p.ID)); err == nil {
+		if prev, err := results.ReadPoint(filepath.Join(r.Dir, p.ID)); err == nil && prev.Summary.Status == results.StatusFailed {
+			// an error stopped it (Keycloak refused an option, say): the
+			// cause may be gone, so it runs again; an aborted point is a
+			// measured outcome and stays
+			r.Logf("point %d/%d %s: failed before (%s); running it again", i+1, len(pts), p.ID, prev.Summary.Reason)
+			if err := os.RemoveAll(filepath.Join(r.Dir, p.ID)); err != nil {
+				return out, err
+			}
+		} else if err == nil {
 			r.Logf("point %d/%d %s: %s already (skipped)", i+1, len(pts), p.ID, prev.Summary.Status)
 			if prev.Summary.Status == results.StatusAborted {
 				r.noteAbort(group, p.Tenants)
