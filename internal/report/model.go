@@ -143,8 +143,11 @@ func Build(ctx context.Context, dir string) (*Model, error) {
 		b.sweepTables()
 	case e.sweep:
 		// fewer than three tenant counts draw no useful line over N:
-		// compare the lines as grouped bars per workload
+		// compare the lines as grouped bars per workload (and, where
+		// latency was injected, draw it against the round trip: an
+		// experiment's points all have a mode and a tenant count)
 		b.variantCharts()
+		b.latencyCharts()
 		b.sweepTables()
 	default:
 		b.variantCharts()

@@ -122,7 +122,9 @@ func TestLatencyCharts(t *testing.T) {
 		{"old-nn-0ms", "26.3.5", 0, 0, 50}, {"old-nn-20ms", "26.3.5", 20, 0, 1000},
 	} {
 		for r := 1; r <= 2; r++ {
-			ps := map[string]string{ParamVariant: x.name, ParamRepeat: strconv.Itoa(r), "nodes": "2"}
+			// as the experiment runner writes them: every point has a mode
+			// and a tenant count
+			ps := map[string]string{ParamVariant: x.name, ParamRepeat: strconv.Itoa(r), "nodes": "2", ParamMode: "realms", ParamTenants: "5"}
 			if x.nn > 0 {
 				ps[results.ParamLatency] = "node-node=" + fmtG(x.nn) + "ms"
 				ps[results.ParamLatencyNodeNodeMs] = fmtG(x.nn)
