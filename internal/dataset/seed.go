@@ -536,6 +536,11 @@ func (sd *seeder) fast(ctx context.Context, todo []int) error {
 			return err
 		}
 		defer sd.b.forget(part)
+		for _, i := range part {
+			if err := sd.clearHalfMadeUsers(ctx, i); err != nil {
+				return err
+			}
+		}
 		res, err := sd.adm.PartialImport(ctx, realm, sd.b.tenantPartial(part))
 		if err != nil {
 			return fmt.Errorf("partial import of tenants %s..%s: %w", TenantID(part[0]), TenantID(part[len(part)-1]), err)
@@ -553,6 +558,34 @@ func (sd *seeder) fast(ctx context.Context, todo []int) error {
 		}
 		return nil
 	})
+}
+
+// clearHalfMadeUsers deletes the users an interrupted run made for
+// tenant i when its organization is there but not complete: the partial
+// import skips a user that exists, with the groups it was not yet put in
+// (a rest seed cut off between making a user and adding it to its group
+// left 58 of 60 group memberships after the resume).
+func (sd *seeder) clearHalfMadeUsers(ctx context.Context, i int) error {
+	sd.mu.Lock()
+	halfMade := sd.orgIDs[TenantID(i)] != ""
+	sd.mu.Unlock()
+	if !halfMade {
+		return nil
+	}
+	realm := sd.s.SharedRealm()
+	for j := 1; j <= sd.s.Content.Users; j++ {
+		u, err := sd.adm.FindUser(ctx, realm, sd.s.Username(i, j))
+		if err != nil {
+			return fmt.Errorf("tenant %s: look for a half-made user: %w", TenantID(i), err)
+		}
+		if u == nil {
+			continue
+		}
+		if err := sd.adm.DeleteUser(ctx, realm, u.ID); err != nil && !errors.Is(err, kc.ErrNotFound) {
+			return fmt.Errorf("tenant %s: delete half-made user %s: %w", TenantID(i), u.Username, err)
+		}
+	}
+	return nil
 }
 
 // loadDirectory writes the users of tenants todo into the directory (with

@@ -97,6 +97,11 @@ func (a *Admin) DeleteRealm(ctx context.Context, realm string) error {
 	return a.Do(ctx, http.MethodDelete, RealmPath(realm), nil, nil)
 }
 
+// DeleteUser deletes a realm's user by id.
+func (a *Admin) DeleteUser(ctx context.Context, realm, id string) error {
+	return a.Do(ctx, http.MethodDelete, RealmPath(realm, "users", id), nil, nil)
+}
+
 // ClearRealmCache empties Keycloak's realm cache: every realm's realms,
 // clients, roles, groups, client scopes and organizations (the endpoint is
 // a realm's, the cache is the server's). For after the database was
