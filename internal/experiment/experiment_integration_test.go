@@ -80,8 +80,12 @@ func (l *logs) logf(format string, args ...any) {
 }
 
 func TestTinyExperimentFilesReportResume(t *testing.T) {
+	// Each point makes its last tenant through the admin API, timed:
+	// point 1 its only one, point 2 (which grows 1 → 3, or 0 → 3 when
+	// resumed on a fresh stack) the third after cloning the rest.
+	yml := strings.Replace(tiny, "tenants: [1, 2]", "tenants: [1, 3]\n  admin_api_sample: 1", 1)
 	dir := filepath.Join(t.TempDir(), "tiny")
-	r, l := runner(t, tiny, dir)
+	r, l := runner(t, yml, dir)
 	// Interrupt when the second point starts: the first is done, the
 	// second must rerun.
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
@@ -110,13 +114,13 @@ func TestTinyExperimentFilesReportResume(t *testing.T) {
 			t.Errorf("%s: %v", f, err)
 		}
 	}
-	if _, err := os.Stat(filepath.Join(dir, "default-realms-n00002-r1", "summary.json")); err == nil {
+	if _, err := os.Stat(filepath.Join(dir, "default-realms-n00003-r1", "summary.json")); err == nil {
 		t.Fatal("the interrupted point has a summary")
 	}
 	// Resume: only the missing point runs. A point that failed (an
 	// error stopped it) runs again too: the unfinished one is made to
 	// look failed.
-	p2dir := filepath.Join(dir, "default-realms-n00002-r1")
+	p2dir := filepath.Join(dir, "default-realms-n00003-r1")
 	os.MkdirAll(p2dir, 0o755)
 	man, _ := os.ReadFile(filepath.Join(p1, "manifest.json"))
 	os.WriteFile(filepath.Join(p2dir, "manifest.json"), man, 0o644)
@@ -125,12 +129,12 @@ func TestTinyExperimentFilesReportResume(t *testing.T) {
 	if p, err := results.ReadPoint(p2dir); err != nil || p.Summary.Status != results.StatusFailed {
 		t.Fatalf("the made-up failed point reads %+v, %v", p, err)
 	}
-	r2, _ := runner(t, tiny, dir)
+	r2, _ := runner(t, yml, dir)
 	out, err = r2.Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(out.Skipped) != 1 || len(out.Done) != 1 || out.Done[0] != "default-realms-n00002-r1" {
+	if len(out.Skipped) != 1 || len(out.Done) != 1 || out.Done[0] != "default-realms-n00003-r1" {
 		t.Fatalf("resume: %+v", out)
 	}
 	pts, err := results.ReadExperiment(dir)
@@ -138,8 +142,18 @@ func TestTinyExperimentFilesReportResume(t *testing.T) {
 		t.Fatalf("%d points, %v", len(pts), err)
 	}
 	p2 := pts[1].Summary
-	if p2.Seed == nil || p2.Seed.Tenants != 2 || p2.Boot == nil || p2.Boot.Seconds <= 0 || p2.Boot.RSSBytes <= 0 {
+	if p2.Seed == nil || p2.Seed.Tenants != 3 || p2.Boot == nil || p2.Boot.Seconds <= 0 || p2.Boot.RSSBytes <= 0 {
 		t.Errorf("point 2 seed/boot: %+v %+v", p2.Seed, p2.Boot)
+	}
+	for i, p := range pts {
+		sd := p.Summary.Seed
+		if sd == nil || sd.AdminAPISample == nil || sd.AdminAPISample.Tenants != 1 || sd.AdminAPISample.Seconds <= 0 ||
+			sd.AdminAPISample.Seconds > sd.Seconds || sd.Added < 1 {
+			t.Errorf("point %d: seed %+v, sample %+v: want 1 tenant through the admin API, timed, within the seed time", i+1, sd, sd.AdminAPISample)
+		}
+	}
+	if sd := p2.Seed; sd != nil && sd.Added < 2 {
+		t.Errorf("point 2 added %d tenants, want the clone's and the sample's", sd.Added)
 	}
 	for _, w := range p2.Workloads {
 		it, _ := w.Stats.Op("iteration")
@@ -167,6 +181,13 @@ func TestTinyExperimentFilesReportResume(t *testing.T) {
 	m, err := report.Build(context.Background(), dir)
 	if err != nil {
 		t.Fatal(err)
+	}
+	var names []string
+	for _, c := range m.Charts() {
+		names = append(names, c.Name)
+	}
+	if !strings.Contains(strings.Join(names, " "), "sweep-admin-api-provisioning") {
+		t.Errorf("charts %v: want the admin-API provisioning per tenant", names)
 	}
 	var capCharts int
 	for _, c := range m.Charts() {

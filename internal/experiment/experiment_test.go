@@ -349,3 +349,86 @@ func TestCalibrateCostsLinearSeed(t *testing.T) {
 		t.Errorf("overhead %.1f s, want 500 (the recorded seed left out), %v", c.Overhead, err)
 	}
 }
+
+// TestAdminAPISampleNeedsClone: a sample of tenants through the admin API
+// goes with the clone strategy (fast and rest make them all that way).
+func TestAdminAPISampleNeedsClone(t *testing.T) {
+	base := "name: s\ndataset:\n  modes: [realms]\n  tenants: [1, 10]\n%s\nworkloads:\n  - name: j\n    scenario: jwks\n"
+	for _, c := range []struct {
+		ds, err string
+	}{
+		{"  admin_api_sample: 5", ""},
+		{"  strategy: clone\n  admin_api_sample: 5", ""},
+		{"  strategy: fast\n  admin_api_sample: 5", "the fast strategy makes every tenant through the admin API"},
+		{"  strategy: rest\n  admin_api_sample: 5", "the rest strategy"},
+		{"  admin_api_sample: -1", "must not be negative"},
+	} {
+		f, err := Parse([]byte(fmt.Sprintf(base, c.ds)))
+		switch {
+		case c.err == "" && err != nil:
+			t.Errorf("%q: %v", c.ds, err)
+		case c.err == "" && f.Dataset.AdminAPISample != 5:
+			t.Errorf("%q: sample %d", c.ds, f.Dataset.AdminAPISample)
+		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)):
+			t.Errorf("%q: %v, want an error saying %q", c.ds, err, c.err)
+		}
+	}
+}
+
+// TestCalibrateCostsAdminAPISample: points that cloned most tenants and
+// made the last ones through the admin API calibrate two laws, and the
+// estimate of a sampled file uses each for its share.
+func TestCalibrateCostsAdminAPISample(t *testing.T) {
+	api := PowerLaw{A: 0.25, B: 0.004} // s per tenant through the admin API
+	const clone = 0.03                 // s per cloned tenant
+	const k = 20
+	var pts []*results.Point
+	prev := 0
+	for _, n := range []int{100, 250, 500, 1000} {
+		var sample float64
+		for i := n - k + 1; i <= n; i++ {
+			sample += api.At(float64(i))
+		}
+		bulk := clone * float64(n-k-prev)
+		pts = append(pts, &results.Point{Summary: results.Summary{Status: results.StatusDone, Seconds: bulk + sample + 400,
+			Params: map[string]string{"mode": "realms", "tenants": fmt.Sprint(n)},
+			Seed: &results.Seed{Tenants: n, Added: n - prev, Seconds: bulk + sample,
+				AdminAPISample: &results.SeedSample{Tenants: k, Seconds: sample}}}})
+		prev = n
+	}
+	c, err := CalibrateCosts(pts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := c.AdminAPIPerTenant["realms"].At(1250), api.At(1250); math.Abs(got-want)/want > 0.05 {
+		t.Errorf("admin API at 1,250: %.2f s per tenant, want %.2f (%s)", got, want, c.Source)
+	}
+	if got := c.SeedPerTenant["realms"].At(1250); math.Abs(got-clone)/clone > 0.05 {
+		t.Errorf("clone at 1,250: %.3f s per tenant, want %.3f (%s)", got, clone, c.Source)
+	}
+	if !strings.Contains(c.Source, "admin API per tenant") {
+		t.Errorf("source %q: want the admin-API law", c.Source)
+	}
+	// 0 → 1,000 → 1,500 with a sample of 20 per point
+	f, err := Parse([]byte("name: s\ndataset:\n  modes: [realms]\n  tenants: [1000, 1500]\n  admin_api_sample: 20\nphases: []\nworkloads:\n  - name: j\n    scenario: jwks\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, err := Plan(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	without := *f
+	without.Dataset.AdminAPISample = 0
+	sampled, plain := c.Estimate(f, all, 1), c.Estimate(&without, all, 1)
+	// each point's last 20 tenants through the API instead of cloned
+	var want float64
+	for _, n := range []int{1000, 1500} {
+		for i := n - 19; i <= n; i++ {
+			want += api.At(float64(i)) - clone
+		}
+	}
+	if d := (sampled - plain).Seconds(); math.Abs(d-want)/want > 0.05 {
+		t.Errorf("the samples add %.0f s, want %.0f", d, want)
+	}
+}

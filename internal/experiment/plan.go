@@ -173,7 +173,11 @@ func (c Costs) Estimate(f *File, pts []Point, scale float64) time.Duration {
 		}
 		prev[key] = p.Tenants
 		if p.Repeat == 1 {
-			total += c.seed(p.Mode, from, p.Tenants) + seconds(c.SeedPerUser*float64((p.Tenants-from)*p.Spec.Content.Users))
+			// the sample's tenants through the admin API, the rest by
+			// the file's strategy
+			k := min(max(f.Dataset.AdminAPISample, 0), p.Tenants-from)
+			total += c.seed(p.Mode, from, p.Tenants-k) + c.adminAPI(p.Mode, p.Tenants-k, p.Tenants) +
+				seconds(c.SeedPerUser*float64((p.Tenants-from)*p.Spec.Content.Users))
 		}
 		total += seconds(c.Boot[p.Mode].At(float64(p.Tenants))) + seconds(c.Overhead)
 		for _, ph := range f.Phases {
@@ -200,7 +204,20 @@ func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Se
 
 // seed is the time to grow a mode's dataset from tenants from to to.
 func (c Costs) seed(m dataset.Mode, from, to int) time.Duration {
-	law := c.SeedPerTenant[m]
+	return sumLaw(c.SeedPerTenant[m], from, to)
+}
+
+// adminAPI is the time to make tenants from+1..to through the admin API
+// (an admin_api_sample).
+func (c Costs) adminAPI(m dataset.Mode, from, to int) time.Duration {
+	law, ok := c.AdminAPIPerTenant[m]
+	if !ok {
+		law = DefaultCosts.AdminAPIPerTenant[m]
+	}
+	return sumLaw(law, from, to)
+}
+
+func sumLaw(law PowerLaw, from, to int) time.Duration {
 	var s float64
 	for n := from + 1; n <= to; n++ {
 		s += law.At(float64(n))
@@ -228,6 +245,9 @@ func (l PowerLaw) String() string {
 type Costs struct {
 	// SeedPerTenant is the seed time of the N-th tenant, in seconds.
 	SeedPerTenant map[dataset.Mode]PowerLaw
+	// AdminAPIPerTenant is the time of the N-th tenant made through the
+	// admin API (the fast strategy), for a file's admin_api_sample.
+	AdminAPIPerTenant map[dataset.Mode]PowerLaw
 	// SeedPerUser is the seed time of each user of a tenant added, in
 	// seconds, on top of SeedPerTenant (which holds a tenant of a few
 	// users); 0 in calibrated costs, whose tenants held their users.
@@ -239,6 +259,9 @@ type Costs struct {
 	Overhead float64
 	// Source says where the figures come from.
 	Source string
+	// Strategies are the seeding strategies of the points calibrated
+	// from (none for the defaults).
+	Strategies []string
 }
 
 // DefaultCosts are figures of a 2-core box: a realm tenant costs about
@@ -247,21 +270,26 @@ type Costs struct {
 // 10 s.
 var DefaultCosts = Costs{
 	SeedPerTenant: map[dataset.Mode]PowerLaw{dataset.ModeRealms: {A: 0.3, K: 0.25}, dataset.ModeOrgs: {A: 0.1}},
-	SeedPerUser:   0.006,
-	Boot:          map[dataset.Mode]PowerLaw{dataset.ModeRealms: {A: 10}, dataset.ModeOrgs: {A: 10}},
-	Overhead:      10,
-	Source:        "kcbench's defaults for a 2-core box",
+	// The multitenancy sweep's fast growth steps to 1,000 tenants,
+	// Keycloak 26.7.3, 4 in parallel (docs/results/multitenancy).
+	AdminAPIPerTenant: map[dataset.Mode]PowerLaw{dataset.ModeRealms: {A: 0.25, B: 0.00316}, dataset.ModeOrgs: {A: 0.15, B: 0.00033}},
+	SeedPerUser:       0.006,
+	Boot:              map[dataset.Mode]PowerLaw{dataset.ModeRealms: {A: 10}, dataset.ModeOrgs: {A: 10}},
+	Overhead:          10,
+	Source:            "kcbench's defaults for a 2-core box",
 }
 
 // CalibrateCosts fits Costs to finished points: per mode, the seed time
 // per added tenant as a power law of the tenant count (each point's mean
 // taken at the middle of the range it added), the boot time likewise, and
 // the mean overhead. Modes without two points to fit keep the defaults'
-// exponent. It says what it fitted in Source.
+// exponent. A point's admin-API sample is fitted apart (AdminAPIPerTenant),
+// the rest of its seed time to SeedPerTenant. It says what it fitted in
+// Source.
 func CalibrateCosts(pts []*results.Point) (Costs, error) {
-	c := Costs{SeedPerTenant: map[dataset.Mode]PowerLaw{}, Boot: map[dataset.Mode]PowerLaw{}}
+	c := Costs{SeedPerTenant: map[dataset.Mode]PowerLaw{}, AdminAPIPerTenant: map[dataset.Mode]PowerLaw{}, Boot: map[dataset.Mode]PowerLaw{}}
 	type obs struct{ x, y, w float64 }
-	seeds, boots := map[dataset.Mode][]obs{}, map[dataset.Mode][]obs{}
+	seeds, samples, boots := map[dataset.Mode][]obs{}, map[dataset.Mode][]obs{}, map[dataset.Mode][]obs{}
 	var over []float64
 	for _, p := range pts {
 		s := p.Summary
@@ -273,13 +301,29 @@ func CalibrateCosts(pts []*results.Point) (Costs, error) {
 		fmt.Sscan(s.Params["tenants"], &n)
 		rest := s.Seconds
 		if sd := s.Seed; sd != nil {
+			if sd.Added > 0 && sd.Strategy != "" && !slices.Contains(c.Strategies, sd.Strategy) {
+				c.Strategies = append(c.Strategies, sd.Strategy)
+			}
 			rest -= sd.RestoreSeconds
 			if !sd.Recorded { // a restored dataset's record took none of this point's time
 				rest -= sd.Seconds
 			}
-			if sd.Added > 0 && sd.Seconds > 0 {
-				mid := float64(n) - float64(sd.Added-1)/2
-				seeds[m] = append(seeds[m], obs{mid, sd.Seconds / float64(sd.Added), float64(sd.Added)})
+			top, added, secs := n, sd.Added, sd.Seconds
+			if sm := sd.AdminAPISample; sm.PerTenant() > 0 {
+				// the sample made the last tenants; the strategy the rest
+				samples[m] = append(samples[m], obs{float64(n) - float64(sm.Tenants-1)/2, sm.PerTenant(), float64(sm.Tenants)})
+				top -= sm.Tenants
+				added -= sm.Tenants
+				secs -= sm.Seconds
+			}
+			if added > 0 && secs > 0 {
+				mid := float64(top) - float64(added-1)/2
+				o := obs{mid, secs / float64(added), float64(added)}
+				seeds[m] = append(seeds[m], o)
+				if sd.Strategy == string(dataset.Fast) || sd.Strategy == string(dataset.Rest) {
+					// every tenant through the admin API
+					samples[m] = append(samples[m], o)
+				}
 			}
 		}
 		if b := s.Boot; b != nil && b.Seconds > 0 {
@@ -362,6 +406,11 @@ func CalibrateCosts(pts []*results.Point) (Costs, error) {
 			c.SeedPerTenant[m] = seedFit(os, DefaultCosts.SeedPerTenant[m])
 			parts = append(parts, fmt.Sprintf("%s seed per tenant %s (%d points)", m, c.SeedPerTenant[m], len(os)))
 		}
+		c.AdminAPIPerTenant[m] = DefaultCosts.AdminAPIPerTenant[m]
+		if os := samples[m]; len(os) > 0 {
+			c.AdminAPIPerTenant[m] = seedFit(os, DefaultCosts.AdminAPIPerTenant[m])
+			parts = append(parts, fmt.Sprintf("%s admin API per tenant %s (%d samples)", m, c.AdminAPIPerTenant[m], len(os)))
+		}
 		if os := boots[m]; len(os) > 0 {
 			c.Boot[m] = fit(os, DefaultCosts.Boot[m])
 			parts = append(parts, fmt.Sprintf("%s boot %s", m, c.Boot[m]))
@@ -411,5 +460,9 @@ func WritePlan(w io.Writer, f *File, pts []Point, scale float64, costs *Costs) e
 		what += fmt.Sprintf(", then %d capacity searches", searches)
 	}
 	fmt.Fprintf(w, "\n%d points; %s; estimated %s (%s)\n", len(pts), what, costs.Estimate(f, pts, scale).Round(time.Minute), costs.Source)
+	if len(costs.Strategies) > 0 && !slices.Contains(costs.Strategies, f.Dataset.Strategy) {
+		fmt.Fprintf(w, "note: the points calibrated from were seeded by %s, this file seeds by %s: its seed times are those of the other strategy\n",
+			strings.Join(costs.Strategies, ", "), f.Dataset.Strategy)
+	}
 	return nil
 }

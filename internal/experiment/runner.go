@@ -306,15 +306,42 @@ func (r *Runner) reach(ctx context.Context, p Point) (*results.Seed, error) {
 		if err != nil {
 			return nil, err
 		}
-		res, err := dataset.Seed(ctx, adm, p.Spec, dataset.SeedOptions{
+		o := dataset.SeedOptions{
 			Strategy: strat, Logf: r.Logf, ManifestPath: r.manifestPath(), Target: tg.BaseURL, DB: r.pgDSN(), DBKind: tg.DBKind, Keys: keys, LDAP: tg.LDAP,
 			Progress:  r.Metrics.SeedProgress(nil),
 			ServerCPU: func() (time.Duration, error) { return stack.TargetCPU(tg) },
-		})
-		if err != nil {
-			return nil, err
 		}
-		seed.Added, seed.Seconds, seed.ServerCPU = res.Added, res.Duration.Seconds(), res.ServerCPU.Seconds()
+		// The sample: the point's last tenants through the admin API.
+		sample := 0
+		if k := r.File.Dataset.AdminAPISample; k > 0 && strat == dataset.Clone {
+			sample = min(k, p.Tenants-r.dsN)
+		}
+		add := func(spec dataset.Spec, o dataset.SeedOptions) (*dataset.SeedResult, error) {
+			res, err := dataset.Seed(ctx, adm, spec, o)
+			if err != nil {
+				return nil, err
+			}
+			seed.Added += res.Added
+			seed.Seconds += res.Duration.Seconds()
+			seed.ServerCPU += res.ServerCPU.Seconds()
+			return res, nil
+		}
+		if bulk := p.Tenants - sample; bulk > r.dsN {
+			spec := p.Spec
+			spec.Tenants = bulk
+			if _, err := add(spec, o); err != nil {
+				return nil, err
+			}
+		}
+		if sample > 0 {
+			r.Logf("seed: the last %d tenants through the admin API, timed (admin_api_sample)", sample)
+			o.Strategy = dataset.Fast
+			res, err := add(p.Spec, o)
+			if err != nil {
+				return nil, err
+			}
+			seed.AdminAPISample = &results.SeedSample{Tenants: res.Added, Seconds: res.Duration.Seconds(), ServerCPU: res.ServerCPU.Seconds()}
+		}
 		r.dsN = p.Tenants
 		if r.snapshots(p) {
 			if err := r.saveSnapshot(ctx, r.snapshotName(p, p.Tenants)); err != nil {

@@ -456,12 +456,15 @@ func (c *config) workloads() []*wlAgg {
 // pointAgg is the point-level figures of a configuration.
 type pointAgg struct {
 	seedS, seedAdded, bootS, rssMiB, wallS Stat
-	restored                               bool
-	recorded                               bool // the seed figures are a restored dataset's record
+	// sampleS is the seconds per tenant of the admin-API sample,
+	// sampleN its tenants (results.Seed.AdminAPISample).
+	sampleS, sampleN Stat
+	restored         bool
+	recorded         bool // the seed figures are a restored dataset's record
 }
 
 func (c *config) pointFigures() pointAgg {
-	var seed, added, boot, rss, wall []float64
+	var seed, added, boot, rss, wall, sample, sampleN []float64
 	var restored, recorded bool
 	for _, p := range c.done {
 		if p.Summary.Seconds > 0 {
@@ -476,6 +479,10 @@ func (c *config) pointFigures() pointAgg {
 				seed = append(seed, s.Seconds)
 				added = append(added, float64(s.Added))
 			}
+			if sm := s.AdminAPISample; sm.PerTenant() > 0 {
+				sample = append(sample, sm.PerTenant())
+				sampleN = append(sampleN, float64(sm.Tenants))
+			}
 		}
 		if b := p.Summary.Boot; b != nil {
 			if b.Seconds > 0 {
@@ -486,7 +493,8 @@ func (c *config) pointFigures() pointAgg {
 			}
 		}
 	}
-	return pointAgg{seedS: statOf(seed), seedAdded: statOf(added), bootS: statOf(boot), rssMiB: statOf(rss), wallS: statOf(wall), restored: restored, recorded: recorded}
+	return pointAgg{seedS: statOf(seed), seedAdded: statOf(added), bootS: statOf(boot), rssMiB: statOf(rss), wallS: statOf(wall),
+		sampleS: statOf(sample), sampleN: statOf(sampleN), restored: restored, recorded: recorded}
 }
 
 // workloadOrder lists every workload key of the experiment in the order

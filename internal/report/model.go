@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"context"
 	"encoding/base64"
 	"errors"
@@ -306,8 +307,20 @@ func (b *builder) sweepCharts() {
 			s := c.pointFigures().rssMiB
 			return s.Mean, s.Known()
 		})
-	b.sweepPointChart("sweep-seed-time", "Seed time vs tenants (from empty; growth steps summed)", "seconds",
-		b.seedFromEmpty)
+	if b.e.adminAPISampled() {
+		// The seed time is the clone's; what provisioning through the
+		// admin API costs comes from each point's sample.
+		b.sweepPointChart("sweep-admin-api-provisioning", "Provisioning through the admin API vs tenants (seconds per tenant, each point's sample)", "seconds per tenant",
+			func(c *config, _ map[string]map[int]float64) (float64, bool) {
+				s := c.pointFigures().sampleS
+				return s.Mean, s.Known()
+			})
+		b.sweepPointChart("sweep-seed-time", "Provisioning time through the admin API vs tenants (from empty; estimated from the samples)", "seconds",
+			b.adminAPIFromEmpty)
+	} else {
+		b.sweepPointChart("sweep-seed-time", "Seed time vs tenants (from empty; growth steps summed)", "seconds",
+			b.seedFromEmpty)
+	}
 	b.sweepPointChart("sweep-boot-time", "Boot time vs tenants", "seconds",
 		func(c *config, _ map[string]map[int]float64) (float64, bool) {
 			s := c.pointFigures().bootS
@@ -333,6 +346,71 @@ func (b *builder) seedFromEmpty(c *config, done map[string]map[int]float64) (flo
 		return 0, false
 	}
 	return prev + pa.seedS.Mean, true
+}
+
+// adminAPISampled reports whether any point timed an admin-API sample.
+func (e *experiment) adminAPISampled() bool {
+	for _, c := range e.configs {
+		if c.pointFigures().sampleS.Known() {
+			return true
+		}
+	}
+	return false
+}
+
+// adminAPIFromEmpty estimates the time to provision a sampled point's
+// tenants from empty through the admin API: the seconds per tenant that
+// the sampled points of its line measured (each at its sample's middle
+// tenant), joined by straight lines (flat before the first and after the
+// last), summed over tenants 1..N.
+func (b *builder) adminAPIFromEmpty(c *config, _ map[string]map[int]float64) (float64, bool) {
+	if !c.pointFigures().sampleS.Known() {
+		return 0, false
+	}
+	var xs, ys []float64
+	for _, o := range b.e.configs {
+		pa := o.pointFigures()
+		if o.series != c.series || !pa.sampleS.Known() {
+			continue
+		}
+		xs = append(xs, float64(o.tenants)-(pa.sampleN.Mean-1)/2)
+		ys = append(ys, pa.sampleS.Mean)
+	}
+	return sumPiecewise(xs, ys, c.tenants), true
+}
+
+// sumPiecewise is Σ f(n) for n = 1..to, where f joins the points (xs[i],
+// ys[i]) by straight lines and is flat beyond the first and the last.
+func sumPiecewise(xs, ys []float64, to int) float64 {
+	if len(xs) == 0 || len(xs) != len(ys) {
+		return 0
+	}
+	idx := make([]int, len(xs))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortFunc(idx, func(a, b int) int { return cmp.Compare(xs[a], xs[b]) })
+	f := func(x float64) float64 {
+		if x <= xs[idx[0]] {
+			return ys[idx[0]]
+		}
+		for k := 1; k < len(idx); k++ {
+			x0, x1 := xs[idx[k-1]], xs[idx[k]]
+			if x <= x1 {
+				if x1 == x0 {
+					return ys[idx[k]]
+				}
+				t := (x - x0) / (x1 - x0)
+				return ys[idx[k-1]] + t*(ys[idx[k]]-ys[idx[k-1]])
+			}
+		}
+		return ys[idx[len(idx)-1]]
+	}
+	var s float64
+	for n := 1; n <= to; n++ {
+		s += f(float64(n))
+	}
+	return s
 }
 
 func (b *builder) tenantTicks() ([]float64, bool) {

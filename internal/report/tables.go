@@ -58,14 +58,27 @@ func (b *builder) sweepTables() {
 	if total := b.e.wallSeconds(); total > 0 {
 		t.Caption += fmt.Sprintf(" All %d point runs: %s of wall time.", len(b.e.points), (time.Duration(total) * time.Second).String())
 	}
+	sampled := b.e.adminAPISampled()
+	if sampled {
+		t.Caption += " Admin API s/tenant: the point's last tenants (their count in brackets) were made through Keycloak's admin API, one REST call per tenant, and timed; the seed time holds them and the rest, made by the clone strategy."
+		t.Header = append(t.Header, "admin API s/tenant")
+	}
 	for _, c := range b.e.configs {
 		pa := c.pointFigures()
 		seed := pa.seedCell()
-		t.Rows = append(t.Rows, []string{
+		row := []string{
 			c.series, strconv.Itoa(c.tenants), runsText(c), statusText(c),
 			seed, fmtStat(pa.seedAdded, fmtFixed(0)), fmtStat(pa.bootS, fmtFixed(1)), fmtStat(pa.rssMiB, fmtFixed(0)),
 			fmtStat(pa.wallS, fmtFixed(0)),
-		})
+		}
+		if sampled {
+			cell := "-"
+			if pa.sampleS.Known() {
+				cell = fmtStat(pa.sampleS, fmtFixed(2)) + " (" + fmtStat(pa.sampleN, fmtFixed(0)) + ")"
+			}
+			row = append(row, cell)
+		}
+		t.Rows = append(t.Rows, row)
 	}
 	b.m.Tables = append(b.m.Tables, t)
 	b.workloadTables([]string{first, "N"}, func(c *config) []string { return []string{c.series, strconv.Itoa(c.tenants)} })

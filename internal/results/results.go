@@ -89,6 +89,25 @@ type Seed struct {
 	// Seconds, ServerCPU and Strategy are those of the seeding run that
 	// made it (its dataset manifest's record), not of this point's run.
 	Recorded bool `json:"from_seed_record,omitempty"`
+	// AdminAPISample: the point's last tenants were made through
+	// Keycloak's admin API (the fast strategy) and timed, the rest by
+	// Strategy; Seconds and ServerCPU hold both parts.
+	AdminAPISample *SeedSample `json:"admin_api_sample,omitempty"`
+}
+
+// SeedSample is a timed sample of tenants made through the admin API.
+type SeedSample struct {
+	Tenants   int     `json:"tenants"`
+	Seconds   float64 `json:"seconds"`
+	ServerCPU float64 `json:"server_cpu_s,omitempty"`
+}
+
+// PerTenant is the sample's seconds per tenant (0 without tenants).
+func (s *SeedSample) PerTenant() float64 {
+	if s == nil || s.Tenants <= 0 {
+		return 0
+	}
+	return s.Seconds / float64(s.Tenants)
 }
 
 // Boot is the restart measured before the cold phase.
