@@ -152,10 +152,7 @@ func TestLatencyCharts(t *testing.T) {
 	if m.Configs != 6 {
 		t.Errorf("%d configurations, want 6 (repeats differ only in the measured round trip)", m.Configs)
 	}
-	charts := map[string]Chart{}
-	for _, c := range m.Charts() {
-		charts[c.Name] = c
-	}
+	charts := chartsByName(m)
 	nn, ok := charts["latency-node-node-warm_refresh"]
 	if !ok {
 		t.Fatalf("no node-node chart in %q", chartNames(m))

@@ -60,6 +60,14 @@ func chartNames(m *Model) []string {
 	return ns
 }
 
+func chartsByName(m *Model) map[string]Chart {
+	cs := map[string]Chart{}
+	for _, c := range m.Charts() {
+		cs[c.Name] = c
+	}
+	return cs
+}
+
 func TestBuildGolden(t *testing.T) {
 	for _, name := range []string{"sweep", "hashing"} {
 		t.Run(name, func(t *testing.T) {

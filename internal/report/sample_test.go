@@ -55,10 +55,7 @@ func TestAdminAPISample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	byName := map[string]Chart{}
-	for _, c := range m.Charts() {
-		byName[c.Name] = c
-	}
+	byName := chartsByName(m)
 	per, ok := byName["sweep-admin-api-provisioning"]
 	if !ok {
 		t.Fatalf("no per-tenant chart in %v", chartNames(m))
