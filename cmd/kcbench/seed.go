@@ -36,6 +36,12 @@ func datasetTarget(e *env, t *kc.TargetFlags, w *stack.Where, manifest string) (
 	return tg, manifest, cpu, db, nil
 }
 
+// machineCPU reads the machine's busy and total CPU time (local stacks).
+func machineCPU() (busy, total time.Duration, err error) {
+	m, err := stack.ReadMachineCPU()
+	return m.Busy, m.Total, err
+}
+
 func cmdSeed(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "seed", "seed [--mode realms|orgs] [--tenants N] [--preset P] [flags]")
 	var w stack.Where
@@ -95,11 +101,15 @@ func cmdSeed(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	res, err := dataset.Seed(ctx, adm, spec, dataset.SeedOptions{
+	opts := dataset.SeedOptions{
 		Strategy: strat, Concurrency: *conc, Progress: col.SeedProgress(progressBar(e, *quiet, "tenants")), Logf: e.logf,
 		ManifestPath: mpath, Target: tg.BaseURL, ServerCPU: cpu, DB: db, Keys: keys,
 		LDAP: tg.LDAP, LDAPLoad: w.LDAPBulkLoader(&t, e.getenv),
-	})
+	}
+	if cpu != nil {
+		opts.MachineCPU = machineCPU
+	}
+	res, err := dataset.Seed(ctx, adm, spec, opts)
 	if res != nil {
 		res.WriteText(e.stdout, spec.Mode, cpu != nil, mpath)
 	}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestParsePolicy(t *testing.T) {
@@ -227,5 +228,26 @@ func TestSeedRunTo(t *testing.T) {
 	}
 	if _, ok := m.SeedRunTo(750); ok {
 		t.Error("to 750: found a run, want none")
+	}
+}
+
+func TestSeedUtilisation(t *testing.T) {
+	r := SeedResult{Added: 100, Duration: 10 * time.Second, ServerCPU: 17 * time.Second}
+	if got, want := r.Utilisation(2), "Keycloak busy 85% of the 2 cores over the seed"; got != want {
+		t.Errorf("without the machine: %q, want %q", got, want)
+	}
+	// the machine 97% busy: the others took 12%, Keycloak used 85/88 of the rest
+	r.MachineBusy, r.MachineTotal = 19400*time.Millisecond, 20*time.Second
+	got := r.Utilisation(2)
+	for _, want := range []string{"Keycloak busy 85% of the 2 cores", "the machine 97%", "Keycloak used 97% of the CPU the other processes (12%"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("%q lacks %q", got, want)
+		}
+	}
+	var b strings.Builder
+	r.Strategy = Fast
+	r.WriteText(&b, ModeRealms, true, "/m.json")
+	if !strings.Contains(b.String(), "0.17 s per tenant added; Keycloak busy 85%") {
+		t.Errorf("text: %s", b.String())
 	}
 }

@@ -74,6 +74,10 @@ type SeedOptions struct {
 	// ServerCPU, when set, reads the server's CPU time so that the seed's
 	// server cost is recorded (local stacks).
 	ServerCPU func() (time.Duration, error)
+	// MachineCPU, when set, reads the whole machine's busy and total CPU
+	// time, so that the seed says how much of what the other processes
+	// (the database, kcbench) left the server it used.
+	MachineCPU func() (busy, total time.Duration, err error)
 	// DB is a postgres:// URL of Keycloak's database, for the clone
 	// strategy.
 	DB kc.Secret
@@ -102,7 +106,10 @@ type SeedResult struct {
 	Duration time.Duration
 	// ServerCPU is the server CPU time spent (0 when unknown).
 	ServerCPU time.Duration
-	Manifest  *Manifest
+	// MachineBusy and MachineTotal are the machine's busy and total CPU
+	// time over the seed, every core summed (0 when unknown).
+	MachineBusy, MachineTotal time.Duration
+	Manifest                  *Manifest
 }
 
 // TenantsPerSecond is Added over Duration.
@@ -169,9 +176,12 @@ func Seed(ctx context.Context, adm *kc.Admin, spec Spec, o SeedOptions) (*SeedRe
 		}
 	}
 	start := time.Now()
-	var cpu0 time.Duration
+	var cpu0, busy0, total0 time.Duration
 	if o.ServerCPU != nil {
 		cpu0, _ = o.ServerCPU()
+	}
+	if o.MachineCPU != nil {
+		busy0, total0, _ = o.MachineCPU()
 	}
 	sd := &seeder{adm: adm, s: spec, b: newBuilder(spec), o: o}
 	sd.b.dir = o.LDAP
@@ -210,6 +220,11 @@ func Seed(ctx context.Context, adm *kc.Admin, spec Spec, o SeedOptions) (*SeedRe
 	if o.ServerCPU != nil {
 		if cpu1, err := o.ServerCPU(); err == nil && cpu1 >= cpu0 {
 			res.ServerCPU = cpu1 - cpu0
+		}
+	}
+	if o.MachineCPU != nil && total0 > 0 {
+		if busy1, total1, err := o.MachineCPU(); err == nil && total1 > total0 && busy1 >= busy0 {
+			res.MachineBusy, res.MachineTotal = busy1-busy0, total1-total0
 		}
 	}
 	res.Added = int(sd.done.Load()) - res.Existing

@@ -14,13 +14,29 @@ func (r *SeedResult) WriteText(w io.Writer, mode Mode, cpuKnown bool, manifestPa
 	if cpuKnown {
 		cpuNote = fmt.Sprintf("server CPU %.1f s", r.ServerCPU.Seconds())
 		if r.Added > 0 && r.Duration > 0 {
-			cores := runtime.NumCPU()
-			cpuNote += fmt.Sprintf(" (%.2f s per tenant added; Keycloak busy %.0f%% of the %d cores over the seed)", r.ServerCPU.Seconds()/float64(r.Added),
-				100*r.ServerCPU.Seconds()/r.Duration.Seconds()/float64(cores), cores)
+			cpuNote += fmt.Sprintf(" (%.2f s per tenant added; %s)", r.ServerCPU.Seconds()/float64(r.Added), r.Utilisation(runtime.NumCPU()))
 		}
 	}
 	fmt.Fprintf(w, "%s mode: %d tenants complete (%d were there, %d added, %d redone) in %.1f s, %.2f tenants/s, %s; strategy %s\nmanifest: %s\n",
 		mode, r.Tenants, r.Existing, r.Added, r.Redone, r.Duration.Seconds(), r.TenantsPerSecond(), cpuNote, r.Strategy, manifestPath)
+}
+
+// Utilisation says how busy the server kept the machine's cores over the
+// seed and, when the machine's CPU was read, how much of what the other
+// processes (the database, kcbench, anything else) left it: a server
+// that used nearly all of that was the bottleneck.
+func (r *SeedResult) Utilisation(cores int) string {
+	if r.MachineTotal <= 0 {
+		return fmt.Sprintf("Keycloak busy %.0f%% of the %d cores over the seed", 100*r.ServerCPU.Seconds()/r.Duration.Seconds()/float64(cores), cores)
+	}
+	server := r.ServerCPU.Seconds() / r.MachineTotal.Seconds()
+	machine := r.MachineBusy.Seconds() / r.MachineTotal.Seconds()
+	others := max(machine-server, 0)
+	s := fmt.Sprintf("Keycloak busy %.0f%% of the %d cores over the seed, the machine %.0f%%", 100*server, cores, 100*machine)
+	if left := 1 - others; left > 0 {
+		s += fmt.Sprintf(": Keycloak used %.0f%% of the CPU the other processes (%.0f%%: database, kcbench, the rest) left it", 100*min(server/left, 1), 100*others)
+	}
+	return s
 }
 
 // WriteText describes the dataset of the manifest at path.

@@ -384,3 +384,44 @@ func (c *child) waitReady(ctx context.Context, timeout time.Duration, what strin
 		}
 	}
 }
+
+// MachineCPU is the whole machine's CPU time from /proc/stat: Busy is
+// every state but idle and iowait, Total every state, both summed over
+// the cores.
+type MachineCPU struct {
+	Busy, Total time.Duration
+}
+
+// ReadMachineCPU reads /proc/stat.
+func ReadMachineCPU() (MachineCPU, error) {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return MachineCPU{}, err
+	}
+	return parseMachineCPU(b)
+}
+
+// parseMachineCPU reads the "cpu" line of /proc/stat: user nice system
+// idle iowait irq softirq steal (guest time is inside user already).
+func parseMachineCPU(b []byte) (MachineCPU, error) {
+	line, _, _ := bytes.Cut(b, []byte("\n"))
+	f := strings.Fields(string(line))
+	if len(f) < 5 || f[0] != "cpu" {
+		return MachineCPU{}, errors.New("/proc/stat: no cpu line")
+	}
+	var ticks [8]uint64
+	for i := 1; i < len(f) && i <= len(ticks); i++ {
+		v, err := strconv.ParseUint(f[i], 10, 64)
+		if err != nil {
+			return MachineCPU{}, fmt.Errorf("/proc/stat: cpu field %d: %w", i, err)
+		}
+		ticks[i-1] = v
+	}
+	var total uint64
+	for _, v := range ticks {
+		total += v
+	}
+	idle := ticks[3] + ticks[4]
+	d := func(t uint64) time.Duration { return time.Duration(t) * time.Second / clockTicks }
+	return MachineCPU{Busy: d(total - idle), Total: d(total)}, nil
+}

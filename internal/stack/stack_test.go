@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestParseStat(t *testing.T) {
@@ -289,5 +290,24 @@ func TestDBSchema(t *testing.T) {
 		if got := (KeycloakOptions{ExtraOptions: c.opts}).DBSchema(); got != c.want {
 			t.Errorf("DBSchema(%q) = %q, want %q", c.opts, got, c.want)
 		}
+	}
+}
+
+func TestParseMachineCPU(t *testing.T) {
+	got, err := parseMachineCPU([]byte("cpu  100 5 50 800 20 3 2 10 0 0\ncpu0 50 2 25 400 10 1 1 5 0 0\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// busy = user+nice+system+irq+softirq+steal = 170 ticks, total 990
+	if want := (MachineCPU{Busy: 1700 * time.Millisecond, Total: 9900 * time.Millisecond}); got != want {
+		t.Errorf("got %+v, want %+v", got, want)
+	}
+	for _, bad := range []string{"", "intr 1 2 3\n", "cpu 1 2 x 4 5\n", "cpu 1 2\n"} {
+		if _, err := parseMachineCPU([]byte(bad)); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+	}
+	if m, err := ReadMachineCPU(); err != nil || m.Total <= 0 || m.Busy > m.Total {
+		t.Errorf("this machine: %+v %v", m, err)
 	}
 }
