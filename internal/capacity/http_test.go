@@ -47,11 +47,19 @@ func (g *getScenario) Iterate(ctx context.Context, rec load.OpRecorder) error {
 }
 
 // httpSteps runs each step as a constant-arrival-rate run of GETs to url.
-func httpSteps(url string, maxVUs int) StepFunc {
+func httpSteps(url string, maxVUs int) StepFunc { return httpStepsEnding(url, maxVUs, nil) }
+
+// httpStepsEnding is httpSteps whose steps end early as early says
+// (Options.EarlyEnd; nil: never).
+func httpStepsEnding(url string, maxVUs int, early func(float64, time.Duration) func(load.Interval) string) StepFunc {
 	sc := &getScenario{url: url, client: &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{MaxIdleConns: maxVUs, MaxIdleConnsPerHost: maxVUs}}}
 	return func(ctx context.Context, rate float64, d time.Duration) (StepResult, error) {
 		e := load.ConstantArrivalRate{Rate: rate, Duration: d, PreAllocatedVUs: min(maxVUs, 20), MaxVUs: maxVUs, GracefulStop: time.Second}
-		s, err := e.Run(ctx, sc, nil)
+		rec := load.NewRecorder()
+		if early != nil {
+			rec = load.NewRecorder(load.WithEarlyEnd(early(rate, d)))
+		}
+		s, err := e.Run(ctx, sc, rec)
 		return StepResult{Stats: s}, err
 	}
 }

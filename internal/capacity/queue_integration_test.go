@@ -5,6 +5,7 @@ package capacity
 import (
 	"math"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -52,7 +53,7 @@ func TestHTTPAdaptiveFindsQueueRate(t *testing.T) {
 	defer srv.Close()
 	o := Options{Adaptive: true, SLOs: mustSLOs(t, "p99<50ms,errors<1%"), ProbeDuration: time.Second,
 		MinStepDuration: 3 * time.Second, MaxStepDuration: 3 * time.Second, Pause: 300 * time.Millisecond}
-	r, err := Search(t.Context(), httpSteps(srv.URL, 300), o)
+	r, err := Search(t.Context(), httpStepsEnding(srv.URL, 300, o.WithDefaults().EarlyEnd), o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,9 +65,25 @@ func TestHTTPAdaptiveFindsQueueRate(t *testing.T) {
 	if !r.Found || r.MaxRate > rate*1.01 || r.MaxRate < rate*0.97 {
 		t.Errorf("max rate %g, want %g within 1%% above and 3%% below: %s", r.MaxRate, rate, r.Conclusion)
 	}
+	ended := 0
 	for _, s := range r.Steps {
 		if s.Judged() && s.Pass && s.Rate > rate*1.01 {
 			t.Errorf("step at %g/s passed, above the queue's rate", s.Rate)
 		}
+		if s.Duration > 3.001 {
+			t.Errorf("step at %g/s measured %gs, longer than its 3 s", s.Rate, s.Duration)
+		}
+		if strings.Contains(strings.Join(s.Failures, ";"), "can no longer be met") {
+			if s.Pass {
+				t.Errorf("step at %g/s ended early and passed", s.Rate)
+			}
+			if s.Judged() && s.Duration < 2.9 {
+				ended++
+			}
+		}
+	}
+	// a judged step well above 100/s fails its p99 within a second or two
+	if ended == 0 {
+		t.Error("no overloaded judged step ended early")
 	}
 }

@@ -253,6 +253,10 @@ func (o Options) Judge(rate float64, r StepResult) results.CapacityStep {
 	if s.Aborted {
 		fail("interrupted before its end")
 	}
+	if s.EndReason != "" {
+		// ended early (EarlyEnd, or the server went down): never a pass
+		fail("ended after %s: %s", s.Duration.Round(100*time.Millisecond), s.EndReason)
+	}
 	switch {
 	case it.Count == 0:
 		fail("no iteration finished")

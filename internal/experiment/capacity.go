@@ -85,6 +85,7 @@ func (f *Search) Run(ctx context.Context, tg kc.Target, m *dataset.Manifest, par
 	}
 	sr, done := f.runStepper(tg, m, o)
 	defer done()
+	sr.EarlyEnd = o.WithDefaults().EarlyEnd
 	o.BeforeStep = func(i int, phase string, rate float64, d time.Duration) {
 		if !f.Quiet {
 			f.Logf("capacity: step %d (%s) %g/s for %s", i, phase, rate, d)

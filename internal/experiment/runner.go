@@ -569,6 +569,7 @@ func (r *Runner) runCapacity(ctx context.Context, p Point, dir string, w Workloa
 			}
 		}}
 	st.HTTPClient = st.NewHTTPClient(o)
+	st.EarlyEnd = o.WithDefaults().EarlyEnd
 	defer st.HTTPClient.CloseIdleConnections()
 	o.AfterStep = func(s results.CapacityStep) {
 		r.Logf("  capacity %s: step %d %g/s: achieved %.1f/s, p99 %.1f ms, errors %.2f%%: %s", w.Name, s.Index, s.Rate, s.Achieved, s.P99, s.ErrorPct, s.Verdict())

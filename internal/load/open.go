@@ -218,9 +218,16 @@ arrivals:
 			case <-t.C:
 			case <-reg.Done():
 				break arrivals
+			case <-rec.early:
+				break arrivals
 			}
 		} else if reg.Err() != nil {
 			break
+		}
+		select {
+		case <-rec.early:
+			break arrivals
+		default:
 		}
 		select {
 		case v := <-free:
@@ -233,8 +240,11 @@ arrivals:
 			}
 		}
 	}
-	<-reg.Done() // the schedule may end before the regular duration
-	rec.endRegular(start.Add(o.duration))
+	select {
+	case <-rec.early: // an early end: the regular duration ends now
+	case <-reg.Done(): // the schedule may end before the regular duration
+	}
+	rec.endRegular(start.Add(o.duration)) // now, or the deadline if that passed
 	for _, v := range vus {
 		close(v.jobs)
 	}

@@ -304,3 +304,50 @@ func TestOpenValidate(t *testing.T) {
 		t.Errorf("Run() = %v, want a validation error", err)
 	}
 }
+
+// TestOpenEarlyEnd: an early end stops the arrivals at the interval whose
+// fn gave a reason; the measured window ends there, the iterations already
+// running finish, and the reason is the run's EndReason.
+func TestOpenEarlyEnd(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		sc := &fakeScenario{iterate: busy(9 * time.Millisecond)}
+		seen := 0
+		rec := NewRecorder(WithEarlyEnd(func(iv Interval) string {
+			if iv.Ops[0].Name != results.IterationOp {
+				t.Errorf("first op %q", iv.Ops[0].Name)
+			}
+			seen++
+			if iv.End >= 2*time.Second {
+				return "doomed"
+			}
+			return ""
+		}))
+		e := ConstantArrivalRate{Rate: 100, Duration: 10 * time.Second, PreAllocatedVUs: 2, MaxVUs: 10, GracefulStop: time.Second}
+		s, err := e.Run(t.Context(), sc, rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.EndReason != "doomed" || s.Aborted {
+			t.Errorf("end reason %q, aborted %v", s.EndReason, s.Aborted)
+		}
+		if s.Duration != 2*time.Second || s.Iterations != 200 || s.Interrupted != 0 {
+			t.Errorf("duration %v, iterations %d, interrupted %d; want 2s, 200, 0", s.Duration, s.Iterations, s.Interrupted)
+		}
+		if it, _ := s.Op(results.IterationOp); it.Rate != 100 {
+			t.Errorf("rate %v, want 100 (over the shortened window)", it.Rate)
+		}
+		if seen != 2 {
+			t.Errorf("fn saw %d intervals, want 2 (none after the end)", seen)
+		}
+	})
+	// Without a reason the run goes its whole length.
+	synctest.Test(t, func(t *testing.T) {
+		rec := NewRecorder(WithEarlyEnd(func(Interval) string { return "" }))
+		e := ConstantArrivalRate{Rate: 100, Duration: 3 * time.Second, PreAllocatedVUs: 2, MaxVUs: 10}
+		s, err := e.Run(t.Context(), &fakeScenario{iterate: busy(time.Millisecond)}, rec)
+		if err != nil || s.EndReason != "" || s.Iterations != 300 {
+			t.Errorf("err %v, end reason %q, iterations %d", err, s.EndReason, s.Iterations)
+		}
+	})
+}

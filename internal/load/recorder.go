@@ -53,6 +53,16 @@ func WithIntervalHook(fn func(Interval)) RecorderOption {
 	return func(r *Recorder) { r.hook = fn }
 }
 
+// WithEarlyEnd has fn see every interval after the warm-up, as
+// WithIntervalHook's fn does, from the Recorder's own goroutine. When it
+// returns a reason, an open-model run makes no more arrivals: its regular
+// duration ends there, the graceful stop follows, and Stats.EndReason holds
+// the reason (a capacity step that has already failed ends without
+// overloading the server further). Closed-model runs do not end early.
+func WithEarlyEnd(fn func(Interval) string) RecorderOption {
+	return func(r *Recorder) { r.earlyEnd = fn }
+}
+
 // Interval is one timeline interval as WithIntervalHook sees it.
 type Interval struct {
 	End       time.Duration // offset from the start of the run
@@ -118,6 +128,11 @@ type Recorder struct {
 	startAt  time.Time
 	hook     func(Interval)
 	progress func(Progress)
+	earlyEnd func(Interval) string
+	// early is closed when earlyEnd gave a reason (earlyWhy, under
+	// mergeMu).
+	early    chan struct{}
+	earlyWhy string
 
 	mu      sync.Mutex // guards the fields below up to the atomics
 	used    bool
@@ -158,6 +173,7 @@ func NewRecorder(opts ...RecorderOption) *Recorder {
 		interval: DefaultInterval,
 		opIndex:  map[string]int{results.IterationOp: 0},
 		opNames:  []string{results.IterationOp},
+		early:    make(chan struct{}),
 	}
 	for _, o := range opts {
 		o(r)
@@ -286,6 +302,7 @@ func (r *Recorder) finish(aborted bool) results.Stats {
 		Dropped:     r.measured.dropped,
 		Interrupted: r.measured.interrupted,
 		Timeline:    r.timeline,
+		EndReason:   r.earlyWhy,
 	}
 	for _, a := range r.ops {
 		s.Ops = append(s.Ops, a.stats(s.Duration))
@@ -379,7 +396,7 @@ func (r *Recorder) flush(end time.Duration, final bool) Progress {
 	r.seen.dropped, r.seen.interrupted = dropped, interrupted
 	startMs, endMs := r.start.Add(row.Start).UnixMilli(), r.start.Add(row.End).UnixMilli()
 	r.progressed.connect += r.ops[0].iClasses[classConnRefused]
-	if r.hook != nil {
+	if r.hook != nil || r.earlyEnd != nil && !warm && !final && r.earlyWhy == "" {
 		iv := Interval{End: end, Warmup: warm, VUs: row.VUs, ActiveVUs: row.ActiveVUs, Dropped: row.Dropped, Ops: make([]IntervalOp, len(r.ops))}
 		for i, a := range r.ops {
 			o := IntervalOp{Name: a.name, Count: a.iCount, Errors: a.iErrors, Latency: a.iLat}
@@ -391,7 +408,15 @@ func (r *Recorder) flush(end time.Duration, final bool) Progress {
 			}
 			iv.Ops[i] = o
 		}
-		r.hook(iv)
+		if r.hook != nil {
+			r.hook(iv)
+		}
+		if r.earlyEnd != nil && !warm && !final && r.earlyWhy == "" {
+			if why := r.earlyEnd(iv); why != "" {
+				r.earlyWhy = why
+				close(r.early)
+			}
+		}
 	}
 	for i, a := range r.ops {
 		row.Ops[i] = a.closeInterval(!warm, startMs, endMs, &r.enc)

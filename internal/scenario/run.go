@@ -75,6 +75,9 @@ type RunInput struct {
 	// IntervalHook, when set, is called at the end of every timeline
 	// interval (load.WithIntervalHook), e.g. to feed live metrics.
 	IntervalHook func(load.Interval)
+	// EarlyEnd, when set, may end an open-model run early
+	// (load.WithEarlyEnd).
+	EarlyEnd func(load.Interval) string
 	// StartAt, when set, is when the run's clock starts (after the VUs
 	// are set up), so that the agents of a split run start together.
 	StartAt time.Time
@@ -188,6 +191,9 @@ func Run(ctx context.Context, in RunInput) (*RunResult, error) {
 	}
 	if in.IntervalHook != nil {
 		opts = append(opts, load.WithIntervalHook(in.IntervalHook))
+	}
+	if in.EarlyEnd != nil {
+		opts = append(opts, load.WithEarlyEnd(in.EarlyEnd))
 	}
 	opts = append(opts, load.WithProgress(func(p load.Progress) {
 		if in.Progress != nil {
