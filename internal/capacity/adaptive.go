@@ -54,7 +54,9 @@ import (
 // percentile the SLOs name (2,000 for a p99: the percentile rests on 20
 // samples), between MinStepDuration and MaxStepDuration. Every guard of
 // the linear search holds, and one more: a step whose latency rose
-// through it (a growing queue) fails (MaxLatencyRise).
+// through it (a growing queue) fails (MaxLatencyRise). A step whose
+// recorded iterations already fail it ends at once (EarlyEnd, where the
+// caller wires it).
 
 func (o Options) adaptiveDefaults() Options {
 	o.Start = cmp.Or(o.Start, DefaultAdaptiveStart)
