@@ -21,9 +21,9 @@ import (
 //
 // Only what can be decided early counts, on whole iterations:
 //   - a latency SLO on a percentile q (or the max) fails once more
-//     iterations than (1 − q) × the most the step can finish took longer
-//     than its limit (only those that certainly did: whole histogram
-//     buckets above it);
+//     iterations took longer than its limit (only those that certainly
+//     did: whole histogram buckets above it) than the percentile lets
+//     through of the most the step can finish (tailAllowance);
 //   - an error-rate SLO fails once the errors alone exceed it over the
 //     most the step can finish;
 //   - the dropped-arrivals guard fails once the drops alone exceed
@@ -61,24 +61,27 @@ func (o Options) EarlyEnd(rate float64, d time.Duration) func(load.Interval) str
 				}
 				continue
 			}
-			share, ok := tailShare(t.Metric)
+			allow, ok := tailAllowance(t.Metric, planned)
 			if !ok || it.Latency == nil {
 				continue
 			}
 			slow[i] += countAbove(it, time.Duration(t.Limit*float64(time.Millisecond)))
-			if float64(slow[i]) > share*planned {
-				return fmt.Sprintf("SLO %s can no longer be met: %d iterations took longer than %g ms, more than %s of the most the step can finish (%.0f)",
-					t, slow[i], t.Limit, pctOf(share), planned)
+			if slow[i] > allow {
+				return fmt.Sprintf("SLO %s can no longer be met: %d iterations took longer than %g ms, more than the %d of the most the step can finish (%.0f) it allows",
+					t, slow[i], t.Limit, allow, planned)
 			}
 		}
 		return ""
 	}
 }
 
-// tailShare is the share of iterations a latency metric lets exceed its
-// limit: 1 − q for a percentile q, none for the max; false for the
-// others (min, avg), which the rest of a step can still bring down.
-func tailShare(metric string) (float64, bool) {
+// tailAllowance is how many of n iterations a latency metric lets exceed
+// its limit: for a percentile q, those above the sample it reports, which
+// HdrHistogram takes at rank round(q × n) (n − that rank never falls as n
+// grows, so n, the most a step can finish, is the worst case); none for
+// the max; false for the others (min, avg), which the rest of a step can
+// still bring down.
+func tailAllowance(metric string, n float64) (int64, bool) {
 	if metric == "max" {
 		return 0, true
 	}
@@ -89,7 +92,8 @@ func tailShare(metric string) (float64, bool) {
 	if err != nil || p <= 0 || p >= 100 {
 		return 0, false
 	}
-	return 1 - p/100, true
+	rank := math.Max(1, math.Min(n, math.Floor(p/100*n+0.5)))
+	return int64(n - rank), true
 }
 
 // countAbove counts an interval's iterations certainly longer than limit:
@@ -103,11 +107,4 @@ func countAbove(op load.IntervalOp, limit time.Duration) int64 {
 		}
 	}
 	return n
-}
-
-func pctOf(share float64) string {
-	if share == 0 {
-		return "none"
-	}
-	return strconv.FormatFloat(100*share, 'g', 4, 64) + "%"
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kcbench/kcbench/internal/load"
+	"github.com/kcbench/kcbench/internal/results"
 )
 
 // getScenario sends one GET per iteration, recorded as "get".
@@ -56,7 +57,7 @@ func httpStepsEnding(url string, maxVUs int, early func(float64, time.Duration) 
 	return func(ctx context.Context, rate float64, d time.Duration) (StepResult, error) {
 		e := load.ConstantArrivalRate{Rate: rate, Duration: d, PreAllocatedVUs: min(maxVUs, 20), MaxVUs: maxVUs, GracefulStop: time.Second}
 		rec := load.NewRecorder()
-		if early != nil {
+		if early != nil && (results.CapacityStep{Phase: StepPhase(ctx)}).Judged() {
 			rec = load.NewRecorder(load.WithEarlyEnd(early(rate, d)))
 		}
 		s, err := e.Run(ctx, sc, rec)

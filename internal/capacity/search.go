@@ -96,6 +96,17 @@ type StepResult struct {
 // error wrapping ctx.Err().
 type StepFunc func(ctx context.Context, rate float64, d time.Duration) (StepResult, error)
 
+type phaseKey struct{}
+
+// StepPhase is the phase (results.StepWarmup, StepProbe, …) of the step a
+// StepFunc is running, from its context; "" outside a search. A StepFunc
+// ends only judged steps early (EarlyEnd): a warm-up or probe that falls
+// behind is there to warm a cold server up.
+func StepPhase(ctx context.Context) string {
+	p, _ := ctx.Value(phaseKey{}).(string)
+	return p
+}
+
 // Options configure a search. Zero fields take the defaults above
 // (WithDefaults); then Validate checks them.
 type Options struct {
@@ -242,6 +253,20 @@ func (o Options) Judge(rate float64, r StepResult) results.CapacityStep {
 	if st.Duration > 0 {
 		st.OKRate = float64(it.OK) / st.Duration
 	}
+	if s.EndReason != "" && st.Duration > 0 {
+		// the backlog of a step that ended early finishes after its
+		// window and would count as served in it: what it served is
+		// what finished inside the window
+		var n, ok int64
+		end := s.Warmup + s.Duration
+		for _, row := range s.Timeline {
+			if !row.Warmup && row.End <= end && len(row.Ops) > 0 {
+				n += row.Ops[0].Count
+				ok += row.Ops[0].Count - row.Ops[0].Errors
+			}
+		}
+		st.Achieved, st.OKRate = float64(n)/st.Duration, float64(ok)/st.Duration
+	}
 	arrivals := it.Count + s.Dropped + s.Interrupted
 	if arrivals > 0 {
 		st.DroppedPct = 100 * float64(s.Dropped) / float64(arrivals)
@@ -346,7 +371,7 @@ func (s *searcher) step(ctx context.Context, phase string, rate float64, d time.
 	if s.o.BeforeStep != nil {
 		s.o.BeforeStep(idx, phase, rate, d)
 	}
-	r, err := s.run(ctx, rate, d)
+	r, err := s.run(context.WithValue(ctx, phaseKey{}, phase), rate, d)
 	if err != nil && r.Stats.Start.IsZero() {
 		return results.CapacityStep{}, fmt.Errorf("step %d (%s, %g/s): %w", idx, phase, rate, err)
 	}

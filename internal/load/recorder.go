@@ -396,7 +396,9 @@ func (r *Recorder) flush(end time.Duration, final bool) Progress {
 	r.seen.dropped, r.seen.interrupted = dropped, interrupted
 	startMs, endMs := r.start.Add(row.Start).UnixMilli(), r.start.Add(row.End).UnixMilli()
 	r.progressed.connect += r.ops[0].iClasses[classConnRefused]
-	if r.hook != nil || r.earlyEnd != nil && !warm && !final && r.earlyWhy == "" {
+	// an early end is decided within the regular duration only
+	early := r.earlyEnd != nil && !warm && !final && r.earlyWhy == "" && r.regularEnd.IsZero()
+	if r.hook != nil || early {
 		iv := Interval{End: end, Warmup: warm, VUs: row.VUs, ActiveVUs: row.ActiveVUs, Dropped: row.Dropped, Ops: make([]IntervalOp, len(r.ops))}
 		for i, a := range r.ops {
 			o := IntervalOp{Name: a.name, Count: a.iCount, Errors: a.iErrors, Latency: a.iLat}
@@ -411,7 +413,7 @@ func (r *Recorder) flush(end time.Duration, final bool) Progress {
 		if r.hook != nil {
 			r.hook(iv)
 		}
-		if r.earlyEnd != nil && !warm && !final && r.earlyWhy == "" {
+		if early {
 			if why := r.earlyEnd(iv); why != "" {
 				r.earlyWhy = why
 				close(r.early)

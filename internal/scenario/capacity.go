@@ -51,8 +51,9 @@ type CapacityStepper struct {
 	IntervalHook func(load.Interval)
 	// RSS reads the server's RSS; nil when unknown.
 	RSS func() (int64, error)
-	// EarlyEnd, when set, makes each step's check that ends it as soon as
-	// it has failed (capacity.Options.EarlyEnd).
+	// EarlyEnd, when set, makes each judged step's check that ends it as
+	// soon as it has failed (capacity.Options.EarlyEnd); warm-ups and
+	// probes run their whole length (capacity.StepPhase).
 	EarlyEnd func(rate float64, d time.Duration) func(load.Interval) string
 	// users are the VUs' state, kept from step to step.
 	users UserCache
@@ -171,7 +172,7 @@ func (s *CapacityStepper) NewHTTPClient(o capacity.Options) *http.Client {
 // Step runs one step; it implements capacity.StepFunc.
 func (s *CapacityStepper) Step(ctx context.Context, rate float64, d time.Duration) (capacity.StepResult, error) {
 	in := RunInput{Target: s.Target, Manifest: s.Manifest, Config: s.StepConfig(rate, d), HTTPClient: s.HTTPClient, Progress: s.Progress, IntervalHook: s.IntervalHook}
-	if s.EarlyEnd != nil {
+	if s.EarlyEnd != nil && (results.CapacityStep{Phase: capacity.StepPhase(ctx)}).Judged() {
 		in.EarlyEnd = s.EarlyEnd(rate, d)
 	}
 	if s.HTTPClient != nil {
