@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -21,8 +22,7 @@ func TestDBWindowMariaDB(t *testing.T) {
 	// This process stands in for mariadbd.
 	w := newDBWindow(ctx, kc.Target{DBKind: "mariadb", DBPID: os.Getpid()})
 	w.begin(0)
-	for t0 := time.Now(); time.Since(t0) < 60*time.Millisecond; { // burn some CPU
-	}
+	burnCPU(t, 60*time.Millisecond)
 	w.end()
 	c := w.result(stats)
 	if c == nil || !c.Available || c.Engine != "mariadb" || !c.CPUMeasured || c.Ops != 5 || c.CPU <= 0 || c.CPUMsPerOp != c.CPU*1000/5 {
@@ -42,5 +42,25 @@ func TestDBWindowMariaDB(t *testing.T) {
 	c.RecordDurable(params)
 	if _, ok := params[results.ParamPGDurable]; ok {
 		t.Errorf("pg_durable recorded for MariaDB: %v", params)
+	}
+}
+
+// burnCPU spins until this process has used d more CPU time (not wall
+// time: on a busy machine a spinning goroutine may get little of it),
+// within a deadline.
+func burnCPU(t *testing.T, d time.Duration) {
+	t.Helper()
+	used := func() time.Duration {
+		var ru syscall.Rusage
+		if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+			t.Fatal(err)
+		}
+		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	start, deadline := used(), time.Now().Add(30*time.Second)
+	for used()-start < d {
+		if time.Now().After(deadline) {
+			t.Fatalf("used less than %v of CPU in 30 s", d)
+		}
 	}
 }
