@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kcbench/kcbench/internal/capacity"
+	"github.com/kcbench/kcbench/internal/dataset"
 	"github.com/kcbench/kcbench/internal/results"
 )
 
@@ -430,5 +431,40 @@ func TestCalibrateCostsAdminAPISample(t *testing.T) {
 	}
 	if d := (sampled - plain).Seconds(); math.Abs(d-want)/want > 0.05 {
 		t.Errorf("the samples add %.0f s, want %.0f", d, want)
+	}
+}
+
+// TestRecordedSeed: a point whose whole dataset came back from a snapshot
+// keeps the seeding that made it, the clone of the bulk and the admin-API
+// sample apart.
+func TestRecordedSeed(t *testing.T) {
+	at := time.Date(2026, 11, 27, 0, 0, 0, 0, time.UTC)
+	m := &dataset.Manifest{Seeds: []dataset.SeedEvent{
+		{At: at, Strategy: "fast", From: 0, To: 1, Added: 1, Seconds: 2.2, ServerCPUSec: 3},
+		{At: at.Add(time.Minute), Strategy: "fast", From: 1, To: 10, Added: 9, Seconds: 6.1, ServerCPUSec: 10},
+		{At: at.Add(2 * time.Minute), Strategy: "clone", From: 10, To: 80, Added: 70, Seconds: 1.4, ServerCPUSec: 2},
+		{At: at.Add(3 * time.Minute), Strategy: "fast", From: 80, To: 100, Added: 20, Seconds: 19, ServerCPUSec: 35},
+	}}
+	var s results.Seed
+	recordedSeed(&s, m, 100, true)
+	if s.Added != 90 || s.Seconds != 20.4 || s.ServerCPU != 37 || s.Strategy != "clone" || !s.Recorded ||
+		s.AdminAPISample == nil || *s.AdminAPISample != (results.SeedSample{Tenants: 20, Seconds: 19, ServerCPU: 35}) {
+		t.Errorf("100: %+v sample %+v", s, s.AdminAPISample)
+	}
+	// every tenant the point added was in the sample: no clone before it
+	s = results.Seed{}
+	recordedSeed(&s, m, 10, true)
+	if s.Added != 9 || s.Seconds != 6.1 || s.AdminAPISample == nil || s.AdminAPISample.Tenants != 9 {
+		t.Errorf("10: %+v sample %+v", s, s.AdminAPISample)
+	}
+	// without a sample in the file, the last run is the seed
+	s = results.Seed{}
+	recordedSeed(&s, m, 100, false)
+	if s.Added != 20 || s.Strategy != "fast" || s.AdminAPISample != nil {
+		t.Errorf("unsampled: %+v", s)
+	}
+	s = results.Seed{}
+	if recordedSeed(&s, m, 50, true); s.Recorded {
+		t.Errorf("no record of 50: %+v", s)
 	}
 }

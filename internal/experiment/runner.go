@@ -287,9 +287,7 @@ func (r *Runner) reach(ctx context.Context, p Point) (*results.Seed, error) {
 				// the whole dataset came back: what it took to make it is
 				// in its manifest (a resumed sweep keeps its seed times)
 				if m, err := dataset.ReadManifest(r.manifestPath()); err == nil {
-					if ev, ok := m.SeedRunTo(p.Tenants); ok {
-						seed.Added, seed.Seconds, seed.ServerCPU, seed.Strategy, seed.Recorded = ev.Added, ev.Seconds, ev.ServerCPUSec, ev.Strategy, true
-					}
+					recordedSeed(seed, m, p.Tenants, r.File.Dataset.AdminAPISample > 0)
 				}
 			}
 			seed.RestoreSeconds = time.Since(start).Seconds()
@@ -353,6 +351,28 @@ func (r *Runner) reach(ctx context.Context, p Point) (*results.Seed, error) {
 }
 
 func (r *Runner) manifestPath() string { return r.st.DatasetManifest() }
+
+// recordedSeed fills seed from the manifest's record of the seeding that
+// brought the dataset to n tenants. With a sample (sampled: the file's
+// admin_api_sample), that seeding was two runs: the clone of the bulk and
+// the last tenants through the admin API (fast), the latter the sample.
+func recordedSeed(seed *results.Seed, m *dataset.Manifest, n int, sampled bool) {
+	ev, ok := m.SeedRunTo(n)
+	if !ok {
+		return
+	}
+	seed.Added, seed.Seconds, seed.ServerCPU, seed.Strategy, seed.Recorded = ev.Added, ev.Seconds, ev.ServerCPUSec, ev.Strategy, true
+	if !sampled || ev.Strategy != string(dataset.Fast) {
+		return
+	}
+	seed.AdminAPISample = &results.SeedSample{Tenants: ev.Added, Seconds: ev.Seconds, ServerCPU: ev.ServerCPUSec}
+	seed.Strategy = string(dataset.Clone)
+	if bulk, ok := m.SeedRunTo(ev.From); ok && bulk.Strategy == string(dataset.Clone) && bulk.At.Before(ev.At) {
+		seed.Added += bulk.Added
+		seed.Seconds += bulk.Seconds
+		seed.ServerCPU += bulk.ServerCPUSec
+	}
+}
 
 // errAbort carries a watchdog's reason.
 type errAbort struct{ reason string }
