@@ -331,10 +331,12 @@ func TestOpenEarlyEnd(t *testing.T) {
 		if s.EndReason != "doomed" || s.Aborted {
 			t.Errorf("end reason %q, aborted %v", s.EndReason, s.Aborted)
 		}
-		if s.Duration != 2*time.Second || s.Iterations != 200 || s.Interrupted != 0 {
-			t.Errorf("duration %v, iterations %d, interrupted %d; want 2s, 200, 0", s.Duration, s.Iterations, s.Interrupted)
+		// the arrival due at 2 s, the instant the interval closes, may be
+		// made before the end is seen
+		if s.Duration != 2*time.Second || s.Iterations < 200 || s.Iterations > 201 || s.Interrupted != 0 {
+			t.Errorf("duration %v, iterations %d, interrupted %d; want 2s, 200 (or 201), 0", s.Duration, s.Iterations, s.Interrupted)
 		}
-		if it, _ := s.Op(results.IterationOp); it.Rate != 100 {
+		if it, _ := s.Op(results.IterationOp); it.Rate < 100 || it.Rate > 100.5 {
 			t.Errorf("rate %v, want 100 (over the shortened window)", it.Rate)
 		}
 		if seen != 2 {
