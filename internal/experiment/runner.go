@@ -367,7 +367,7 @@ func recordedSeed(seed *results.Seed, m *dataset.Manifest, n int, sampled bool) 
 	}
 	seed.AdminAPISample = &results.SeedSample{Tenants: ev.Added, Seconds: ev.Seconds, ServerCPU: ev.ServerCPUSec}
 	seed.Strategy = string(dataset.Clone)
-	if bulk, ok := m.SeedRunTo(ev.From); ok && bulk.Strategy == string(dataset.Clone) && bulk.At.Before(ev.At) {
+	if bulk, ok := m.SeedRunTo(ev.From); ok && bulk.Strategy == string(dataset.Clone) {
 		seed.Added += bulk.Added
 		seed.Seconds += bulk.Seconds
 		seed.ServerCPU += bulk.ServerCPUSec
