@@ -178,14 +178,17 @@ func (b builder) groups(i int) []kc.GroupRep {
 // and one realm role. default-roles-<realm> is listed explicitly: an
 // import with explicit realmRoles would otherwise lose it (and with it
 // offline_access).
-func (b builder) users(i int) []kc.UserRep {
+func (b builder) users(i int) []kc.UserRep { return b.userRange(i, 1, b.s.Content.Users) }
+
+// userRange returns tenant i's users lo..hi.
+func (b builder) userRange(i, lo, hi int) []kc.UserRep {
 	if b.dir != nil {
 		return nil // in LDAP
 	}
 	s := b.s
 	realm := s.RealmOf(i)
-	us := make([]kc.UserRep, 0, s.Content.Users)
-	for j := 1; j <= s.Content.Users; j++ {
+	us := make([]kc.UserRep, 0, max(0, hi-lo+1))
+	for j := lo; j <= hi; j++ {
 		us = append(us, kc.UserRep{
 			Username:      s.Username(i, j),
 			Enabled:       true,
@@ -248,6 +251,76 @@ func (b builder) tenantRealm(i int) kc.RealmRep {
 	return r
 }
 
+// A realms-mode tenant with more users or clients than these is made in
+// parts: its realm is created marked incomplete with the first of each,
+// the rest follow by partial imports of at most as many, and the realm is
+// marked complete last. One representation of 100,000 users is past the
+// server's request-body limit (10 MiB: HTTP 413) and one transaction of
+// it past its transaction time-out.
+const (
+	partUsers   = 500
+	partClients = 200
+)
+
+// big says whether tenant i is made in parts.
+func (b builder) big() bool {
+	return b.s.Content.Users > partUsers || b.s.Content.Clients > partClients
+}
+
+// tenantParts is tenant i in parts (see partUsers): the realm, marked
+// incomplete, and the partial imports that follow it.
+func (b builder) tenantParts(i int) (kc.RealmRep, []kc.PartialImportRep) {
+	r := b.realmBase(b.s.RealmOf(i), false)
+	r.DisplayName = displayName(i)
+	r.Groups = b.groups(i)
+	tr := b.roles(i)
+	r.Roles = &kc.RolesRep{Realm: tr.Realm}
+	cs := b.clients(i)
+	first := cs[:min(len(cs), partClients)]
+	r.Clients = first
+	r.Roles.Client = clientRoles(tr, first)
+	var parts []kc.PartialImportRep
+	for lo := len(first); lo < len(cs); lo += partClients {
+		part := cs[lo:min(lo+partClients, len(cs))]
+		p := kc.PartialImportRep{IfResourceExists: "SKIP", Clients: part, Roles: &kc.RolesRep{Client: clientRoles(tr, part)}}
+		p.Users = serviceAccounts(r.Realm, part)
+		parts = append(parts, p)
+	}
+	n := b.s.Content.Users
+	if b.dir == nil {
+		r.Users = b.userRange(i, 1, min(n, partUsers))
+		for lo := partUsers + 1; lo <= n; lo += partUsers {
+			parts = append(parts, kc.PartialImportRep{IfResourceExists: "SKIP", Users: b.userRange(i, lo, min(lo+partUsers-1, n))})
+		}
+	}
+	return r, parts
+}
+
+// clientRoles is the part of roles' client roles that belongs to cs.
+func clientRoles(roles *kc.RolesRep, cs []kc.ClientRep) map[string][]kc.RoleRep {
+	m := map[string][]kc.RoleRep{}
+	for _, c := range cs {
+		if rs, ok := roles.Client[c.ClientID]; ok {
+			m[c.ClientID] = rs
+		}
+	}
+	return m
+}
+
+// serviceAccounts is the service-account users of cs for a partial import
+// into realm: a realm import makes them, a partial import does not
+// (Keycloak 26.7.3): without one, a client-credentials grant gets 401.
+func serviceAccounts(realm string, cs []kc.ClientRep) []kc.UserRep {
+	var us []kc.UserRep
+	for _, c := range cs {
+		if c.ServiceAccountsEnabled {
+			us = append(us, kc.UserRep{Username: "service-account-" + c.ClientID, Enabled: true,
+				ServiceAccountClientID: c.ClientID, RealmRoles: []string{"default-roles-" + realm}})
+		}
+	}
+	return us
+}
+
 // sharedRealm is the orgs-mode realm with tenants inline.
 func (b builder) sharedRealm(tenants []int) kc.RealmRep {
 	r := b.realmBase(b.s.SharedRealm(), true)
@@ -274,15 +347,7 @@ func (b builder) tenantPartial(tenants []int) kc.PartialImportRep {
 	for _, i := range tenants {
 		cs := b.clients(i)
 		p.Clients = append(p.Clients, cs...)
-		// A realm import makes the service accounts of its clients; a
-		// partial import does not (Keycloak 26.7.3): without one, a
-		// client-credentials grant gets 401.
-		for _, c := range cs {
-			if c.ServiceAccountsEnabled {
-				p.Users = append(p.Users, kc.UserRep{Username: "service-account-" + c.ClientID, Enabled: true,
-					ServiceAccountClientID: c.ClientID, RealmRoles: []string{"default-roles-" + realm}})
-			}
-		}
+		p.Users = append(p.Users, serviceAccounts(realm, cs)...)
 		tr := b.roles(i)
 		p.Roles.Realm = append(p.Roles.Realm, tr.Realm...)
 		for c, rs := range tr.Client {

@@ -132,7 +132,7 @@ func (sd *seeder) restTenant(ctx context.Context, i int) error {
 	if s.Mode == ModeOrgs {
 		return sd.completeOrg(ctx, i, userIDs)
 	}
-	if err := a.UpdateRealm(ctx, realm, map[string]any{"realm": realm, "attributes": map[string]string{AttrDataset: s.Fingerprint(), AttrComplete: "true"}}); err != nil {
+	if err := sd.markRealmComplete(ctx, realm); err != nil {
 		return err
 	}
 	sd.markDone(i)

@@ -500,7 +500,13 @@ func (sd *seeder) fast(ctx context.Context, todo []int) error {
 				return err
 			}
 			defer sd.b.forget([]int{i})
-			rep := sd.b.tenantRealm(i)
+			var rep kc.RealmRep
+			var parts []kc.PartialImportRep
+			if sd.b.big() {
+				rep, parts = sd.b.tenantParts(i)
+			} else {
+				rep = sd.b.tenantRealm(i)
+			}
 			keys, err := keyProviders(rep.Realm, sd.tenantKeys(i))
 			if err != nil {
 				return fmt.Errorf("tenant %s: realm keys: %w", TenantID(i), err)
@@ -509,8 +515,17 @@ func (sd *seeder) fast(ctx context.Context, todo []int) error {
 			if sd.b.dir != nil {
 				rep.Components[UserStorageType] = []kc.ComponentRep{sd.b.ldapComponent(sd.b.dir, i)}
 			}
-			if _, err := sd.createRealm(ctx, rep.Realm, rep); err != nil {
+			complete, err := sd.createRealm(ctx, rep.Realm, rep)
+			if err != nil {
 				return fmt.Errorf("tenant %s: %w", TenantID(i), err)
+			}
+			if sd.b.big() && !complete {
+				if err := sd.importParts(ctx, rep.Realm, parts); err != nil {
+					return fmt.Errorf("tenant %s: %w", TenantID(i), err)
+				}
+				if err := sd.markRealmComplete(ctx, rep.Realm); err != nil {
+					return fmt.Errorf("tenant %s: %w", TenantID(i), err)
+				}
 			}
 			sd.markDone(i)
 			return nil
@@ -573,6 +588,36 @@ func (sd *seeder) fast(ctx context.Context, todo []int) error {
 		}
 		return nil
 	})
+}
+
+// importParts adds the parts of a big realms-mode tenant to its realm,
+// o.Concurrency at a time, saying how far it got about every tenth.
+func (sd *seeder) importParts(ctx context.Context, realm string, parts []kc.PartialImportRep) error {
+	t0 := time.Now()
+	sd.o.Logf("seed: realm %s: %d users and %d clients to add in %d partial imports", realm,
+		max(0, sd.s.Content.Users-partUsers), max(0, sd.s.Content.Clients-partClients), len(parts))
+	var mu sync.Mutex
+	done, said := 0, 0
+	return parallel(ctx, len(parts), sd.o.Concurrency, func(ctx context.Context, k int) error {
+		if _, err := sd.adm.PartialImport(ctx, realm, parts[k]); err != nil {
+			return fmt.Errorf("partial import %d of %d: %w", k+1, len(parts), err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		done++
+		if tenth := done * 10 / len(parts); tenth > said {
+			said = tenth
+			sd.o.Logf("seed: realm %s: %d of %d partial imports in %.0f s", realm, done, len(parts), time.Since(t0).Seconds())
+		}
+		return nil
+	})
+}
+
+// markRealmComplete marks a realms-mode tenant's realm complete: its last
+// write.
+func (sd *seeder) markRealmComplete(ctx context.Context, realm string) error {
+	return sd.adm.UpdateRealm(ctx, realm, map[string]any{"realm": realm,
+		"attributes": map[string]string{AttrDataset: sd.s.Fingerprint(), AttrComplete: "true"}})
 }
 
 // clearHalfMadeUsers deletes the users an interrupted run made for

@@ -468,3 +468,38 @@ func TestRecordedSeed(t *testing.T) {
 		t.Errorf("no record of 50: %+v", s)
 	}
 }
+
+// Variants that differ only in what the running server feels share their
+// dataset snapshots; a variant with another Keycloak, database or
+// topology has its own.
+func TestSnapshotsShared(t *testing.T) {
+	f, err := Parse([]byte(tiny + `
+variants:
+  - name: small
+    cache_sizes: {users: 10000}
+  - name: big
+    cache_sizes: {users: 200000}
+    heap: 2g
+  - name: pair
+    nodes: 2
+  - name: old
+    keycloak_version: 26.0.0
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pts, _ := Plan(f)
+	name := map[string]string{}
+	r := &Runner{File: f}
+	for _, p := range pts {
+		name[p.Variant.Name] = r.snapshotName(p, 3)
+	}
+	if name["small"] != name["big"] {
+		t.Errorf("cache and heap variants: snapshots %q and %q, want one", name["small"], name["big"])
+	}
+	for _, v := range []string{"pair", "old"} {
+		if name[v] == name["small"] || name[v] == "" {
+			t.Errorf("variant %s: snapshot %q, want its own (small: %q)", v, name[v], name["small"])
+		}
+	}
+}

@@ -208,8 +208,16 @@ func noSnapshotReason(p Point) string {
 	return ""
 }
 
+// snapshotName names the snapshot of point p's dataset at n tenants. It
+// is shared by the variants whose databases hold the same thing: same
+// Keycloak (version, build and start options), database and topology;
+// they may differ in what only the running server feels (heap, threads,
+// pool and cache sizes): the cache study's five variants seed one
+// dataset of 100,000 users once.
 func (r *Runner) snapshotName(p Point, n int) string {
-	return fmt.Sprintf("%s-%s-%s-%s-n%05d", r.File.Name, p.Variant.Name, p.Mode, p.Spec.Fingerprint()[:8], n)
+	k := p.Stack
+	db := shortHash(key([]any{k.Version, k.BuildOptions, k.ExtraOptions, k.DB, p.PG, p.Topology}))
+	return fmt.Sprintf("%s-db%s-%s-%s-n%05d", r.File.Name, db, p.Mode, p.Spec.Fingerprint()[:8], n)
 }
 
 func (r *Runner) emptySnapshot(p Point) string {
