@@ -549,3 +549,37 @@ func TestRealmAppearingDuringSeed(t *testing.T) {
 		})
 	}
 }
+
+// A realms-mode tenant past a part's users and clients is made in parts
+// (a realm of 100,000 users in one request is refused with HTTP 413): the
+// realm holds every user and client, the last user logs in, the last
+// client (imported with its service account by a partial import) gets a
+// client-credentials token, and the clone copies such a tenant whole.
+func TestBigTenantInParts(t *testing.T) {
+	e := newEnv(t)
+	mf := filepath.Join(t.TempDir(), "m.json")
+	s := spec(dataset.ModeRealms, "big", 2)
+	s.Content.Users, s.Content.Clients = 1001, 202
+	if res := e.seed(s, dataset.Clone, mf); res.Added != 2 {
+		t.Fatalf("result %+v", res)
+	}
+	e.verify(mf, 2)
+	m, err := dataset.ReadManifest(mf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= 2; i++ {
+		if err := e.login(m, i, 1001); err != nil {
+			t.Errorf("tenant %d: the last user's login: %v", i, err)
+		}
+		id := s.BackendClient(i, 201)
+		if _, err := e.c.Token(e.ctx, m.Tenant(i).Realm, url.Values{"grant_type": {"client_credentials"},
+			"client_id": {id}, "client_secret": {s.ClientSecret(i, id)}}); err != nil {
+			t.Errorf("tenant %d: the last client's client-credentials grant: %v", i, err)
+		}
+		r, err := e.adm.GetRealm(e.ctx, m.Tenant(i).Realm)
+		if err != nil || r.Attributes[dataset.AttrComplete] != "true" {
+			t.Errorf("tenant %d: realm attributes %v, %v; want it marked complete", i, r.Attributes, err)
+		}
+	}
+}
