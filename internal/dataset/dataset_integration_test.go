@@ -578,8 +578,11 @@ func TestBigTenantInParts(t *testing.T) {
 			t.Errorf("tenant %d: the last client's client-credentials grant: %v", i, err)
 		}
 		r, err := e.adm.GetRealm(e.ctx, m.Tenant(i).Realm)
-		if err != nil || r.Attributes[dataset.AttrComplete] != "true" {
-			t.Errorf("tenant %d: realm attributes %v, %v; want it marked complete", i, r.Attributes, err)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Attributes[dataset.AttrComplete] != "true" {
+			t.Errorf("tenant %d: realm attributes %v; want it marked complete", i, r.Attributes)
 		}
 	}
 }
