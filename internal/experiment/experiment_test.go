@@ -503,3 +503,47 @@ variants:
 		}
 	}
 }
+
+// The plan charges a dataset shared by variants once: the second cache
+// variant restores the first one's snapshot.
+func TestEstimateSharedSnapshots(t *testing.T) {
+	const file = `
+name: big
+dataset:
+  modes: [realms]
+  tenants: [1]
+  users: 100000
+workloads:
+  - scenario: jwks
+    duration: 10s
+variants:
+  - name: a
+    cache_sizes: {users: 10000}
+  - name: b
+    cache_sizes: {users: 200000}
+`
+	est := func(extra string) time.Duration {
+		f, err := Parse([]byte(file + extra))
+		if err != nil {
+			t.Fatal(err)
+		}
+		pts, _ := Plan(f)
+		return Estimate(f, pts, 1)
+	}
+	one := func(v string) time.Duration {
+		f, _ := Parse([]byte(file))
+		f.Variants = f.Variants[:1]
+		f.Variants[0].Name = v
+		pts, _ := Plan(f)
+		return Estimate(f, pts, 1)
+	}
+	seed := time.Duration(DefaultCosts.SeedPerUser * 100000 * float64(time.Second))
+	shared, single := est(""), one("a")
+	if got := shared - single; got >= seed || got <= 0 {
+		t.Errorf("two variants sharing a dataset: %v, one: %v; the second should not seed (%v)", shared, single, seed)
+	}
+	apart := est("  - name: c\n    keycloak_version: 26.0.0\n")
+	if got := apart - shared; got < seed {
+		t.Errorf("a third variant on another Keycloak adds %v, want its own seed (≥ %v)", got, seed)
+	}
+}

@@ -165,6 +165,7 @@ func (c Costs) Estimate(f *File, pts []Point, scale float64) time.Duration {
 	sc := func(d time.Duration) time.Duration { return time.Duration(float64(d) * scale) }
 	var total time.Duration
 	prev := map[string]int{}
+	saved := map[string][]int{} // dataset → the tenant counts of its snapshots
 	for _, p := range pts {
 		key := p.Variant.Name + "/" + string(p.Mode)
 		from := prev[key]
@@ -172,6 +173,16 @@ func (c Costs) Estimate(f *File, pts []Point, scale float64) time.Duration {
 			from = 0
 		}
 		prev[key] = p.Tenants
+		if *f.Dataset.Snapshots && noSnapshotReason(p) == "" {
+			// the largest snapshot at or below N, maybe another variant's
+			ds := p.datasetKey()
+			for _, n := range saved[ds] {
+				if n <= p.Tenants && n > from {
+					from = n
+				}
+			}
+			saved[ds] = append(saved[ds], p.Tenants)
+		}
 		if p.Repeat == 1 {
 			// the sample's tenants through the admin API, the rest by
 			// the file's strategy

@@ -215,9 +215,15 @@ func noSnapshotReason(p Point) string {
 // pool and cache sizes): the cache study's five variants seed one
 // dataset of 100,000 users once.
 func (r *Runner) snapshotName(p Point, n int) string {
+	return fmt.Sprintf("%s-%s-n%05d", r.File.Name, p.datasetKey(), n)
+}
+
+// datasetKey names point p's dataset among the file's: the variants whose
+// databases hold the same thing share it (see snapshotName).
+func (p Point) datasetKey() string {
 	k := p.Stack
 	db := shortHash(key([]any{k.Version, k.BuildOptions, k.ExtraOptions, k.DB, p.PG, p.Topology}))
-	return fmt.Sprintf("%s-db%s-%s-%s-n%05d", r.File.Name, db, p.Mode, p.Spec.Fingerprint()[:8], n)
+	return fmt.Sprintf("db%s-%s-%s", db, p.Mode, p.Spec.Fingerprint()[:8])
 }
 
 func (r *Runner) emptySnapshot(p Point) string {
