@@ -262,7 +262,7 @@ const (
 	partClients = 200
 )
 
-// big says whether tenant i is made in parts.
+// big says whether the spec's realms-mode tenants are made in parts.
 func (b builder) big() bool {
 	return b.s.Content.Users > partUsers || b.s.Content.Clients > partClients
 }
