@@ -594,8 +594,12 @@ func (sd *seeder) fast(ctx context.Context, todo []int) error {
 // o.Concurrency at a time, saying how far it got about every tenth.
 func (sd *seeder) importParts(ctx context.Context, realm string, parts []kc.PartialImportRep) error {
 	t0 := time.Now()
-	sd.o.Logf("seed: realm %s: %d users and %d clients to add in %d partial imports", realm,
-		max(0, sd.s.Content.Users-partUsers), max(0, sd.s.Content.Clients-partClients), len(parts))
+	users, clients := 0, 0
+	for _, p := range parts {
+		users, clients = users+len(p.Users), clients+len(p.Clients)
+	}
+	sd.o.Logf("seed: realm %s: %d users (service accounts among them) and %d clients to add in %d partial imports",
+		realm, users, clients, len(parts))
 	var mu sync.Mutex
 	done, said := 0, 0
 	return parallel(ctx, len(parts), sd.o.Concurrency, func(ctx context.Context, k int) error {
