@@ -61,18 +61,21 @@ type CapacityStepper struct {
 
 // UserCache keeps VUs' state across runs of one workload (RunInput.Users).
 // A capacity search's steps would otherwise make their VUs anew, each
-// step: a refresh VU logs its sessions in when it is made, so every step
-// began with a burst of logins, and a step that fell behind made more VUs
-// and more logins as it went, until the server never caught up again
-// (measured on 26.7.3: after one overloaded step every refresh step
-// failed, down to two-thirds of a rate that had passed, at 3× the CPU
-// per operation). The zero value is ready; runs using it must not
-// overlap.
+// step: an introspect or userinfo VU logs a user in when it is made (a
+// refresh VU once did, before its sessions moved to a pool, which the
+// cache keeps too), so every step began with a burst of logins, and a
+// step that fell behind made more VUs and more logins as it went, until
+// the server never caught up again (measured on 26.7.3: after one
+// overloaded step every refresh step failed, down to two-thirds of a rate
+// that had passed, at 3× the CPU per operation). The zero value is ready;
+// runs using it must not overlap.
 type UserCache struct {
 	mu    sync.Mutex
 	users []load.User // all made so far
 	free  []load.User // not yet taken by the current run
 	made  int         // users made by the current run
+	// sessions are the refresh scenario's, kept from run to run
+	sessions sessionPools
 }
 
 // Reuse returns sc, whose NewUser hands out the users earlier runs made

@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -32,14 +33,23 @@ type Env struct {
 	// Mix weighs the mix scenario's parts by scenario name; nil or empty
 	// means DefaultMix.
 	Mix map[string]int
-	// SessionsPerVU is how many sessions each refresh VU keeps (0:
-	// DefaultSessionsPerVU).
+	// SessionsPerVU sizes the refresh scenario's sessions: this many per
+	// VU allocated up front (0: DefaultSessionsPerVU).
 	SessionsPerVU int
 	// RefreshesPerSession bounds how often a session is refreshed before
 	// it is replaced by a new login (0: unbounded).
 	RefreshesPerSession int
 	// Journey tunes the user-journey scenario.
 	Journey JourneyOptions
+	// sessions, when set, keeps the refresh scenario's sessions from run
+	// to run (UserCache); nil: each scenario has its own.
+	sessions *sessionPools
+}
+
+// preparer is a scenario with work to do before a run's clock starts
+// (Run calls prepare with the VUs the run allocates up front).
+type preparer interface {
+	prepare(ctx context.Context, vus int) error
 }
 
 // Defaults.

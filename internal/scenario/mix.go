@@ -136,6 +136,19 @@ func buildMix(env *Env) (*mix, error) {
 
 func (m *mix) Name() string { return results.ScenarioMix }
 
+// prepare prepares the parts that have work to do before the clock
+// starts (a mix VU has a user of every part).
+func (m *mix) prepare(ctx context.Context, vus int) error {
+	for _, p := range m.parts {
+		if pr, ok := p.sc.(preparer); ok {
+			if err := pr.prepare(ctx, vus); err != nil {
+				return fmt.Errorf("%s: %w", p.name, err)
+			}
+		}
+	}
+	return nil
+}
+
 // Weights returns the parts' weights.
 func (m *mix) Weights() map[string]int {
 	w := map[string]int{}

@@ -165,9 +165,17 @@ func Run(ctx context.Context, in RunInput) (*RunResult, error) {
 	if env.Pool, err = env.Pool.Slice(in.Segment); err != nil {
 		return nil, err
 	}
+	if in.Users != nil {
+		env.sessions = &in.Users.sessions
+	}
 	sc, err := ByName(cfg.Scenario, env)
 	if err != nil {
 		return nil, err
+	}
+	if p, ok := sc.(preparer); ok {
+		if err := p.prepare(ctx, cmp.Or(cfg.VUs, cfg.MaxVUsAtOnce())); err != nil {
+			return nil, fmt.Errorf("scenario %s: logging its sessions in: %w", cfg.Scenario, err)
+		}
 	}
 	if in.Users != nil {
 		sc = in.Users.Reuse(sc)
