@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -95,6 +96,20 @@ func TestLoadCommand(t *testing.T) {
 	text = c.mustRun("load", "--file", yml)
 	if !strings.Contains(text, "iterations:   6 ") || !strings.Contains(text, "login_submit") {
 		t.Errorf("from a file:\n%s", text)
+	}
+
+	// A capacity search on the local stack starts from no user sessions:
+	// it ends those the runs above left (the password grants and the six
+	// form logins), and the next finds none.
+	capArgs := []string{"capacity", "--scenario", "jwks", "--start", "20", "--step", "20", "--max-rate", "40", "--step-duration", "2s",
+		"--warmup", "1s", "--min-ok", "10", "--slo", "p99<2s,errors<1%", "--quiet"}
+	text = c.mustRun(append(capArgs, "--out", filepath.Join(t.TempDir(), "cap1"))...)
+	if m := regexp.MustCompile(`ended (\d+) sessions earlier runs left`).FindStringSubmatch(text); m == nil || atoi(m[1]) < 7 {
+		t.Errorf("the first search did not end the 7 sessions or more left before it:\n%s", text)
+	}
+	text = c.mustRun(append(capArgs, "--out", filepath.Join(t.TempDir(), "cap2"))...)
+	if strings.Contains(text, "sessions earlier runs left") {
+		t.Errorf("the second search found sessions left:\n%s", text)
 	}
 
 	// An external target, no manifest: the realm's JWKS, server CPU from
@@ -317,4 +332,13 @@ func seedScraped(t *testing.T, c *cli, args ...string) {
 		}
 	}
 	t.Logf("seeding progress scraped mid-seed: %v", seen)
+}
+
+// atoi is s as a number, -1 when it is none.
+func atoi(s string) int {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return -1
+	}
+	return n
 }

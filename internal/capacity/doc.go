@@ -72,6 +72,10 @@
 //	cpu_bound            adaptive: "yes" when the server's cores were busy
 //	                     at the first failure, "no" when not (then the
 //	                     prediction was only a start)
+//	warming              adaptive: the first probe's CPU per operation
+//	                     over the answer's, when 8 times or more (a
+//	                     just-booted server, which may go on warming up
+//	                     after the search); absent otherwise
 //	elapsed_s            the search's wall time
 //	best_step            index of the step that set max_rate (-1: none)
 //	achieved_rate        iterations/s finished at the best step

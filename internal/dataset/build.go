@@ -58,7 +58,7 @@ func (b builder) prehash(ctx context.Context, tenants []int) error {
 		return nil
 	}
 	n := b.s.Content.Users
-	return parallel(ctx, len(tenants)*n, runtime.GOMAXPROCS(0), func(ctx context.Context, k int) error {
+	return Parallel(ctx, len(tenants)*n, runtime.GOMAXPROCS(0), func(ctx context.Context, k int) error {
 		b.credential(tenants[k/n], k%n+1)
 		return nil
 	})

@@ -677,7 +677,7 @@ func (sd *seeder) clone(ctx context.Context, todo []int) error {
 			part := todo[lo:min(lo+per, len(todo))]
 			t0 := time.Now()
 			copies := make([]instance, len(part))
-			err := parallel(ctx, len(part), runtime.GOMAXPROCS(0), func(ctx context.Context, k int) error {
+			err := Parallel(ctx, len(part), runtime.GOMAXPROCS(0), func(ctx context.Context, k int) error {
 				c, err := sd.copyOf(tpl, part[k], users)
 				if err != nil {
 					return err

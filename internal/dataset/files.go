@@ -259,7 +259,7 @@ func SeedFiles(ctx context.Context, adm *kc.Admin, files []*RealmFile, seed int6
 	done := res.Existing
 	var mu sync.Mutex
 	o.Progress(done, len(files))
-	err = parallel(ctx, len(todo), o.Concurrency, func(ctx context.Context, k int) error {
+	err = Parallel(ctx, len(todo), o.Concurrency, func(ctx context.Context, k int) error {
 		f := todo[k]
 		if err := adm.CreateRealm(ctx, prepareRealm(f, spec)); err != nil {
 			return fmt.Errorf("%s: realm %s: %w", f.Path, f.Realm, err)

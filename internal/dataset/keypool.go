@@ -95,7 +95,7 @@ func (p *KeyPool) Ensure(ctx context.Context, n int, logf func(string, ...any)) 
 	}
 	t0 := time.Now()
 	made := make([][]byte, missing)
-	err := parallel(ctx, missing, runtime.GOMAXPROCS(0), func(_ context.Context, i int) error {
+	err := Parallel(ctx, missing, runtime.GOMAXPROCS(0), func(_ context.Context, i int) error {
 		key, err := rsa.GenerateKey(rand.Reader, rsaKeyBits)
 		if err != nil {
 			return err

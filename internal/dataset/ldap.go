@@ -80,7 +80,7 @@ func (b builder) directoryEntries(ctx context.Context, base string, tenants []in
 	n := s.Content.Users
 	hashes := make([]string, len(tenants)*n)
 	if b.s.UniqueSalts {
-		err := parallel(ctx, len(hashes), runtime.GOMAXPROCS(0), func(ctx context.Context, k int) error {
+		err := Parallel(ctx, len(hashes), runtime.GOMAXPROCS(0), func(ctx context.Context, k int) error {
 			h, err := b.directoryPassword(tenants[k/n], k%n+1)
 			hashes[k] = h
 			return err

@@ -20,7 +20,7 @@ func (sd *seeder) rest(ctx context.Context, todo []int) error {
 		}
 		sd.orgIDs = map[string]string{}
 	}
-	return parallel(ctx, len(todo), sd.o.Concurrency, func(ctx context.Context, k int) error {
+	return Parallel(ctx, len(todo), sd.o.Concurrency, func(ctx context.Context, k int) error {
 		if err := sd.restTenant(ctx, todo[k]); err != nil {
 			return fmt.Errorf("tenant %s: %w", TenantID(todo[k]), err)
 		}

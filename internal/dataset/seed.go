@@ -379,7 +379,7 @@ WHERE r.name = ANY($1)`, names, AttrDataset, AttrComplete)
 		}
 	}
 	var mu sync.Mutex
-	err = parallel(ctx, len(check), 8, func(ctx context.Context, k int) error {
+	err = Parallel(ctx, len(check), 8, func(ctx context.Context, k int) error {
 		r, err := sd.adm.GetRealm(ctx, check[k])
 		if err != nil {
 			return err
@@ -494,7 +494,7 @@ func (sd *seeder) fast(ctx context.Context, todo []int) error {
 		return err
 	}
 	if sd.s.Mode == ModeRealms {
-		return parallel(ctx, len(todo), sd.o.Concurrency, func(ctx context.Context, k int) error {
+		return Parallel(ctx, len(todo), sd.o.Concurrency, func(ctx context.Context, k int) error {
 			i := todo[k]
 			if err := sd.b.prehash(ctx, []int{i}); err != nil {
 				return err
@@ -560,7 +560,7 @@ func (sd *seeder) fast(ctx context.Context, todo []int) error {
 	for lo := 0; lo < len(todo); lo += growthBatch {
 		batches = append(batches, todo[lo:min(lo+growthBatch, len(todo))])
 	}
-	return parallel(ctx, len(batches), sd.o.Concurrency, func(ctx context.Context, k int) error {
+	return Parallel(ctx, len(batches), sd.o.Concurrency, func(ctx context.Context, k int) error {
 		part := batches[k]
 		if err := sd.b.prehash(ctx, part); err != nil {
 			return err
@@ -602,7 +602,7 @@ func (sd *seeder) importParts(ctx context.Context, realm string, parts []kc.Part
 		realm, users, clients, len(parts))
 	var mu sync.Mutex
 	done, said := 0, 0
-	return parallel(ctx, len(parts), sd.o.Concurrency, func(ctx context.Context, k int) error {
+	return Parallel(ctx, len(parts), sd.o.Concurrency, func(ctx context.Context, k int) error {
 		if _, err := sd.adm.PartialImport(ctx, realm, parts[k]); err != nil {
 			return fmt.Errorf("partial import %d of %d: %w", k+1, len(parts), err)
 		}
@@ -737,9 +737,9 @@ func (sd *seeder) completeOrg(ctx context.Context, i int, userIDs map[string]str
 	return nil
 }
 
-// parallel runs f(0..n-1) with at most c at a time and stops at the first
+// Parallel runs f(0..n-1) with at most c at a time and stops at the first
 // error.
-func parallel(ctx context.Context, n, c int, f func(ctx context.Context, k int) error) error {
+func Parallel(ctx context.Context, n, c int, f func(ctx context.Context, k int) error) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	next := atomic.Int64{}

@@ -136,7 +136,7 @@ func countTenants(ctx context.Context, adm *kc.Admin, spec Spec, progress func(d
 		}
 		total.Organizations = len(ids)
 		t := newTally(progress, len(ids))
-		err = parallel(ctx, len(ids), 8, func(ctx context.Context, k int) error {
+		err = Parallel(ctx, len(ids), 8, func(ctx context.Context, k int) error {
 			n, err := adm.Count(ctx, kc.RealmPath(realm, "organizations", ids[k], "members", "count"))
 			mu.Lock()
 			total.OrgMemberships += n
@@ -161,7 +161,7 @@ func countTenants(ctx context.Context, adm *kc.Admin, spec Spec, progress func(d
 		}
 	}
 	t := newTally(progress, len(todo))
-	err = parallel(ctx, len(todo), 8, func(ctx context.Context, k int) error {
+	err = Parallel(ctx, len(todo), 8, func(ctx context.Context, k int) error {
 		c, err := countRealm(ctx, adm, todo[k], nil)
 		if err != nil {
 			return err
@@ -304,7 +304,7 @@ func verifyFiles(ctx context.Context, adm *kc.Admin, files []FileRealm, progress
 		v.Expected.Clients += len(f.Clients)
 	}
 	t := newTally(progress, len(files))
-	err = parallel(ctx, len(files), 8, func(ctx context.Context, k int) error {
+	err = Parallel(ctx, len(files), 8, func(ctx context.Context, k int) error {
 		f := files[k]
 		defer t.add()
 		if !present[f.Realm] {

@@ -80,6 +80,7 @@ type CapacityFlags struct {
 	Repeats      int
 	Procs        int
 	Quiet        bool
+	KeepSessions bool
 	Versions     string
 	Heap         string
 	PGVersion    string
@@ -124,7 +125,7 @@ func (f *CapacityFlags) RegisterFlags(fs *flag.FlagSet) {
 	fs.Float64Var(&c.TenantSkew, "tenant-skew", 0, "zipf exponent `S` of the tenant choice (0: uniform)")
 	fs.BoolVar(&c.SpreadClients, "spread-clients", c.SpreadClients, "each grant uses one of its tenant's confidential clients at random, not the first (many clients in use at once; seed --clients N)")
 	fs.Var((*MixFlag)(&c.Mix), "mix", "weights of the mix scenario `NAME=W,…` (default "+scenario.MixString(scenario.DefaultMix())+")")
-	fs.IntVar(&c.SessionsPerVU, "sessions-per-vu", 0, fmt.Sprintf("`N` sessions each refresh VU keeps (0: %d)", scenario.DefaultSessionsPerVU))
+	fs.IntVar(&c.SessionsPerVU, "sessions-per-vu", 0, fmt.Sprintf("refresh: `N` sessions per VU allocated up front, one pool logged in before the clock starts (0: %d)", scenario.DefaultSessionsPerVU))
 	fs.IntVar(&c.RefreshesPerSession, "refreshes-per-session", 0, "`N` refreshes before a session is replaced by a new login (0: no limit)")
 	registerSingle(fs, c)
 	fs.StringVar(&f.Manifest, "manifest", "", "dataset manifest `FILE` (default: the local stack's dataset.json; with --kc-version: the dataset to seed)")
@@ -132,6 +133,7 @@ func (f *CapacityFlags) RegisterFlags(fs *flag.FlagSet) {
 	fs.IntVar(&f.Repeats, "repeats", 1, "`N` searches in a row (out/repeat-<i>/; each one's rate, their mean and spread printed and in out/repeats.json), for the run-to-run spread kcbench gate uses")
 	fs.IntVar(&f.Procs, "procs", DefaultProcs, "`N` CPU cores the load generator may use (GOMAXPROCS; 0: all)")
 	fs.BoolVar(&f.Quiet, "quiet", false, "no progress on stderr")
+	fs.BoolVar(&f.KeepSessions, "keep-sessions", false, "on the local stack, keep the user sessions earlier runs left (default: each search ends them first, so that it starts from none)")
 	fs.StringVar(&f.Versions, "kc-version", "", "version matrix: `LIST` of Keycloak 26.x versions, each on a fresh local stack")
 	fs.StringVar(&f.Heap, "heap", "", "version matrix: JVM heap of each stack (e.g. 1g; default Keycloak's own)")
 	fs.StringVar(&f.PGVersion, "pg-version", stack.DefaultPGVersion, "version matrix: PostgreSQL of each stack")
@@ -377,7 +379,8 @@ func joinAnd(ss []string) string {
 // writing its finding to stdout.
 func (f *CapacityFlags) Search(logf func(string, ...any), stdout io.Writer) *Search {
 	o, _ := f.searchOptions()
-	return &Search{Scenario: f.Scen, Options: o, MaxVUs: f.maxVUs, Grace: f.grace, Quiet: f.Quiet, Logf: logf, Stdout: stdout, Gap: f.gap}
+	return &Search{Scenario: f.Scen, Options: o, MaxVUs: f.maxVUs, Grace: f.grace, Quiet: f.Quiet, Logf: logf, Stdout: stdout, Gap: f.gap,
+		KeepSessions: f.KeepSessions}
 }
 
 // CapacityTarget is what a search without --kc-version runs against.

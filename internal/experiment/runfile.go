@@ -72,7 +72,7 @@ func (f *RunFile) RegisterFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&c.SpreadClients, "spread-clients", c.SpreadClients, "each grant uses one of its tenant's confidential clients at random, not the first (many clients in use at once; seed --clients N)")
 	fs.Uint64Var(&c.Seed, "seed", c.Seed, "`N`: seed of the VUs' random choices")
 	fs.Var((*MixFlag)(&c.Mix), "mix", "weights of the mix scenario `NAME=W,…` (default "+scenario.MixString(scenario.DefaultMix())+")")
-	fs.IntVar(&c.SessionsPerVU, "sessions-per-vu", c.SessionsPerVU, fmt.Sprintf("`N` sessions each refresh VU keeps (0: %d)", scenario.DefaultSessionsPerVU))
+	fs.IntVar(&c.SessionsPerVU, "sessions-per-vu", c.SessionsPerVU, fmt.Sprintf("refresh: `N` sessions per VU allocated up front, one pool logged in before the clock starts (0: %d)", scenario.DefaultSessionsPerVU))
 	fs.IntVar(&c.RefreshesPerSession, "refreshes-per-session", c.RefreshesPerSession, "`N` refreshes before a session is replaced by a new login (0: no limit)")
 	fs.DurationVar(&c.JourneyThink, "journey-think", c.JourneyThink, fmt.Sprintf("user-journey: mean think time before a login (0: %v)", scenario.DefaultThink))
 	fs.DurationVar(&c.JourneyUserinfo, "journey-userinfo-every", c.JourneyUserinfo, fmt.Sprintf("user-journey: userinfo interval (0: %v)", scenario.DefaultUserinfoEvery))

@@ -2,11 +2,11 @@ package kc
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
-
 	"strconv"
 	"strings"
 )
@@ -108,6 +108,32 @@ func (a *Admin) DeleteUser(ctx context.Context, realm, id string) error {
 // written behind Keycloak's back.
 func (a *Admin) ClearRealmCache(ctx context.Context, realm string) error {
 	return a.Do(ctx, http.MethodPost, RealmPath(realm, "clear-realm-cache"), nil, nil)
+}
+
+// LogoutAll ends every user session of a realm.
+func (a *Admin) LogoutAll(ctx context.Context, realm string) error {
+	return a.Do(ctx, http.MethodPost, RealmPath(realm, "logout-all"), nil, nil)
+}
+
+// ClientSessions counts a realm's client sessions, online and offline
+// (GET client-session-stats: per client in use).
+func (a *Admin) ClientSessions(ctx context.Context, realm string) (online, offline int, err error) {
+	var stats []struct {
+		Active  string `json:"active"`
+		Offline string `json:"offline"`
+	}
+	if err := a.Do(ctx, http.MethodGet, RealmPath(realm, "client-session-stats"), nil, &stats); err != nil {
+		return 0, 0, err
+	}
+	for _, s := range stats {
+		on, err1 := strconv.Atoi(s.Active)
+		off, err2 := strconv.Atoi(s.Offline)
+		if err := errors.Join(err1, err2); err != nil {
+			return 0, 0, fmt.Errorf("client-session-stats of %s: %w", realm, err)
+		}
+		online, offline = online+on, offline+off
+	}
+	return online, offline, nil
 }
 
 // PartialImport adds users, clients, groups and roles to a realm.

@@ -191,6 +191,11 @@ type CapacityResult struct {
 	Estimate      float64 `json:"estimated_rate,omitempty"`
 	ResolutionPct float64 `json:"resolution_pct,omitempty"`
 	CPUBound      string  `json:"cpu_bound,omitempty"`
+	// Warming is the server's CPU per operation in the first probe over
+	// that at the answer, when so high that the server was cold (a
+	// just-booted JVM, which may go on warming up after the search: a
+	// repeat tells); 0 otherwise.
+	Warming float64 `json:"warming,omitempty"`
 	// Elapsed is the search's wall time, probe and pauses included.
 	Elapsed float64 `json:"elapsed_s,omitempty"`
 	// Server boot, when the caller measured one before the search.

@@ -10,9 +10,10 @@
 //
 // Scenarios record each request as a named operation (the Op constants),
 // so that a threshold or a CPU-per-operation figure can name it. Setup
-// that a VU needs before its first iteration (the sessions a refresh VU
-// refreshes, the token an introspection VU introspects) happens in
-// NewUser and is not recorded.
+// that a VU needs before its first iteration (the token an introspection
+// VU introspects) happens in NewUser and is not recorded; the refresh
+// scenario's sessions are a pool shared by its VUs, logged in before the
+// run's clock starts (Run prepares it) and not recorded either.
 //
 // Run is a whole workload run from a Config (as `kcbench load` and
 // experiment files give it): pool, scenario, executor, thresholds, and the
