@@ -103,13 +103,29 @@ func TestLoadCommand(t *testing.T) {
 	// form logins), and the next finds none.
 	capArgs := []string{"capacity", "--scenario", "jwks", "--start", "20", "--step", "20", "--max-rate", "40", "--step-duration", "2s",
 		"--warmup", "1s", "--min-ok", "10", "--slo", "p99<2s,errors<1%", "--quiet"}
-	text = c.mustRun(append(capArgs, "--out", filepath.Join(t.TempDir(), "cap1"))...)
+	cap1 := filepath.Join(t.TempDir(), "cap1")
+	text = c.mustRun(append(capArgs, "--out", cap1)...)
 	if m := regexp.MustCompile(`ended (\d+) sessions earlier runs left`).FindStringSubmatch(text); m == nil || atoi(m[1]) < 7 {
 		t.Errorf("the first search did not end the 7 sessions or more left before it:\n%s", text)
+	}
+	if r, err := results.ReadCapacityDir(cap1); err != nil || r.ServerUptime <= 0 {
+		t.Errorf("the search does not say how long Keycloak had been up: %v, %+v", err, r)
 	}
 	text = c.mustRun(append(capArgs, "--out", filepath.Join(t.TempDir(), "cap2"))...)
 	if strings.Contains(text, "sessions earlier runs left") {
 		t.Errorf("the second search found sessions left:\n%s", text)
+	}
+	// A password-grant search ends them between its steps too; its last
+	// step's are left for the next search to end.
+	pwArgs := append([]string{"capacity", "--scenario", "password-grant"}, capArgs[3:]...)
+	pwArgs[slices.Index(pwArgs, "--start")+1], pwArgs[slices.Index(pwArgs, "--step")+1], pwArgs[slices.Index(pwArgs, "--max-rate")+1] = "5", "5", "10"
+	text = c.mustRun(append(pwArgs, "--out", filepath.Join(t.TempDir(), "cap3"))...)
+	if !strings.Contains(text, "each step starts from no user sessions too") {
+		t.Errorf("the password-grant search does not end sessions between its steps:\n%s", text)
+	}
+	text = c.mustRun(append(capArgs, "--out", filepath.Join(t.TempDir(), "cap4"))...)
+	if !strings.Contains(text, "sessions earlier runs left") {
+		t.Errorf("the password-grant search's last step left no session:\n%s", text)
 	}
 
 	// An external target, no manifest: the realm's JWKS, server CPU from

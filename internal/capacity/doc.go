@@ -72,10 +72,13 @@
 //	cpu_bound            adaptive: "yes" when the server's cores were busy
 //	                     at the first failure, "no" when not (then the
 //	                     prediction was only a start)
-//	warming              adaptive: the first probe's CPU per operation
-//	                     over the answer's, when 8 times or more (a
-//	                     just-booted server, which may go on warming up
-//	                     after the search); absent otherwise
+//	failed_at_or_below   adaptive: judged steps at or below max_rate
+//	                     that failed (a warming server, or a limit whose
+//	                     latency is unsteady; absent when none)
+//	server_uptime_s      how long the server had been up when the search
+//	                     began (the local stack's youngest node; absent
+//	                     when unknown): a just-booted JVM is still warming
+//	                     up, and the conclusion says so
 //	elapsed_s            the search's wall time
 //	best_step            index of the step that set max_rate (-1: none)
 //	achieved_rate        iterations/s finished at the best step

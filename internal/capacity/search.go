@@ -67,14 +67,6 @@ const (
 	// generator and the database share the machine (on 2 cores a
 	// saturated Keycloak measured 1.70–1.72 of them, client credentials).
 	cpuBoundShare = 0.75
-	// warmingRatio: the server was warming up through the search when
-	// its first probe cost this many times the answer's CPU per
-	// operation. A warm server's first probe (20/s) cost 2.2–3.9 times
-	// what it did at its limit (refresh, 26.7.3, 2 cores: per-request
-	// overheads spread over fewer requests); a just-booted one's 23 times
-	// (60.75 against 2.59 CPU-ms), and its answer was 19 % below the
-	// warm server's two repeats right after.
-	warmingRatio = 8
 )
 
 // StepResult is what a StepFunc measured at one rate.
@@ -505,6 +497,21 @@ func (s *searcher) finish(ctx context.Context, err error) {
 			failed = st
 		}
 	}
+	if r.Settings.Mode == results.ModeAdaptive && r.Found && r.FirstFailedRate > 0 {
+		// the bracket's top, not a failure below the answer (a warming
+		// server's, or one of an unsteady limit's, counted apart)
+		for i := range r.Steps {
+			if st := &r.Steps[i]; st.Judged() && !st.Pass && st.Rate == r.FirstFailedRate {
+				failed = st
+			}
+		}
+		r.FailedBelow = 0
+		for _, st := range r.Steps {
+			if st.Judged() && !st.Pass && st.Rate <= r.MaxRate {
+				r.FailedBelow++
+			}
+		}
+	}
 	if failed == nil { // the adaptive search stops when even its first probe got nothing right
 		for i := range r.Steps {
 			if st := &r.Steps[i]; st.Phase == results.StepProbe && !st.Pass && (failed == nil || st.Rate < failed.Rate) {
@@ -558,12 +565,5 @@ func (s *searcher) finish(ctx context.Context, err error) {
 			r.MaxRate, r.Settings.Resolution, failed.Rate, why(failed))
 	default:
 		r.Conclusion = fmt.Sprintf("%g/s met every SLO", r.MaxRate)
-	}
-	if b := r.Best(); b != nil && r.Settings.Mode == results.ModeAdaptive && b.CPUMsPerOp > 0 && len(r.Steps) > 0 {
-		if first := r.Steps[0].CPUMsPerOp; first >= warmingRatio*b.CPUMsPerOp {
-			r.Warming = math.Round(10*first/b.CPUMsPerOp) / 10
-			r.Conclusion += fmt.Sprintf(". The server was cold: its first probe cost %s CPU-ms per operation, %g times the answer's (a just-booted JVM), and it may have gone on warming up after the search; a repeat tells",
-				results.FormatMs(first), r.Warming)
-		}
 	}
 }

@@ -386,3 +386,36 @@ func TestResultFilesAndCommonRate(t *testing.T) {
 		t.Errorf("FindDirs: %v %v", dirs, err)
 	}
 }
+
+// An adaptive search's conclusion names the failure at the bracket's top,
+// not a lower one (a warming server's, or an unsteady limit's), and
+// counts those below the answer.
+func TestConclusionNamesTheBracketsTop(t *testing.T) {
+	step := func(i int, phase string, rate float64, pass bool, why string) results.CapacityStep {
+		s := results.CapacityStep{Index: i, Phase: phase, Rate: rate, Pass: pass, CPUMsPerOp: 2}
+		if !pass {
+			s.Failures = []string{why}
+		}
+		return s
+	}
+	r := &results.CapacityResult{Settings: results.CapacitySettings{Mode: results.ModeAdaptive}, Found: true, MaxRate: 846,
+		FirstFailedRate: 851, BestStep: 3, Steps: []results.CapacityStep{
+			step(0, results.StepProbe, 20, true, ""),
+			step(1, results.StepRamp, 798, false, "a stall"),
+			step(2, results.StepSearch, 900, false, "too much"),
+			step(3, results.StepConfirm, 846, true, ""),
+			step(4, results.StepConfirm, 851, false, "just too much"),
+		}}
+	s := &searcher{o: Options{Adaptive: true}, res: r}
+	s.finish(t.Context(), nil)
+	if !strings.Contains(r.Conclusion, "851/s failed: just too much") || strings.Contains(r.Conclusion, "798") {
+		t.Errorf("conclusion: %s", r.Conclusion)
+	}
+	if r.FailedBelow != 1 {
+		t.Errorf("failed at or below the answer: %d, want 1", r.FailedBelow)
+	}
+	var b strings.Builder
+	if err := WriteText(&b, r); err != nil || !strings.Contains(b.String(), "steadiness:      1 judged step(s) at or below 846/s failed") {
+		t.Errorf("text (%v):\n%s", err, b.String())
+	}
+}

@@ -58,6 +58,10 @@ func WriteText(w io.Writer, r *results.CapacityResult) error {
 		if r.Found && r.FirstFailedRate > 0 {
 			fmt.Fprintf(w, "bracket:         %g/s passed, %g/s failed: known within %.1f%% (asked %g%%)\n", r.MaxRate, r.FirstFailedRate, r.ResolutionPct, r.Settings.PrecisionPct)
 		}
+		if r.Found && r.FailedBelow > 0 {
+			fmt.Fprintf(w, "steadiness:      %d judged step(s) at or below %g/s failed before a pass at or above it: a warming server, or latency near the limit that comes and goes (repeats spread more; --repeats N measures it)\n",
+				r.FailedBelow, r.MaxRate)
+		}
 		if r.Predicted > 0 {
 			fmt.Fprintf(w, "predicted:       %g/s if CPU-bound (%g cores ÷ CPU per operation in the probes); search started from %g/s\n", r.Predicted, r.Settings.Cores, r.Estimate)
 		} else if r.Estimate > 0 {

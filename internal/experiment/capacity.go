@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -112,19 +113,48 @@ func (f *Search) Run(ctx context.Context, tg kc.Target, m *dataset.Manifest, par
 		desc += " (" + scenario.MixString(orDefaultMix(f.Scenario.Mix)) + ")"
 	}
 	f.Logf("capacity: %s against %s, SLOs %s; %s", desc, tg.BaseURL, results.FormatSLOs(o.SLOs), o.WithDefaults().Describe())
+	var ender *sessionEnder
 	if f.Local != nil && !f.KeepSessions {
-		if err := f.endSessions(ctx, tg, m); err != nil {
+		ender = newSessionEnder(tg, m, f.Scenario.Realm)
+	}
+	if ender != nil {
+		n, err := ender.end(ctx)
+		if err != nil {
 			return nil, err
+		}
+		if n > 0 {
+			f.Logf("capacity: ended %d sessions earlier runs left, so that the search starts from none (--keep-sessions keeps them)", n)
+		}
+		if endEachStep(f.Scenario.Scenario, len(ender.realms)) {
+			f.Logf("capacity: each step starts from no user sessions too (those of the step before are ended between steps; --keep-sessions keeps them)")
+			before := o.BeforeStep
+			o.BeforeStep = func(i int, phase string, rate float64, d time.Duration) {
+				if i > 0 {
+					if _, err := ender.end(ctx); err != nil {
+						f.Logf("%v", err)
+					}
+				}
+				before(i, phase, rate, d)
+			}
 		}
 	}
 	start := time.Now()
 	var before stack.NodeSamples
+	var uptime time.Duration
 	if f.Local != nil {
 		before = f.Local.SampleNodes(ctx)
+		uptime = f.Local.Uptime()
 	}
 	r, err := capacity.Search(ctx, sr.Step, o)
 	if r == nil {
 		return nil, err
+	}
+	if uptime > 0 {
+		r.ServerUptime = math.Round(uptime.Seconds())
+		if uptime < coldUptime && r.Found {
+			r.Conclusion += fmt.Sprintf(". Keycloak had been up only %s when the search began: a just-booted JVM goes on getting cheaper per operation for minutes, so a repeat may find more",
+				uptime.Round(time.Second))
+		}
 	}
 	if f.Local != nil {
 		if werr := WriteNodeSamples(f.Logf, dir, f.Local.SampleNodes(ctx).Since(before)); werr != nil {
@@ -155,47 +185,75 @@ func (f *Search) Run(ctx context.Context, tg kc.Target, m *dataset.Manifest, par
 	return r, err
 }
 
-// endSessions ends the user sessions left in the dataset's realms, so
-// that every search starts from none: each password grant or login makes
-// a session, and with them piling up search after search each login cost
-// more (26.7.3, orgs 10 × 100 users, pbkdf2:1, 2 cores: three default
-// password-grant searches in a row found 524, 418 and 402/s, with 76,000
-// sessions left after them). A search makes tens of thousands; ending
-// 100,000 took Keycloak 0.9 s.
-func (f *Search) endSessions(ctx context.Context, tg kc.Target, m *dataset.Manifest) error {
+// coldUptime: a search on a server up for less is on a just-booted JVM.
+// Measured (26.7.3, 2 cores, refresh): the first search after a restart
+// found 662 and 698/s, the searches after it 769–846/s; the first
+// client-credentials search after a boot 618/s against 842/s.
+const coldUptime = time.Minute
+
+// sessionEnder ends the user sessions in a dataset's realms (POST
+// logout-all), so that a search starts from none and, for the workloads
+// that make a session per iteration, each step does too. Each password
+// grant or login makes a session, and as they piled up each cost more
+// (26.7.3, orgs 10 × 100 users, pbkdf2:1, 2 cores): three default
+// password-grant searches in a row found 524, 418 and 402/s with 76,000
+// sessions left after them; one that started from none found 582/s; and
+// within one search, past ~13,000 sessions (30 s at 440/s) its steps cost
+// 3.7–3.9 CPU-ms per grant against 2.7 before and failed down to 380/s.
+// Ending 100,000 took Keycloak 0.9 s.
+type sessionEnder struct {
+	admin  *kc.Admin
+	realms []string
+}
+
+// newSessionEnder returns the ender of the dataset's realms (m's, or the
+// run's realm without one); nil without admin credentials.
+func newSessionEnder(tg kc.Target, m *dataset.Manifest, realm string) *sessionEnder {
 	if tg.Admin.ClientID == "" && tg.Admin.Username == "" {
 		return nil
 	}
-	var realms []string
+	e := &sessionEnder{admin: kc.NewAdmin(kc.New(tg.BaseURL, nil), tg.Admin)}
 	if m == nil {
-		realms = append(realms, f.Scenario.Realm)
-	} else {
-		seen := map[string]bool{}
-		for i := 1; i <= m.Tenants(); i++ {
-			if r := m.Tenant(i).Realm; !seen[r] {
-				seen[r] = true
-				realms = append(realms, r)
-			}
+		e.realms = []string{realm}
+		return e
+	}
+	seen := map[string]bool{}
+	for i := 1; i <= m.Tenants(); i++ {
+		if r := m.Tenant(i).Realm; !seen[r] {
+			seen[r] = true
+			e.realms = append(e.realms, r)
 		}
 	}
-	admin := kc.NewAdmin(kc.New(tg.BaseURL, nil), tg.Admin)
+	return e
+}
+
+// end ends the sessions of every realm that has some and returns how
+// many client sessions there were.
+func (e *sessionEnder) end(ctx context.Context) (int64, error) {
 	var ended atomic.Int64
-	err := dataset.Parallel(ctx, len(realms), 8, func(ctx context.Context, k int) error {
-		online, _, err := admin.ClientSessions(ctx, realms[k])
+	err := dataset.Parallel(ctx, len(e.realms), 8, func(ctx context.Context, k int) error {
+		online, _, err := e.admin.ClientSessions(ctx, e.realms[k])
 		if err != nil || online == 0 {
 			return err
 		}
 		ended.Add(int64(online))
-		return admin.LogoutAll(ctx, realms[k])
+		return e.admin.LogoutAll(ctx, e.realms[k])
 	})
 	if err != nil {
-		return fmt.Errorf("capacity: ending the sessions earlier runs left (--keep-sessions keeps them): %w", err)
+		return 0, fmt.Errorf("capacity: ending user sessions (--keep-sessions keeps them): %w", err)
 	}
-	if n := ended.Load(); n > 0 {
-		f.Logf("capacity: ended %d sessions earlier runs left, so that the search starts from none (--keep-sessions keeps them)", n)
-	}
-	return nil
+	return ended.Load(), nil
 }
+
+// endEachStep: the workloads whose every iteration makes a user session
+// and keeps none from step to step; their steps start from none too
+// (datasets of up to maxEndRealms realms: two admin calls per realm and
+// step).
+func endEachStep(scenarioName string, realms int) bool {
+	return (scenarioName == results.ScenarioPasswordGrant || scenarioName == results.ScenarioLoginForm) && realms <= maxEndRealms
+}
+
+const maxEndRealms = 50
 
 // NodesFile holds what each node of a cluster (or a CPU-limited node) did
 // over a capacity search.

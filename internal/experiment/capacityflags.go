@@ -133,7 +133,7 @@ func (f *CapacityFlags) RegisterFlags(fs *flag.FlagSet) {
 	fs.IntVar(&f.Repeats, "repeats", 1, "`N` searches in a row (out/repeat-<i>/; each one's rate, their mean and spread printed and in out/repeats.json), for the run-to-run spread kcbench gate uses")
 	fs.IntVar(&f.Procs, "procs", DefaultProcs, "`N` CPU cores the load generator may use (GOMAXPROCS; 0: all)")
 	fs.BoolVar(&f.Quiet, "quiet", false, "no progress on stderr")
-	fs.BoolVar(&f.KeepSessions, "keep-sessions", false, "on the local stack, keep the user sessions earlier runs left (default: each search ends them first, so that it starts from none)")
+	fs.BoolVar(&f.KeepSessions, "keep-sessions", false, "on the local stack, keep the user sessions earlier runs left (default: each search ends them first, and a password-grant or login-form search ends them before every step too, so that each starts from none)")
 	fs.StringVar(&f.Versions, "kc-version", "", "version matrix: `LIST` of Keycloak 26.x versions, each on a fresh local stack")
 	fs.StringVar(&f.Heap, "heap", "", "version matrix: JVM heap of each stack (e.g. 1g; default Keycloak's own)")
 	fs.StringVar(&f.PGVersion, "pg-version", stack.DefaultPGVersion, "version matrix: PostgreSQL of each stack")

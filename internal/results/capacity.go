@@ -191,11 +191,15 @@ type CapacityResult struct {
 	Estimate      float64 `json:"estimated_rate,omitempty"`
 	ResolutionPct float64 `json:"resolution_pct,omitempty"`
 	CPUBound      string  `json:"cpu_bound,omitempty"`
-	// Warming is the server's CPU per operation in the first probe over
-	// that at the answer, when so high that the server was cold (a
-	// just-booted JVM, which may go on warming up after the search: a
-	// repeat tells); 0 otherwise.
-	Warming float64 `json:"warming,omitempty"`
+	// FailedBelow counts the judged steps at or below the answer that
+	// failed: steps that a warming server, or a limit whose latency is
+	// unsteady, failed before a step at the same rate or above passed
+	// (repeats of such a search spread more).
+	FailedBelow int `json:"failed_at_or_below,omitempty"`
+	// ServerUptime is how long the server had been up (ready) when the
+	// search began, in seconds: the local stack's youngest node; 0 when
+	// unknown.
+	ServerUptime float64 `json:"server_uptime_s,omitempty"`
 	// Elapsed is the search's wall time, probe and pauses included.
 	Elapsed float64 `json:"elapsed_s,omitempty"`
 	// Server boot, when the caller measured one before the search.

@@ -739,6 +739,21 @@ func (s *Stack) managementURL() string {
 // State returns a copy of the stack's recorded state.
 func (s *Stack) State() State { return s.st }
 
+// Uptime is how long the youngest running node has been ready (0 when
+// none is known to be).
+func (s *Stack) Uptime() time.Duration {
+	var up time.Duration
+	for _, n := range s.st.Nodes {
+		if n.Proc == nil || n.Proc.ReadyAt.IsZero() {
+			continue
+		}
+		if d := time.Since(n.Proc.ReadyAt); up == 0 || d < up {
+			up = d
+		}
+	}
+	return up
+}
+
 // LogPath is Keycloak's log file (node 1's).
 func (s *Stack) LogPath() string { return filepath.Join(s.st.Dir, "keycloak.log") }
 
