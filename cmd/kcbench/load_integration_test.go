@@ -108,6 +108,9 @@ func TestLoadCommand(t *testing.T) {
 	if m := regexp.MustCompile(`ended (\d+) sessions earlier runs left`).FindStringSubmatch(text); m == nil || atoi(m[1]) < 7 {
 		t.Errorf("the first search did not end the 7 sessions or more left before it:\n%s", text)
 	}
+	if strings.Contains(text, "not compacted") {
+		t.Errorf("the session tables were not compacted:\n%s", text)
+	}
 	if r, err := results.ReadCapacityDir(cap1); err != nil || r.ServerUptime <= 0 {
 		t.Errorf("the search does not say how long Keycloak had been up: %v, %+v", err, r)
 	}
