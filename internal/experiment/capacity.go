@@ -59,7 +59,8 @@ type Search struct {
 	OnStep func(index int, phase string, rate float64, d time.Duration)
 	// KeepSessions keeps the user sessions earlier runs left in a local
 	// stack's realms; by default a search on the local stack (Local) ends
-	// them first (endSessions).
+	// them first (sessionEnder), and a password-grant or login-form
+	// search between its steps too.
 	KeepSessions bool
 }
 
