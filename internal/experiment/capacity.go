@@ -240,7 +240,7 @@ func newSessionEnder(tg kc.Target, m *dataset.Manifest, realm string) *sessionEn
 func (e *sessionEnder) end(ctx context.Context) (int64, error) {
 	var ended atomic.Int64
 	err := dataset.Parallel(ctx, len(e.realms), 8, func(ctx context.Context, k int) error {
-		online, _, err := e.admin.ClientSessions(ctx, e.realms[k])
+		online, err := e.admin.ClientSessions(ctx, e.realms[k])
 		if err != nil || online == 0 {
 			return err
 		}

@@ -2,7 +2,6 @@ package kc
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -115,25 +114,24 @@ func (a *Admin) LogoutAll(ctx context.Context, realm string) error {
 	return a.Do(ctx, http.MethodPost, RealmPath(realm, "logout-all"), nil, nil)
 }
 
-// ClientSessions counts a realm's client sessions, online and offline
-// (GET client-session-stats: per client in use).
-func (a *Admin) ClientSessions(ctx context.Context, realm string) (online, offline int, err error) {
+// ClientSessions counts a realm's online client sessions (GET
+// client-session-stats: per client in use).
+func (a *Admin) ClientSessions(ctx context.Context, realm string) (int, error) {
 	var stats []struct {
-		Active  string `json:"active"`
-		Offline string `json:"offline"`
+		Active string `json:"active"`
 	}
 	if err := a.Do(ctx, http.MethodGet, RealmPath(realm, "client-session-stats"), nil, &stats); err != nil {
-		return 0, 0, err
+		return 0, err
 	}
+	n := 0
 	for _, s := range stats {
-		on, err1 := strconv.Atoi(s.Active)
-		off, err2 := strconv.Atoi(s.Offline)
-		if err := errors.Join(err1, err2); err != nil {
-			return 0, 0, fmt.Errorf("client-session-stats of %s: %w", realm, err)
+		on, err := strconv.Atoi(s.Active)
+		if err != nil {
+			return 0, fmt.Errorf("client-session-stats of %s: %w", realm, err)
 		}
-		online, offline = online+on, offline+off
+		n += on
 	}
-	return online, offline, nil
+	return n, nil
 }
 
 // PartialImport adds users, clients, groups and roles to a realm.

@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"cmp"
 	"context"
 	"sync"
 
@@ -9,7 +10,8 @@ import (
 
 // sessionPool holds the refresh scenario's sessions, shared by its VUs:
 // a VU takes the session idle longest, refreshes it and puts it back, so
-// every session is refreshed in turn whatever the VUs' number.
+// while some sessions are idle every one is refreshed in turn, whatever
+// the VUs' number.
 //
 // The sessions are not the VUs': they were (SessionsPerVU logged in when
 // a VU was made), and an open-model step that fell behind made VUs, each
@@ -95,7 +97,7 @@ func (p *sessionPool) fill(ctx context.Context) error {
 				}
 				if err != nil {
 					errMu.Lock()
-					first = cmpErr(first, err)
+					first = cmp.Or(first, err)
 					errMu.Unlock()
 					return
 				}
@@ -108,14 +110,6 @@ func (p *sessionPool) fill(ctx context.Context) error {
 		return first
 	}
 	return ctx.Err()
-}
-
-// cmpErr is a when set, else b.
-func cmpErr(a, b error) error {
-	if a != nil {
-		return a
-	}
-	return b
 }
 
 // login logs one more session in when the pool is below its size (ok
