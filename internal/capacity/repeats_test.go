@@ -14,6 +14,11 @@ func TestRepeats(t *testing.T) {
 		return &results.CapacityResult{Scenario: "jwks", Found: true, MaxRate: rate}
 	}
 	none := &results.CapacityResult{Scenario: "jwks"}
+	measured := func(rate, cpu, cores float64) *results.CapacityResult {
+		r := found(rate)
+		r.CPUMsPerOp, r.ServerCores = cpu, cores
+		return r
+	}
 	for _, tc := range []struct {
 		name      string
 		in        []*results.CapacityResult
@@ -22,13 +27,21 @@ func TestRepeats(t *testing.T) {
 		text      string
 	}{
 		{"three", []*results.CapacityResult{found(1150), found(1100), found(1100)}, 3350.0 / 3, 100 * 50 / (3350.0 / 3), 1100, 1150,
-			"repeats: 1,150 / 1,100 / 1,100/s, mean 1,117/s, spread (max−min)/mean 4.5 %\n"},
+			"repeats: 1,150 / 1,100 / 1,100/s, mean 1,117/s, spread (max−min)/mean 4.5 %, each within 3.0 % of the mean\n"},
 		{"same", []*results.CapacityResult{found(40), found(40)}, 40, 0, 40, 40,
-			"repeats: 40 / 40/s, mean 40/s, spread (max−min)/mean 0.0 %\n"},
+			"repeats: 40 / 40/s, mean 40/s, spread (max−min)/mean 0.0 %, each within 0.0 % of the mean\n"},
 		{"one not found", []*results.CapacityResult{found(200), none, found(100)}, 150, 100 * 100 / 150.0, 100, 200,
-			"repeats: 200 / none / 100/s, mean 150/s, spread (max−min)/mean 66.7 % (over the 2 that found a rate)\n"},
+			"repeats: 200 / none / 100/s, mean 150/s, spread (max−min)/mean 66.7 %, each within 33.3 % of the mean (over the 2 that found a rate)\n"},
 		{"one found", []*results.CapacityResult{none, found(12.5)}, 12.5, 0, 12.5, 12.5,
 			"repeats: none / 12.5/s, only one found a rate (12.5/s): no spread\n"},
+		{"server's cost", []*results.CapacityResult{measured(783, 2.14, 1.67), measured(836, 2.04, 1.68), measured(962, 1.77, 1.70)}, 860.333333333333333, 100 * 179 / 860.333333333333333, 783, 962,
+			"repeats: 783 / 836 / 962/s, mean 860/s, spread (max−min)/mean 20.8 %, each within 11.8 % of the mean\n" +
+				"server at the answers: 2.14 / 2.04 / 1.77 CPU-ms per operation (spread 18.7 %), 1.67 / 1.68 / 1.70 cores busy (spread 1.8 %): " +
+				"the answers moved with the server's cost per operation (a JVM still warming up, or another JVM), not with the cores the search left it\n"},
+		{"the search's", []*results.CapacityResult{measured(900, 2, 1.8), measured(1000, 2, 2), none},
+			950, 100 * 100 / 950.0, 900, 1000,
+			"repeats: 900 / 1,000 / none/s, mean 950/s, spread (max−min)/mean 10.5 %, each within 5.3 % of the mean (over the 2 that found a rate)\n" +
+				"server at the answers: 2.00 / 2.00 CPU-ms per operation (spread 0.0 %), 1.80 / 2.00 cores busy (spread 10.5 %)\n"},
 		{"none found", []*results.CapacityResult{none, none}, 0, 0, 0, 0,
 			"repeats: none / none/s, no rate met the SLOs\n"},
 	} {
@@ -39,7 +52,7 @@ func TestRepeats(t *testing.T) {
 				t.Fatalf("repeats %+v", r)
 			}
 			for i, x := range r.Repeats {
-				if x.Repeat != i+1 || x.Found != tc.in[i].Found || x.MaxRate != tc.in[i].MaxRate {
+				if x.Repeat != i+1 || x.Found != tc.in[i].Found || x.MaxRate != tc.in[i].MaxRate || x.CPUMsPerOp != tc.in[i].CPUMsPerOp {
 					t.Errorf("repeat %d: %+v", i, x)
 				}
 			}
