@@ -42,7 +42,7 @@ type Repeats struct {
 
 // Repeat is one search of Repeats.
 type Repeat struct {
-	Repeat      int     `json:"repeat"`   // 1-based
+	Repeat      int     `json:"repeat"` // 1-based
 	Found       bool    `json:"found"`
 	MaxRate     float64 `json:"max_rate"` // 0 when not found
 	CPUMsPerOp  float64 `json:"cpu_ms_per_op,omitempty"`
