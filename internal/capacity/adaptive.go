@@ -46,7 +46,11 @@ import (
 //  5. Confirm: the highest pass runs again for long enough to see an
 //     overload of Precision (the shorter steps before it may pass a rate
 //     a few per cent too high); when it fails, lower rates are confirmed
-//     in turn. Only a confirmed rate is the answer. When the server went
+//     in turn. Only a confirmed rate is the answer. Where the bracket's
+//     steps were as long as confirming ones already (below ~300/s for a
+//     p99: its 2,000 arrivals take longer than the latency-rise guard
+//     needs), their verdicts stand: the bisection goes on to Precision
+//     and no rate runs twice (a 50/s password grant's steps last 20 s). When the server went
 //     on warming up through the confirmation, the same rule opens the
 //     bracket again above the lowest failure.
 //
@@ -379,11 +383,16 @@ func (s *searcher) bracket(ctx context.Context, rate float64) error {
 		}
 		rate = next
 	}
-	// short steps cannot tell apart rates closer than about coarse
+	// short steps cannot tell apart rates closer than about coarse; at
+	// low rates they are as long as confirming ones and bisect on
 	if lo == 0 {
 		return nil
 	}
-	for hi-lo > max(o.Precision, coarse/2)*lo*(1+1e-9) {
+	narrow := max(o.Precision, coarse/2)
+	if s.confirming(hi) {
+		narrow = o.Precision
+	}
+	for hi-lo > narrow*lo*(1+1e-9) {
 		if len(s.res.Steps) >= o.MaxSteps {
 			break
 		}
@@ -449,22 +458,37 @@ const coarse = 0.05
 // maxConfirmFalls bounds how often confirm steps down by coarse.
 const maxConfirmFalls = 6
 
+// confirming says whether a bracket step at rate is already as long as
+// a confirming one (StepDurationFor the same with coarse and with
+// Precision: below ~300/s for a p99, whose 2,000 arrivals outlast the
+// latency-rise guard's needs), so that its verdict counts as confirmed.
+func (s *searcher) confirming(rate float64) bool {
+	return s.o.StepDurationFor(rate, coarse) >= s.o.StepDurationFor(rate, s.o.Precision)
+}
+
 // confirm finds the answer with steps long enough to see an overload of
 // Precision, in [lo, hi): lo passed a short step, which may have been
-// optimistic, hi failed. It tries lo first; when that fails the limit
-// lies below, and the search goes on between lo × (1 − coarse), not yet
-// confirmed, and lo. It bisects until the bracket is within Precision and
-// its bottom is confirmed. The answer is the highest rate confirmed; the
-// bracket's top is the lowest rate that failed above it.
+// optimistic, hi failed. It tries lo first (unless lo's step was as long
+// as a confirming one already: a slow operation's 20 s steps need no
+// second run); when that fails the limit lies below, and the search goes
+// on between lo × (1 − coarse), not yet confirmed, and lo. It bisects
+// until the bracket is within Precision and its bottom is confirmed. The
+// answer is the highest rate confirmed; the bracket's top is the lowest
+// rate that failed above it.
 func (s *searcher) confirm(ctx context.Context, lo, hi float64) error {
 	o := s.o
-	// only confirmed rates count from here on
-	s.res.Found, s.res.MaxRate, s.res.BestStep = false, 0, -1
 	a, b := lo, hi // the answer is in [a, b); a is confirmed when aOK
-	aOK := false
+	aOK := s.confirming(lo)
+	if !aOK {
+		// only confirmed rates count from here on
+		s.res.Found, s.res.MaxRate, s.res.BestStep = false, 0, -1
+	}
 	rate := lo
+	if aOK {
+		rate = between(a, b)
+	}
 	falls := 0
-	for {
+	for !aOK || b-a > o.Precision*a*(1+1e-9) {
 		if len(s.res.Steps) >= o.MaxSteps {
 			break
 		}
@@ -490,15 +514,10 @@ func (s *searcher) confirm(ctx context.Context, lo, hi float64) error {
 			b = rate
 		}
 		if b-a <= o.Precision*a*(1+1e-9) {
-			if aOK {
-				break
-			}
-			rate = a
+			rate = a // the loop ends when a is confirmed
 			continue
 		}
-		if rate = roundRate((a + b) / 2); rate <= a || rate >= b {
-			rate = (a + b) / 2
-		}
+		rate = between(a, b)
 	}
 	// the server may have gone on warming up through the confirmation
 	// (the first search after a boot: 2.9 → 2.05 CPU-ms per grant)
@@ -510,6 +529,15 @@ func (s *searcher) confirm(ctx context.Context, lo, hi float64) error {
 		s.res.ResolutionPct = 100 * (b - s.res.MaxRate) / s.res.MaxRate
 	}
 	return nil
+}
+
+// between is the rounded midpoint of a and b, or the exact one when
+// rounding leaves it outside (a, b).
+func between(a, b float64) float64 {
+	if r := roundRate((a + b) / 2); r > a && r < b {
+		return r
+	}
+	return (a + b) / 2
 }
 
 // roundRate rounds r to three significant digits, so that the rates

@@ -597,3 +597,43 @@ func TestAdaptiveRetriesAColdProbe(t *testing.T) {
 		}
 	}
 }
+
+// At a slow operation's rates a bracket step is as long as a confirming
+// one (20 s: the p99's 2,000 arrivals want more), so its verdict stands:
+// no rate runs twice, and the bisection goes on to the precision.
+func TestAdaptiveSlowStepsRunOnce(t *testing.T) {
+	t.Parallel()
+	for _, limit := range []float64{45, 17, 150} {
+		m := &saturating{limit: limit, base: 30 * time.Millisecond, cpuMs: 1000 * 1.8 / limit}
+		o := adaptiveOpts(t, 2)
+		r, err := Search(t.Context(), m.run, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := map[float64]bool{}
+		judged := 0
+		for i, s := range r.Steps {
+			if !s.Judged() {
+				continue
+			}
+			judged++
+			if seen[s.Rate] {
+				t.Errorf("limit %g: %g/s judged twice", limit, s.Rate)
+			}
+			seen[s.Rate] = true
+			if want := o.WithDefaults().StepDurationFor(s.Rate, o.WithDefaults().Precision); m.durations[i] < want {
+				t.Errorf("limit %g: %g/s ran %s, shorter than a confirming step (%s)", limit, s.Rate, m.durations[i], want)
+			}
+		}
+		if !r.Found || math.Abs(r.MaxRate-limit) > 0.01*limit || r.ResolutionPct > 1 || r.FirstFailedRate <= r.MaxRate {
+			t.Fatalf("limit %g: max rate %g, bracket top %g (%.2f%%): %s", limit, r.MaxRate, r.FirstFailedRate, r.ResolutionPct, r.Conclusion)
+		}
+		// ≤ 3 steps bracket the estimate within 10 %, ≤ 4 bisect it to 1 %
+		if judged > 7 {
+			t.Errorf("limit %g: %d judged steps, the design needs at most 7", limit, judged)
+		}
+		if b := r.Best(); b == nil || !b.Pass || b.Rate != r.MaxRate {
+			t.Errorf("limit %g: best step %+v", limit, b)
+		}
+	}
+}

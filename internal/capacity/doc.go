@@ -98,7 +98,8 @@
 //	steps[]              every step in the order run, warm-up included:
 //	  index, phase       warmup | probe | ramp | search | confirm (warmup
 //	                     and probe steps are not judged; adaptive answers
-//	                     come from confirm steps only)
+//	                     come from confirm steps, or from bracket steps
+//	                     as long as confirming ones)
 //	  rate               asked; achieved_rate, ok_rate: finished and
 //	                     successful iterations per second
 //	  duration_s         measured window
