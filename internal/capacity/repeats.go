@@ -103,8 +103,8 @@ func spreadPct(xs []float64) float64 {
 // 1,100/s, mean 1,117/s, spread (max−min)/mean 4.5 %, each within 3.0 %
 // of the mean" (a repeat that found no rate shows as "none"); then, when
 // two or more measured the server, a line of its CPU per operation and
-// cores busy at each answer, saying when the answers followed the
-// server's cost per operation rather than the cores the search left it.
+// cores busy at each answer, saying whether the answers followed the
+// server's cost per operation or the load at which each search stopped.
 func (r Repeats) WriteText(w io.Writer) error {
 	rates := make([]string, len(r.Repeats))
 	var cpus, cores []string
@@ -136,8 +136,12 @@ func (r Repeats) WriteText(w io.Writer) error {
 	if len(cpus) > 1 {
 		line += fmt.Sprintf("\nserver at the answers: %s CPU-ms per operation (spread %.1f %%), %s cores busy (spread %.1f %%)",
 			strings.Join(cpus, " / "), r.CPUSpreadPct, strings.Join(cores, " / "), r.CoresSpreadPct)
-		if r.SpreadPct > 0 && r.CoresSpreadPct < r.SpreadPct/2 && r.CPUSpreadPct >= r.SpreadPct/2 {
+		switch {
+		case r.SpreadPct <= 0:
+		case r.CoresSpreadPct < r.SpreadPct/2 && r.CPUSpreadPct >= r.SpreadPct/2:
 			line += ": the answers moved with the server's cost per operation (a JVM still warming up, or another JVM), not with the cores the search left it"
+		case r.CPUSpreadPct < r.SpreadPct/2 && r.CoresSpreadPct >= r.SpreadPct/2:
+			line += ": the answers moved with how busy the server was where each search stopped, not with its cost per operation (near its limit a step tips over at loads that differ from run to run)"
 		}
 	}
 	_, err := fmt.Fprintln(w, line)
