@@ -27,7 +27,8 @@ import (
 //     prediction, else the last rate.
 //  2. Settle: unjudged steps at 0.7 × the estimate until the server's CPU
 //     per operation has stopped falling over the last three (a JVM
-//     warming up); the estimate follows the warming server's prediction
+//     warming up), from the last probe's cost even when every probe fell
+//     behind; the estimate follows the warming server's prediction
 //     (after a probe's failure only once it fell far below the probes').
 //  3. Bracket: judged steps from 0.9 × the estimate, growing (or
 //     shrinking) by bracketGrowth until one passes and one fails; without
@@ -292,11 +293,14 @@ const (
 // a probe's failure only once the server became much cheaper than during
 // the probes (staleFailure), since that failure came from a colder one.
 func (s *searcher) settle(ctx context.Context, estimate float64) (float64, error) {
-	if s.o.Cores <= 0 || s.lastOKCPU <= 0 {
+	// the last probe's cost, even when it fell behind: a slow operation on
+	// a just-booted server fails every probe (argon2: 214 and 139 CPU-ms
+	// per login at 20/s, 65 a few minutes later)
+	probeCPU := cmp.Or(s.lastOKCPU, s.lastCPU)
+	if s.o.Cores <= 0 || probeCPU <= 0 {
 		return estimate, nil
 	}
-	probeCPU := s.lastOKCPU
-	cpus := []float64{s.lastOKCPU}
+	cpus := []float64{probeCPU}
 	for range maxSettle {
 		st, err := s.step(ctx, results.StepWarmup, s.capRate(roundRate(settleShare*estimate)), s.o.ProbeDuration)
 		if err != nil {

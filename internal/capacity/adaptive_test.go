@@ -637,3 +637,38 @@ func TestAdaptiveSlowStepsRunOnce(t *testing.T) {
 		}
 	}
 }
+
+// A slow operation on a just-booted server: every probe falls behind
+// (the first argon2 logins cost 214 and 139 CPU-ms against 61 warm), so
+// none passes to say what the server costs; the search still settles it
+// on the failing probes' cost before it judges anything (it judged 20 s
+// steps at 13.5–19.8/s and 100–77 CPU-ms per login before). Settling
+// ends after maxSettle steps, before a JVM that warms over ~1,500 logins
+// is warm: the judged steps start within 20 % of the warm cost.
+func TestAdaptiveSettlesAfterColdProbesFellBehind(t *testing.T) {
+	t.Parallel()
+	m := &jit{cold: 250, warm: 65, scale: 120, cores: 2, base: 70 * time.Millisecond}
+	r, err := Search(t.Context(), m.run, adaptiveOpts(t, 2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	settling := 0
+	for i, s := range r.Steps {
+		t.Logf("%-7s %8g/s p99 %8.1f ms cpu %5.2f ms/op pass %v", s.Phase, s.Rate, s.P99, m.cpuAt[i], s.Pass)
+		if s.Phase == results.StepWarmup {
+			settling++
+		}
+		if s.Judged() && m.cpuAt[i] > 1.2*m.warm {
+			t.Errorf("step %d (%s %g/s) judged a server at %.1f CPU-ms per operation, warm %.1f", i, s.Phase, s.Rate, m.cpuAt[i], m.warm)
+		}
+	}
+	if r.Steps[0].Pass || r.Steps[1].Pass {
+		t.Fatalf("a cold probe kept up: the test's server is too warm")
+	}
+	if settling < 2 {
+		t.Errorf("%d settling steps, want 2 at least", settling)
+	}
+	if want := 2000 / m.warm; !r.Found || math.Abs(r.MaxRate-want) > 0.01*want {
+		t.Fatalf("max rate %g, want the warm limit %g within 1%%: %s", r.MaxRate, want, r.Conclusion)
+	}
+}

@@ -361,8 +361,9 @@ type searcher struct {
 	// passed before the lowest failure (adaptive).
 	hiPrevCPU float64
 	// lastOKCPU is the server CPU-ms per operation of the latest step
-	// that passed (a probe that kept up included).
-	lastOKCPU float64
+	// that passed (a probe that kept up included); lastCPU of the latest
+	// step that completed anything, whatever its verdict.
+	lastOKCPU, lastCPU float64
 }
 
 // step runs and records one step.
@@ -382,8 +383,11 @@ func (s *searcher) step(ctx context.Context, phase string, rate float64, d time.
 	st := judge.Judge(rate, r)
 	st.Index, st.Phase = idx, phase
 	s.res.Steps = append(s.res.Steps, st)
-	if st.Pass && st.CPUMsPerOp > 0 {
-		s.lastOKCPU = st.CPUMsPerOp
+	if st.CPUMsPerOp > 0 && st.OK > 0 {
+		s.lastCPU = st.CPUMsPerOp
+		if st.Pass {
+			s.lastOKCPU = st.CPUMsPerOp
+		}
 	}
 	s.res.MaxRSSBytes = max(s.res.MaxRSSBytes, st.RSSBytes)
 	if s.o.AfterStep != nil {
