@@ -426,7 +426,16 @@ func TestAdaptiveSettlesAColdServer(t *testing.T) {
 	// 45 → 3.1 CPU-ms per grant over the first ~1,240 grants, as measured
 	// on a just-booted 26.7.3 (client credentials, 2 cores), 1.6 warm
 	m := &jit{cold: 45, warm: 1.6, scale: 365, cores: 2, base: 5 * time.Millisecond}
-	r, err := Search(t.Context(), m.run, adaptiveOpts(t, 2))
+	settledSearch(t, m, 1.1)
+}
+
+// settledSearch runs a search on m and checks that it settled the server
+// before judging anything: two settling steps at least, no judged step
+// while the server cost more than within × its warm CPU per operation,
+// and the warm limit found within 1 %.
+func settledSearch(t *testing.T, m *jit, within float64) *results.CapacityResult {
+	t.Helper()
+	r, err := Search(t.Context(), m.run, adaptiveOpts(t, m.cores))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -436,16 +445,17 @@ func TestAdaptiveSettlesAColdServer(t *testing.T) {
 		if s.Phase == results.StepWarmup {
 			settling++
 		}
-		if s.Judged() && m.cpuAt[i] > 1.1*m.warm {
+		if s.Judged() && m.cpuAt[i] > within*m.warm {
 			t.Errorf("step %d (%s %g/s) judged a server at %.2f CPU-ms per operation, warm %.2f", i, s.Phase, s.Rate, m.cpuAt[i], m.warm)
 		}
 	}
 	if settling < 2 {
 		t.Errorf("%d settling steps, want 2 at least", settling)
 	}
-	if want := 2000 / m.warm; !r.Found || math.Abs(r.MaxRate-want) > 0.01*want {
+	if want := m.cores * 1000 / m.warm; !r.Found || math.Abs(r.MaxRate-want) > 0.01*want {
 		t.Fatalf("max rate %g, want the warm limit %g within 1%%: %s", r.MaxRate, want, r.Conclusion)
 	}
+	return r
 }
 
 // jvm is a just-booted JVM: besides the work-driven warm-up of jit, its
@@ -489,7 +499,7 @@ func TestAdaptiveSettlesAJustBootedJVM(t *testing.T) {
 		took += time.Duration(s.Duration * float64(time.Second))
 		t.Logf("%-7s %8g/s p99 %8.1f ms cpu %5.2f ms/op (work %5.2f) pass %v", s.Phase, s.Rate, s.P99, s.CPUMsPerOp, m.cpuAt[i], s.Pass)
 	}
-	if want := 2000 / m.warm; !r.Found || math.Abs(r.MaxRate-want) > 0.02*want {
+	if want := m.cores * 1000 / m.warm; !r.Found || math.Abs(r.MaxRate-want) > 0.02*want {
 		t.Fatalf("max rate %g, want the warm limit %g within 2%%: %s", r.MaxRate, want, r.Conclusion)
 	}
 	if took > 120*time.Second {
@@ -648,27 +658,7 @@ func TestAdaptiveSlowStepsRunOnce(t *testing.T) {
 func TestAdaptiveSettlesAfterColdProbesFellBehind(t *testing.T) {
 	t.Parallel()
 	m := &jit{cold: 250, warm: 65, scale: 120, cores: 2, base: 70 * time.Millisecond}
-	r, err := Search(t.Context(), m.run, adaptiveOpts(t, 2))
-	if err != nil {
-		t.Fatal(err)
-	}
-	settling := 0
-	for i, s := range r.Steps {
-		t.Logf("%-7s %8g/s p99 %8.1f ms cpu %5.2f ms/op pass %v", s.Phase, s.Rate, s.P99, m.cpuAt[i], s.Pass)
-		if s.Phase == results.StepWarmup {
-			settling++
-		}
-		if s.Judged() && m.cpuAt[i] > 1.2*m.warm {
-			t.Errorf("step %d (%s %g/s) judged a server at %.1f CPU-ms per operation, warm %.1f", i, s.Phase, s.Rate, m.cpuAt[i], m.warm)
-		}
-	}
-	if r.Steps[0].Pass || r.Steps[1].Pass {
+	if r := settledSearch(t, m, 1.2); r.Steps[0].Pass || r.Steps[1].Pass {
 		t.Fatalf("a cold probe kept up: the test's server is too warm")
-	}
-	if settling < 2 {
-		t.Errorf("%d settling steps, want 2 at least", settling)
-	}
-	if want := 2000 / m.warm; !r.Found || math.Abs(r.MaxRate-want) > 0.01*want {
-		t.Fatalf("max rate %g, want the warm limit %g within 1%%: %s", r.MaxRate, want, r.Conclusion)
 	}
 }
