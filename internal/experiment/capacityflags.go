@@ -110,7 +110,7 @@ func (f *CapacityFlags) RegisterFlags(fs *flag.FlagSet) {
 	fs.Float64Var(&f.opts.Start, "start", 0, fmt.Sprintf("`R`: first rate, iterations per second: adaptive, the first probe's (default %g); linear, the first step's and the warm-up's (default %g)",
 		capacity.DefaultAdaptiveStart, capacity.DefaultStart))
 	fs.Float64Var(&f.opts.Step, "step", 0, fmt.Sprintf("`S`: linear, the rate rises by S per step until an SLO fails (default %g)", capacity.DefaultStep))
-	fs.DurationVar(&f.opts.StepDuration, "step-duration", 0, fmt.Sprintf("length of each step (adaptive default: from the rate and the SLOs, %s–%s; linear default %s)",
+	fs.DurationVar(&f.opts.StepDuration, "step-duration", 0, fmt.Sprintf("length of each judged step (adaptive default: from the rate and the SLOs, %s–%s, and with it set every step is as long as a confirming one, so the bracket bisects to the precision itself; linear default %s)",
 		capacity.DefaultMinStepDuration, capacity.DefaultMaxStepDuration, capacity.DefaultStepDuration))
 	fs.DurationVar(&f.opts.Warmup, "warmup", 0, fmt.Sprintf("discarded warm-up at --start before the first step (adaptive default: none, the probes warm up; linear default %s)", capacity.DefaultWarmup))
 	fs.Float64Var(&f.opts.Resolution, "resolution", 0, "`r`: linear, the binary search stops when the limit is known within r/s (default step/10)")
