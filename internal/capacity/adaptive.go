@@ -51,9 +51,9 @@ import (
 //     steps were as long as confirming ones already (below ~300/s for a
 //     p99: its 2,000 arrivals take longer than the latency-rise guard
 //     needs), their verdicts stand: the bisection goes on to Precision
-//     and no rate runs twice (a 50/s password grant's steps last 20 s). When the server went
-//     on warming up through the confirmation, the same rule opens the
-//     bracket again above the lowest failure.
+//     and no rate runs twice (a 50/s password grant's steps last 20 s).
+//     When the server went on warming up through the confirmation, the
+//     same rule opens the bracket again above the lowest failure.
 //
 // A judged step lasts long enough for TailSamples arrivals beyond the
 // percentile the SLOs name (2,000 for a p99: the percentile rests on 20
@@ -483,13 +483,12 @@ func (s *searcher) confirm(ctx context.Context, lo, hi float64) error {
 	o := s.o
 	a, b := lo, hi // the answer is in [a, b); a is confirmed when aOK
 	aOK := s.confirming(lo)
-	if !aOK {
-		// only confirmed rates count from here on
-		s.res.Found, s.res.MaxRate, s.res.BestStep = false, 0, -1
-	}
 	rate := lo
 	if aOK {
 		rate = between(a, b)
+	} else {
+		// only confirmed rates count from here on
+		s.res.Found, s.res.MaxRate, s.res.BestStep = false, 0, -1
 	}
 	falls := 0
 	for !aOK || b-a > o.Precision*a*(1+1e-9) {
