@@ -23,6 +23,7 @@ import (
 	"github.com/kcbench/kcbench/internal/dataset"
 	"github.com/kcbench/kcbench/internal/fileutil"
 	"github.com/kcbench/kcbench/internal/kc"
+	"github.com/kcbench/kcbench/internal/observe"
 	"github.com/kcbench/kcbench/internal/load"
 	"github.com/kcbench/kcbench/internal/results"
 	"github.com/kcbench/kcbench/internal/scenario"
@@ -263,22 +264,20 @@ func (e *sessionEnder) end(ctx context.Context) (int64, error) {
 // got 1.25 of the cores instead of 1.45, and ten confirmation steps
 // failed in a row from 536 down to 472/s.
 func compactSessionTables(ctx context.Context, dsn kc.Secret) error {
-	cfg, err := pgx.ParseConfig(dsn.Reveal())
+	cfg, err := observe.PGConfig(dsn, "kcbench-capacity")
 	if err != nil {
-		return errors.New("capacity: the database URL does not parse") // its text holds the password
+		return fmt.Errorf("capacity: compacting the session tables: %w", err)
 	}
+	// a lock another transaction holds is waited for 10 s at most
+	cfg.RuntimeParams["lock_timeout"] = "10s"
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
 	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err == nil {
+		defer conn.Close(context.WithoutCancel(ctx))
+		_, err = conn.Exec(ctx, "VACUUM (FULL, ANALYZE) offline_user_session, offline_client_session")
+	}
 	if err != nil {
-		return fmt.Errorf("capacity: compacting the session tables: %w", err)
-	}
-	defer conn.Close(context.WithoutCancel(ctx))
-	// a lock another transaction holds is waited for 10 s at most
-	if _, err := conn.Exec(ctx, "SET lock_timeout = '10s'"); err != nil {
-		return fmt.Errorf("capacity: compacting the session tables: %w", err)
-	}
-	if _, err := conn.Exec(ctx, "VACUUM (FULL, ANALYZE) offline_user_session, offline_client_session"); err != nil {
 		return fmt.Errorf("capacity: compacting the session tables: %w", err)
 	}
 	return nil

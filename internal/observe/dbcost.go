@@ -78,12 +78,10 @@ type DBUsageReader struct {
 func (r *DBUsageReader) Read(ctx context.Context) (DBUsage, error) {
 	var u DBUsage
 	if r.conn == nil {
-		cfg, err := pgx.ParseConfig(r.DSN.Reveal())
+		cfg, err := PGConfig(r.DSN, "kcbench-dbcost")
 		if err != nil {
-			return u, errors.New("postgres DSN does not parse") // pgx's errors can echo the DSN
+			return u, err
 		}
-		cfg.ConnectTimeout = DefaultPGConnectTimeout
-		cfg.RuntimeParams["application_name"] = "kcbench-dbcost"
 		if r.conn, err = pgx.ConnectConfig(ctx, cfg); err != nil {
 			return u, fmt.Errorf("connect to postgres: %w", err)
 		}

@@ -74,14 +74,24 @@ func NewPGSource(dsn kc.Secret) *PGSource { return &PGSource{DSN: dsn} }
 // password.
 func (p *PGSource) Name() string { return "postgres statistics (pg_stat_database)" }
 
-func (p *PGSource) connect(ctx context.Context) error {
-	cfg, err := pgx.ParseConfig(p.DSN.Reveal())
+// PGConfig parses dsn for a connection named app (application_name)
+// that gives up connecting after DefaultPGConnectTimeout. Its error never
+// shows the DSN: pgx's parse errors can echo it, password included.
+func PGConfig(dsn kc.Secret, app string) (*pgx.ConnConfig, error) {
+	cfg, err := pgx.ParseConfig(dsn.Reveal())
 	if err != nil {
-		// pgx's parse errors can echo the DSN; keep the password out.
-		return errors.New("postgres DSN does not parse")
+		return nil, errors.New("postgres DSN does not parse")
 	}
 	cfg.ConnectTimeout = DefaultPGConnectTimeout
-	cfg.RuntimeParams["application_name"] = "kcbench-observe"
+	cfg.RuntimeParams["application_name"] = app
+	return cfg, nil
+}
+
+func (p *PGSource) connect(ctx context.Context) error {
+	cfg, err := PGConfig(p.DSN, "kcbench-observe")
+	if err != nil {
+		return err
+	}
 	cfg.RuntimeParams["statement_timeout"] = fmt.Sprint(DefaultPGQueryTimeout.Milliseconds())
 	// One simple-protocol query per sample: exactly one transaction, no
 	// prepared statements to lose on reconnect.
