@@ -335,6 +335,21 @@ func TestInterruptedSeedResumes(t *testing.T) {
 				if !errors.Is(err, context.Canceled) {
 					t.Fatalf("interrupted seed: %v", err)
 				}
+				if mode == dataset.ModeOrgs && c.cut == dataset.Rest {
+					// A rest seed makes a tenant's organization before
+					// its users: a resume tells a tenant with users for
+					// half-made by its organization.
+					for i := 1; i <= s.Tenants; i++ {
+						u, err := e.adm.FindUser(e.ctx, s.SharedRealm(), s.Username(i, 1))
+						if err != nil || u == nil {
+							continue
+						}
+						orgs, err := e.adm.Organizations(e.ctx, s.SharedRealm(), dataset.TenantID(i), 0, 2)
+						if err != nil || len(orgs) == 0 {
+							t.Fatalf("tenant %d has users but no organization (%v)", i, err)
+						}
+					}
+				}
 				if m, err := dataset.ReadManifest(mf); err == nil {
 					v, _ := dataset.Verify(e.ctx, e.adm, &dataset.Manifest{Spec: m.Spec}, nil)
 					if v.Actual.Users < v.Expected.Users {
@@ -584,5 +599,56 @@ func TestBigTenantInParts(t *testing.T) {
 		if r.Attributes[dataset.AttrComplete] != "true" {
 			t.Errorf("tenant %d: realm attributes %v; want it marked complete", i, r.Attributes)
 		}
+	}
+}
+
+// cutTransport cancels a context once the n-th user has been created: a
+// rest seed cut between making a user and putting it in its group.
+type cutTransport struct {
+	n      int32
+	seen   atomic.Int32
+	cancel context.CancelFunc
+}
+
+func (c *cutTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := http.DefaultTransport.RoundTrip(r)
+	if err == nil && r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/users") && resp.StatusCode == http.StatusCreated {
+		if c.seen.Add(1) == c.n {
+			c.cancel()
+		}
+	}
+	return resp, err
+}
+
+func TestRestCutAfterAUserResumes(t *testing.T) {
+	e := newEnv(t)
+	for _, mode := range []dataset.Mode{dataset.ModeRealms, dataset.ModeOrgs} {
+		t.Run(string(mode), func(t *testing.T) {
+			e.t = t
+			mf := filepath.Join(t.TempDir(), "m.json")
+			s := spec(mode, "u"+string(mode[0]), 2)
+			ctx, cancel := context.WithCancel(e.ctx)
+			defer cancel()
+			cut := &cutTransport{n: 3, cancel: cancel}
+			adm := kc.NewAdmin(kc.New(e.tg.BaseURL, &http.Client{Transport: cut, Timeout: time.Minute}), e.tg.Admin)
+			_, err := dataset.Seed(ctx, adm, s, dataset.SeedOptions{Strategy: dataset.Rest, Concurrency: 1, ManifestPath: mf, Target: e.tg.BaseURL})
+			if !errors.Is(err, context.Canceled) {
+				t.Fatalf("seed cut after the third user: %v", err)
+			}
+			if n := cut.seen.Load(); n != 3 {
+				t.Fatalf("%d users made before the cut took, want 3", n)
+			}
+			res := e.seed(s, dataset.Clone, mf)
+			if res.Tenants != 2 || res.Redone != 1 {
+				t.Fatalf("resumed: %+v, want 2 tenants, 1 redone", res)
+			}
+			e.verify(mf, 2)
+			m, _ := dataset.ReadManifest(mf)
+			for j := 1; j <= 3; j++ {
+				if err := e.login(m, 1, j); err != nil {
+					t.Errorf("tenant 1 user %d: login: %v", j, err)
+				}
+			}
+		})
 	}
 }

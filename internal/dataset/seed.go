@@ -694,22 +694,9 @@ const (
 func (sd *seeder) completeOrg(ctx context.Context, i int, userIDs map[string]string) error {
 	realm := sd.s.SharedRealm()
 	alias := TenantID(i)
-	sd.mu.Lock()
-	orgID := sd.orgIDs[alias]
-	sd.mu.Unlock()
-	if orgID == "" {
-		id, err := sd.adm.Create(ctx, kc.RealmPath(realm, "organizations"), sd.b.org(i, false, false))
-		if errors.Is(err, kc.ErrConflict) {
-			orgs, ferr := sd.adm.Organizations(ctx, realm, alias, 0, 2)
-			if ferr != nil || len(orgs) == 0 {
-				return fmt.Errorf("organization %s: %w", alias, err)
-			}
-			id, err = orgs[0].ID, nil
-		}
-		if err != nil {
-			return fmt.Errorf("organization %s: %w", alias, err)
-		}
-		orgID = id
+	orgID, err := sd.ensureOrg(ctx, i)
+	if err != nil {
+		return err
 	}
 	for j := 1; j <= sd.s.Content.Users; j++ {
 		name := sd.s.Username(i, j)
@@ -735,6 +722,35 @@ func (sd *seeder) completeOrg(ctx context.Context, i int, userIDs map[string]str
 	}
 	sd.markDone(i)
 	return nil
+}
+
+// ensureOrg returns the id of tenant i's organization, made (not yet
+// complete) when it is not there, and remembers it: a resumed seed takes a
+// tenant whose organization is there but not complete for half-made.
+func (sd *seeder) ensureOrg(ctx context.Context, i int) (string, error) {
+	realm := sd.s.SharedRealm()
+	alias := TenantID(i)
+	sd.mu.Lock()
+	orgID := sd.orgIDs[alias]
+	sd.mu.Unlock()
+	if orgID != "" {
+		return orgID, nil
+	}
+	id, err := sd.adm.Create(ctx, kc.RealmPath(realm, "organizations"), sd.b.org(i, false, false))
+	if errors.Is(err, kc.ErrConflict) {
+		orgs, ferr := sd.adm.Organizations(ctx, realm, alias, 0, 2)
+		if ferr != nil || len(orgs) == 0 {
+			return "", fmt.Errorf("organization %s: %w", alias, err)
+		}
+		id, err = orgs[0].ID, nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("organization %s: %w", alias, err)
+	}
+	sd.mu.Lock()
+	sd.orgIDs[alias] = id
+	sd.mu.Unlock()
+	return id, nil
 }
 
 // Parallel runs f(0..n-1) with at most c at a time and stops at the first
