@@ -123,7 +123,7 @@ func cmdCapacity(ctx context.Context, e *env, args []string) error {
 		}
 		return load.EmitResults(e.stdout, f.Out, seg)
 	}
-	return noRate(search.RunRepeats(ctx, t, f.Out, f.Repeats))
+	return noRate(search.RunRepeats(ctx, t, f.Out, f.Repeats, f.Restart))
 }
 
 // noRate gives a search that found no rate exit code 3.

@@ -181,6 +181,8 @@ func TestCapacityUsage(t *testing.T) {
 		{"old version", []string{"capacity", "--scenario", "jwks", "--kc-version", "26.4.7,25.0.6"}, "26.x line only"},
 		{"matrix and target", []string{"capacity", "--scenario", "jwks", "--kc-version", "26.4.7", "--target", "http://127.0.0.1:1"}, "--target does not apply"},
 		{"matrix and repeats", []string{"capacity", "--scenario", "jwks", "--kc-version", "26.4.7", "--repeats", "2"}, "--repeats applies"},
+		{"matrix and restart", []string{"capacity", "--scenario", "jwks", "--kc-version", "26.4.7", "--restart"}, "--restart applies without --kc-version"},
+		{"restart and target", []string{"capacity", "--scenario", "jwks", "--target", "http://127.0.0.1:1", "--realm", "r", "--restart"}, "--restart restarts the local stack"},
 		{"bad percent", []string{"capacity", "--scenario", "jwks", "--min-achieved", "120"}, "--min-achieved"},
 		// a split search (--segment): a fixed schedule from a common start to --max-rate
 		{"segment without max rate", split("--start-at", soon), "--max-rate: a split search needs one"},
@@ -189,6 +191,7 @@ func TestCapacityUsage(t *testing.T) {
 		{"segment without start", split("--max-rate", "100"), "needs --start-at"},
 		{"segment with resolution", split("--start-at", soon, "--max-rate", "100", "--step", "10", "--resolution", "1"), "--resolution: a split search has no binary search"},
 		{"segment with repeats", split("--start-at", soon, "--max-rate", "100", "--repeats", "2"), "--repeats: applies without --segment"},
+		{"segment with restart", split("--start-at", soon, "--max-rate", "100", "--restart"), "--restart: applies without --segment"},
 		{"segment, too many steps", split("--start-at", soon, "--start", "1", "--step", "1", "--max-rate", "1000"), "--max-rate: 1000 steps from 1/s to 1000/s"},
 		{"emit without segment", []string{"capacity", "--scenario", "jwks", "--emit-results"}, "--emit-results applies to an agent"},
 		{"segments without index", []string{"capacity", "--scenario", "jwks", "--segments", "3", "--start-at", soon, "--max-rate", "100"}, "JOB_COMPLETION_INDEX is not set"},

@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -21,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kcbench/kcbench/internal/capacity"
 	"github.com/kcbench/kcbench/internal/results"
 	"github.com/kcbench/kcbench/internal/scenario"
 	"github.com/kcbench/kcbench/internal/stack"
@@ -114,9 +116,32 @@ func TestLoadCommand(t *testing.T) {
 	if r, err := results.ReadCapacityDir(cap1); err != nil || r.ServerUptime <= 0 {
 		t.Errorf("the search does not say how long Keycloak had been up: %v, %+v", err, r)
 	}
-	text = c.mustRun(append(capArgs, "--out", filepath.Join(t.TempDir(), "cap2"))...)
+	// Twice, each on a freshly restarted Keycloak.
+	jvm := func() int {
+		s, err := stack.Attach(c.dirs, stack.DefaultStackName)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s.State().Nodes[0].Proc.JVM.PID
+	}
+	pid := jvm()
+	cap2 := filepath.Join(t.TempDir(), "cap2")
+	text = c.mustRun(append(capArgs, "--out", cap2, "--repeats", "2", "--restart")...)
 	if strings.Contains(text, "sessions earlier runs left") {
 		t.Errorf("the second search found sessions left:\n%s", text)
+	}
+	if after := jvm(); after == pid || !strings.Contains(text, "repeats, each on a freshly restarted Keycloak: ") {
+		t.Errorf("Keycloak's JVM %d before the searches, %d after, want another:\n%s", pid, after, text)
+	}
+	var rep capacity.Repeats
+	if b, err := os.ReadFile(filepath.Join(cap2, capacity.RepeatsFile)); err != nil || json.Unmarshal(b, &rep) != nil || !rep.Restarted || len(rep.Repeats) != 2 {
+		t.Errorf("repeats.json: %v %+v", err, rep)
+	}
+	for i := 1; i <= 2; i++ {
+		r, err := results.ReadCapacityDir(filepath.Join(cap2, fmt.Sprintf("repeat-%d", i)))
+		if err != nil || r.BootSeconds <= 0 || r.RSSAtReadyBytes <= 0 || r.Params["restarted"] != "true" {
+			t.Errorf("repeat %d does not record its boot: %v, %+v", i, err, r)
+		}
 	}
 	// A password-grant search ends them between its steps too; its last
 	// step's are left for the next search to end.

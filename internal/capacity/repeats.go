@@ -38,6 +38,9 @@ type Repeats struct {
 	// fewer than two).
 	CPUSpreadPct   float64 `json:"cpu_ms_per_op_spread_pct,omitempty"`
 	CoresSpreadPct float64 `json:"server_cores_spread_pct,omitempty"`
+	// Restarted is true when Keycloak was restarted before every repeat
+	// (kcbench capacity --restart): each ran on a JVM of its own.
+	Restarted bool `json:"restarted,omitempty"`
 }
 
 // Repeat is one search of Repeats.
@@ -48,15 +51,18 @@ type Repeat struct {
 	CPUMsPerOp  float64 `json:"cpu_ms_per_op,omitempty"`
 	ServerCores float64 `json:"server_cores,omitempty"`
 	Elapsed     float64 `json:"elapsed_s,omitempty"`
+	BootSeconds float64 `json:"boot_s,omitempty"` // the restart before it (--restart)
 }
 
 // NewRepeats sums up the results of repeated searches, in the order run.
 func NewRepeats(rs []*results.CapacityResult) Repeats {
 	out := Repeats{Schema: 1, Kind: "capacity-repeats", Repeats: []Repeat{}}
 	var found, cpus, cores []float64
+	out.Restarted = len(rs) > 0
 	for i, r := range rs {
 		out.Scenario = r.Scenario
-		x := Repeat{Repeat: i + 1, Found: r.Found, MaxRate: r.MaxRate, Elapsed: r.Elapsed}
+		out.Restarted = out.Restarted && r.BootSeconds > 0
+		x := Repeat{Repeat: i + 1, Found: r.Found, MaxRate: r.MaxRate, Elapsed: r.Elapsed, BootSeconds: r.BootSeconds}
 		if r.Found {
 			found = append(found, r.MaxRate)
 			x.CPUMsPerOp, x.ServerCores = r.CPUMsPerOp, r.ServerCores
@@ -121,6 +127,9 @@ func (r Repeats) WriteText(w io.Writer) error {
 		}
 	}
 	line := "repeats: " + strings.Join(rates, " / ") + "/s"
+	if r.Restarted {
+		line = "repeats, each on a freshly restarted Keycloak: " + strings.Join(rates, " / ") + "/s"
+	}
 	switch {
 	case n == 0:
 		line += ", no rate met the SLOs"
@@ -138,6 +147,8 @@ func (r Repeats) WriteText(w io.Writer) error {
 			strings.Join(cpus, " / "), r.CPUSpreadPct, strings.Join(cores, " / "), r.CoresSpreadPct)
 		switch {
 		case r.SpreadPct <= 0:
+		case r.CoresSpreadPct < r.SpreadPct/2 && r.CPUSpreadPct >= r.SpreadPct/2 && r.Restarted:
+			line += ": the answers moved with the server's cost per operation, which differs from one boot of the JVM to the next"
 		case r.CoresSpreadPct < r.SpreadPct/2 && r.CPUSpreadPct >= r.SpreadPct/2:
 			line += ": the answers moved with the server's cost per operation (a JVM still warming up, or another JVM), not with the cores the search left it"
 		case r.CPUSpreadPct < r.SpreadPct/2 && r.CoresSpreadPct >= r.SpreadPct/2:

@@ -78,6 +78,7 @@ type CapacityFlags struct {
 	Out          string
 	Manifest     string
 	Repeats      int
+	Restart      bool
 	Procs        int
 	Quiet        bool
 	KeepSessions bool
@@ -131,6 +132,7 @@ func (f *CapacityFlags) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&f.Manifest, "manifest", "", "dataset manifest `FILE` (default: the local stack's dataset.json; with --kc-version: the dataset to seed)")
 	fs.StringVar(&f.Out, "out", "", "`DIR` for capacity.json and steps.csv (default results/capacity-<scenario>-<time>)")
 	fs.IntVar(&f.Repeats, "repeats", 1, "`N` searches in a row (out/repeat-<i>/; each one's rate, their mean and spread printed and in out/repeats.json), for the run-to-run spread kcbench gate uses")
+	fs.BoolVar(&f.Restart, "restart", false, "restart Keycloak of the local stack before each search, so that every repeat runs on a JVM of its own (the spread then includes the difference between boots: on this project's 2-core machine argon2 cost 28–40 CPU-ms a login on some boots and 61–67 on others); each repeat's boot is in its capacity.json")
 	fs.IntVar(&f.Procs, "procs", DefaultProcs, "`N` CPU cores the load generator may use (GOMAXPROCS; 0: all)")
 	fs.BoolVar(&f.Quiet, "quiet", false, "no progress on stderr")
 	fs.BoolVar(&f.KeepSessions, "keep-sessions", false, "on the local stack, keep the user sessions earlier runs left (default: each search ends them first, and a password-grant or login-form search ends them before every step too, so that each starts from none)")
@@ -225,6 +227,9 @@ func (f *CapacityFlags) validate() error {
 		if f.Repeats > 1 {
 			errs = append(errs, errors.New("--repeats applies without --kc-version only"))
 		}
+		if f.Restart {
+			errs = append(errs, errors.New("--restart applies without --kc-version only (a version matrix restarts each stack before its search)"))
+		}
 		for _, v := range f.VersionList() {
 			if err := (stack.KeycloakOptions{Version: v, Heap: f.Heap}).Validate(); err != nil {
 				errs = append(errs, err)
@@ -267,6 +272,9 @@ func (f *CapacityFlags) validateAgent() []error {
 	if f.Repeats > 1 {
 		add("--repeats: applies without --segment only")
 	}
+	if f.Restart {
+		add("--restart: applies without --segment only")
+	}
 	if f.Versions != "" {
 		add("--kc-version: a version matrix starts local stacks: it cannot be split over agents")
 	}
@@ -306,6 +314,9 @@ func (f *CapacityFlags) Validate(fs *flag.FlagSet) error {
 func (f *CapacityFlags) CheckStack(fs *flag.FlagSet, targetSet bool) error {
 	if f.Versions != "" && targetSet {
 		return cliutil.Usagef("--kc-version starts local stacks: --target does not apply")
+	}
+	if f.Restart && targetSet {
+		return cliutil.Usagef("--restart restarts the local stack's Keycloak: --target does not apply")
 	}
 	if f.Versions == "" {
 		if err := matrixOnly(fs); err != nil {
@@ -427,10 +438,19 @@ func (f *CapacityFlags) Target(tf *kc.TargetFlags, w *stack.Where, getenv func(s
 
 // RunRepeats runs the search n times in a row against t: into out, or
 // with n > 1 into out/repeat-<i>/, and then prints their spread and
-// writes it to out/repeats.json (capacity.Repeats). It stops at the
-// first search that fails; when one found no rate, the error wraps
-// ErrNoRate.
-func (s *Search) RunRepeats(ctx context.Context, t *CapacityTarget, out string, n int) error {
+// writes it to out/repeats.json (capacity.Repeats). With restart, the
+// local stack's Keycloak is restarted before each search (its boot goes
+// into that search's result). It stops at the first search that fails;
+// when one found no rate, the error wraps ErrNoRate.
+func (s *Search) RunRepeats(ctx context.Context, t *CapacityTarget, out string, n int, restart bool) error {
+	if restart {
+		if t.Local == nil {
+			return errors.New("capacity: --restart needs the local stack")
+		}
+		if err := t.Local.CheckRestartable("kcbench capacity --restart"); err != nil {
+			return err
+		}
+	}
 	s.Local = t.Local
 	var found []*results.CapacityResult
 	for i := 1; i <= n; i++ {
@@ -440,7 +460,17 @@ func (s *Search) RunRepeats(ctx context.Context, t *CapacityTarget, out string, 
 			p = WithParam(t.Params, "repeat", fmt.Sprint(i))
 			s.Logf("capacity: repeat %d of %d", i, n)
 		}
-		r, err := s.Run(ctx, t.Target, t.Manifest, p, dir, nil)
+		var boot *stack.BootResult
+		if restart {
+			b, err := t.Local.Restart(ctx)
+			if err != nil {
+				return fmt.Errorf("capacity: restart Keycloak: %w", err)
+			}
+			boot = &b
+			p = WithParam(p, "restarted", "true")
+			s.Logf("capacity: Keycloak restarted in %.1f s, RSS %d MiB at ready", b.Duration.Seconds(), b.RSS>>20)
+		}
+		r, err := s.Run(ctx, t.Target, t.Manifest, p, dir, boot)
 		if r != nil {
 			found = append(found, r)
 		}

@@ -71,10 +71,20 @@ func (w *Where) AttachToRestart(getenv func(string) string, logf func(string, ..
 	if err != nil {
 		return nil, err
 	}
-	if st := s.State(); !st.Detached {
-		return nil, fmt.Errorf("stack %q runs in the foreground of another kcbench (up --foreground or quickstart); %s restarts its servers, which would then stop with this command: use a detached stack (kcbench up)", st.Name, what)
+	if err := s.CheckRestartable(what); err != nil {
+		return nil, err
 	}
 	return s, nil
+}
+
+// CheckRestartable refuses a foreground stack (owned by another kcbench,
+// its servers tied to that process's life): servers restarted from this
+// process would die with it. what names the command in the error.
+func (s *Stack) CheckRestartable(what string) error {
+	if st := s.State(); !st.Detached {
+		return fmt.Errorf("stack %q runs in the foreground of another kcbench (up --foreground or quickstart); %s restarts its servers, which would then stop with this command: use a detached stack (kcbench up)", st.Name, what)
+	}
+	return nil
 }
 
 // ResolveTarget returns the external target if flagged, else the local
