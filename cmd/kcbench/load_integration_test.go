@@ -62,7 +62,7 @@ func TestLoadCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The heap in force is in the results and in status.
-	if h := sum.Params["heap"]; !strings.Contains(h, "MaxRAMPercentage") && !strings.Contains(h, "-Xmx") || sum.Params["pg_durable"] != "false" {
+	if h := sum.Params["heap"]; !strings.Contains(h, "MaxRAMPercentage") && !strings.Contains(h, "-Xmx") || sum.Params["pg_durable"] != "false" || atoi(sum.Params["server_uptime_s"]) <= 0 {
 		t.Errorf("params: %v", sum.Params)
 	}
 	if st := c.mustRun("status"); !strings.Contains(st, "heap ") {
@@ -141,6 +141,8 @@ func TestLoadCommand(t *testing.T) {
 		r, err := results.ReadCapacityDir(filepath.Join(cap2, fmt.Sprintf("repeat-%d", i)))
 		if err != nil || r.BootSeconds <= 0 || r.RSSAtReadyBytes <= 0 || r.Params["restarted"] != "true" {
 			t.Errorf("repeat %d does not record its boot: %v, %+v", i, err, r)
+		} else if r.CPUMsPerOp <= 0 || r.MaxRSSBytes <= 0 {
+			t.Errorf("repeat %d did not measure the restarted Keycloak (CPU %g ms/op, RSS %d): %+v", i, r.CPUMsPerOp, r.MaxRSSBytes, r.Steps)
 		}
 	}
 	// A password-grant search ends them between its steps too; its last

@@ -467,6 +467,8 @@ func (s *Search) RunRepeats(ctx context.Context, t *CapacityTarget, out string, 
 				return fmt.Errorf("capacity: restart Keycloak: %w", err)
 			}
 			boot = &b
+			// The new JVM's pid: the server CPU and RSS are read from it.
+			t.Target = t.Local.Target()
 			p = WithParam(p, "restarted", "true")
 			s.Logf("capacity: Keycloak restarted in %.1f s, RSS %d MiB at ready", b.Duration.Seconds(), b.RSS>>20)
 		}

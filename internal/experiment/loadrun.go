@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"runtime"
 	"time"
@@ -85,6 +86,12 @@ func (c *RunFile) PrepareLoad(tf *kc.TargetFlags, w *stack.Where, getenv func(st
 		}
 		for k, v := range st.LatencyParams() {
 			r.Params[k] = v
+		}
+		if up := st.Uptime(); up > 0 {
+			r.Params["server_uptime_s"] = fmt.Sprint(math.Round(up.Seconds()))
+			if up < coldUptime {
+				logf("load: Keycloak has been up only %s: a just-booted JVM costs more per operation for minutes (a fixed arrival rate it sustains warm may fall behind and drop arrivals at first); --warmup, or a run a few minutes later, measures the warm server", up.Round(time.Second))
+			}
 		}
 	}
 	if c.Realm == "" {
