@@ -22,7 +22,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kcbench/kcbench/internal/capacity"
 	"github.com/kcbench/kcbench/internal/results"
 	"github.com/kcbench/kcbench/internal/scenario"
 	"github.com/kcbench/kcbench/internal/stack"
@@ -133,8 +132,7 @@ func TestLoadCommand(t *testing.T) {
 	if after := jvm(); after == pid || !strings.Contains(text, "repeats, each on a freshly restarted Keycloak: ") {
 		t.Errorf("Keycloak's JVM %d before the searches, %d after, want another:\n%s", pid, after, text)
 	}
-	var rep capacity.Repeats
-	if b, err := os.ReadFile(filepath.Join(cap2, capacity.RepeatsFile)); err != nil || json.Unmarshal(b, &rep) != nil || !rep.Restarted || len(rep.Repeats) != 2 {
+	if rep, err := results.ReadCapacityRepeats(cap2); err != nil || !rep.Restarted || len(rep.Repeats) != 2 {
 		t.Errorf("repeats.json: %v %+v", err, rep)
 	}
 	for i := 1; i <= 2; i++ {

@@ -438,7 +438,7 @@ func (f *CapacityFlags) Target(tf *kc.TargetFlags, w *stack.Where, getenv func(s
 
 // RunRepeats runs the search n times in a row against t: into out, or
 // with n > 1 into out/repeat-<i>/, and then prints their spread and
-// writes it to out/repeats.json (capacity.Repeats). With restart, the
+// writes it to out/repeats.json (results.CapacityRepeats). With restart, the
 // local stack's Keycloak is restarted before each search (its boot goes
 // into that search's result). It stops at the first search that fails;
 // when one found no rate, the error wraps ErrNoRate.
@@ -481,11 +481,11 @@ func (s *Search) RunRepeats(ctx context.Context, t *CapacityTarget, out string, 
 		}
 	}
 	if n > 1 {
-		rep := capacity.NewRepeats(found)
+		rep := results.NewCapacityRepeats(found)
 		if err := rep.WriteText(s.Stdout); err != nil {
 			return err
 		}
-		if err := fileutil.WriteJSON(filepath.Join(out, capacity.RepeatsFile), rep, 0o644); err != nil {
+		if err := fileutil.WriteJSON(filepath.Join(out, results.RepeatsFile), rep, 0o644); err != nil {
 			return err
 		}
 	}

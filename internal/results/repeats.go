@@ -1,29 +1,30 @@
-package capacity
+package results
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"math"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
-
-	"github.com/kcbench/kcbench/internal/results"
 )
 
 // RepeatsFile holds the run-to-run spread of kcbench capacity --repeats,
 // in --out beside the repeat-<i>/ folders.
 const RepeatsFile = "repeats.json"
 
-// Repeats is the run-to-run spread of the same search repeated: each
+// CapacityRepeats is the run-to-run spread of the same search repeated: each
 // repeat's found rate, their mean and (max−min)/mean, and the server's
 // CPU per operation and cores busy at each answer, which tell whether
 // the answers moved with the server's own cost (a JVM still getting
 // cheaper, another JVM) or with the search.
-type Repeats struct {
-	Schema   int      `json:"schema"`
-	Kind     string   `json:"kind"` // "capacity-repeats"
-	Scenario string   `json:"scenario"`
-	Repeats  []Repeat `json:"repeats"`
+type CapacityRepeats struct {
+	Schema   int              `json:"schema"`
+	Kind     string           `json:"kind"` // "capacity-repeats"
+	Scenario string           `json:"scenario"`
+	Repeats  []CapacityRepeat `json:"repeats"`
 	// Mean, Min, Max and SpreadPct are over the repeats that found a
 	// rate; SpreadPct is (Max−Min)/Mean in %, 0 with fewer than two;
 	// DeviationPct is the largest |rate − Mean|/Mean in %.
@@ -43,8 +44,8 @@ type Repeats struct {
 	Restarted bool `json:"restarted,omitempty"`
 }
 
-// Repeat is one search of Repeats.
-type Repeat struct {
+// CapacityRepeat is one search of CapacityRepeats.
+type CapacityRepeat struct {
 	Repeat      int     `json:"repeat"` // 1-based
 	Found       bool    `json:"found"`
 	MaxRate     float64 `json:"max_rate"` // 0 when not found
@@ -54,15 +55,15 @@ type Repeat struct {
 	BootSeconds float64 `json:"boot_s,omitempty"` // the restart before it (--restart)
 }
 
-// NewRepeats sums up the results of repeated searches, in the order run.
-func NewRepeats(rs []*results.CapacityResult) Repeats {
-	out := Repeats{Schema: 1, Kind: "capacity-repeats", Repeats: []Repeat{}}
+// NewCapacityRepeats sums up the results of repeated searches, in the order run.
+func NewCapacityRepeats(rs []*CapacityResult) CapacityRepeats {
+	out := CapacityRepeats{Schema: 1, Kind: "capacity-repeats", Repeats: []CapacityRepeat{}}
 	var found, cpus, cores []float64
 	out.Restarted = len(rs) > 0
 	for i, r := range rs {
 		out.Scenario = r.Scenario
 		out.Restarted = out.Restarted && r.BootSeconds > 0
-		x := Repeat{Repeat: i + 1, Found: r.Found, MaxRate: r.MaxRate, Elapsed: r.Elapsed, BootSeconds: r.BootSeconds}
+		x := CapacityRepeat{Repeat: i + 1, Found: r.Found, MaxRate: r.MaxRate, Elapsed: r.Elapsed, BootSeconds: r.BootSeconds}
 		if r.Found {
 			found = append(found, r.MaxRate)
 			x.CPUMsPerOp, x.ServerCores = r.CPUMsPerOp, r.ServerCores
@@ -111,14 +112,14 @@ func spreadPct(xs []float64) float64 {
 // two or more measured the server, a line of its CPU per operation and
 // cores busy at each answer, saying whether the answers followed the
 // server's cost per operation or the load at which each search stopped.
-func (r Repeats) WriteText(w io.Writer) error {
+func (r CapacityRepeats) WriteText(w io.Writer) error {
 	rates := make([]string, len(r.Repeats))
 	var cpus, cores []string
 	n := 0
 	for i, x := range r.Repeats {
 		rates[i] = "none"
 		if x.Found {
-			rates[i] = results.FormatNum(x.MaxRate)
+			rates[i] = FormatNum(x.MaxRate)
 			n++
 			if x.CPUMsPerOp > 0 && x.ServerCores > 0 {
 				cpus = append(cpus, fmt.Sprintf("%.2f", x.CPUMsPerOp))
@@ -134,10 +135,10 @@ func (r Repeats) WriteText(w io.Writer) error {
 	case n == 0:
 		line += ", no rate met the SLOs"
 	case n == 1:
-		line += fmt.Sprintf(", only one found a rate (%s/s): no spread", results.FormatNum(r.Mean))
+		line += fmt.Sprintf(", only one found a rate (%s/s): no spread", FormatNum(r.Mean))
 	default:
 		line += fmt.Sprintf(", mean %s/s, spread (max−min)/mean %.1f %%, each within %.1f %% of the mean",
-			results.FormatNum(math.Round(r.Mean)), r.SpreadPct, r.DeviationPct)
+			FormatNum(math.Round(r.Mean)), r.SpreadPct, r.DeviationPct)
 		if n < len(r.Repeats) {
 			line += fmt.Sprintf(" (over the %d that found a rate)", n)
 		}
@@ -157,4 +158,21 @@ func (r Repeats) WriteText(w io.Writer) error {
 	}
 	_, err := fmt.Fprintln(w, line)
 	return err
+}
+
+// ReadCapacityRepeats reads dir's repeats.json; the error wraps
+// os.ErrNotExist when dir holds none.
+func ReadCapacityRepeats(dir string) (*CapacityRepeats, error) {
+	b, err := os.ReadFile(filepath.Join(dir, RepeatsFile))
+	if err != nil {
+		return nil, err
+	}
+	var r CapacityRepeats
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, RepeatsFile), err)
+	}
+	if r.Kind != "capacity-repeats" {
+		return nil, fmt.Errorf("%s: kind %q, want capacity-repeats", filepath.Join(dir, RepeatsFile), r.Kind)
+	}
+	return &r, nil
 }
