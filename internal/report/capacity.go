@@ -2,6 +2,7 @@ package report
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -52,6 +53,7 @@ func buildCapacity(ctx context.Context, dir string) (*Model, error) {
 		runs = append(runs, &capacityRun{dir: d, res: r})
 	}
 	labelCapacityRuns(runs)
+	rep, repErr := results.ReadCapacityRepeats(dir)
 	m := &Model{
 		Experiment: filepath.Base(filepath.Clean(dir)),
 		Kind:       KindCapacity,
@@ -62,6 +64,15 @@ func buildCapacity(ctx context.Context, dir string) (*Model, error) {
 		LoadModel:  "open (constant-arrival-rate steps; latency from each arrival's intended start)",
 	}
 	b := &builder{ctx: ctx, m: m}
+	switch {
+	case repErr == nil:
+		// kcbench capacity --repeats: one configuration, searched again
+		// and again; the spread first, then each search.
+		m.Configs = 1
+		b.capacityRepeatsVerdict(rep)
+	case !errors.Is(repErr, os.ErrNotExist):
+		b.note("The spread of the repeats is left out: %v", repErr)
+	}
 	b.capacityVerdict(runs)
 	b.capacityOverview(runs)
 	for _, r := range runs {
@@ -75,6 +86,21 @@ func buildCapacity(ctx context.Context, dir string) (*Model, error) {
 		return nil, err
 	}
 	return m, nil
+}
+
+// capacityRepeatsVerdict says the repeats' spread as kcbench capacity
+// --repeats printed it: each repeat's rate, their mean and spread, and
+// what the answers moved with.
+func (b *builder) capacityRepeatsVerdict(rep *results.CapacityRepeats) {
+	var buf strings.Builder
+	if err := rep.WriteText(&buf); err != nil {
+		return
+	}
+	for line := range strings.SplitSeq(strings.TrimSpace(buf.String()), "\n") {
+		if line != "" {
+			b.say(new(sentence).t("%s%s.", strings.ToUpper(line[:1]), line[1:]))
+		}
+	}
 }
 
 // pointCapacity adds the capacity searches the experiment's points ran

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/kcbench/kcbench/internal/capacity/capacitytest"
+	"github.com/kcbench/kcbench/internal/fileutil"
 	"github.com/kcbench/kcbench/internal/results"
 )
 
@@ -78,6 +79,43 @@ func TestCapacityMatrixReport(t *testing.T) {
 	hdr := m.Tables[0].Header
 	if !strings.Contains(strings.Join(hdr, "|"), "p99 @ 60/s ms") || m.Tables[0].Rows[0][0] != "Keycloak 26.4.7" {
 		t.Errorf("matrix table %v %v", hdr, m.Tables[0].Rows)
+	}
+}
+
+func TestCapacityRepeatsReport(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	var rs []*results.CapacityResult
+	for i, limit := range []float64{97, 60} {
+		d := filepath.Join(dir, "repeat-"+string(rune('1'+i)))
+		writeCapacityResult(t, d, "26.7.3", limit)
+		r, err := results.ReadCapacityDir(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rs = append(rs, r)
+	}
+	rep := results.NewCapacityRepeats(rs)
+	if err := fileutil.WriteJSON(filepath.Join(dir, results.RepeatsFile), rep, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m, err := Build(t.Context(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Points != 2 || m.Configs != 1 || len(m.Verdict) < 3 {
+		t.Fatalf("%d points, %d configurations, verdict %v", m.Points, m.Configs, m.Verdict)
+	}
+	var want strings.Builder
+	rep.WriteText(&want)
+	if got, w := m.Verdict[0].Text, strings.SplitN(want.String(), "\n", 2)[0]; got != "R"+strings.TrimPrefix(w, "r")+"." {
+		t.Errorf("the verdict opens with %q, want the repeats' line %q", got, w)
+	}
+	// A repeats.json that is not one: said, and the searches reported.
+	os.WriteFile(filepath.Join(dir, results.RepeatsFile), []byte(`{"kind":"capacity"}`), 0o644)
+	m, err = Build(t.Context(), dir)
+	if err != nil || m.Points != 2 || !slices.ContainsFunc(m.Notes, func(n string) bool { return strings.Contains(n, "spread of the repeats is left out") }) {
+		t.Errorf("a bad repeats.json: %v, notes %v", err, m.Notes)
 	}
 }
 
@@ -165,5 +203,28 @@ func TestCapacityCostByProcess(t *testing.T) {
 	}
 	if r := rows["variant postgres"]; r == nil || r[db] != "0.500" || r[dirCol] != "-" {
 		t.Errorf("postgres row %v", r)
+	}
+}
+
+// A cold server's first probe fails at any rate: the verdict's first
+// failure is the lowest judged step that failed, not the probe.
+func TestCapacityVerdictSkipsProbes(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	writeCapacityResult(t, dir, "26.7.3", 97)
+	r, err := results.ReadCapacityDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Steps = append([]results.CapacityStep{{Index: 0, Phase: results.StepProbe, Rate: 20, Failures: []string{"cold"}}}, r.Steps...)
+	if err := r.WriteDir(dir); err != nil {
+		t.Fatal(err)
+	}
+	m, err := Build(t.Context(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Verdict) != 1 || strings.Contains(m.Verdict[0].Text, "cold") || !strings.Contains(m.Verdict[0].Text, "at 102/s it failed first") {
+		t.Errorf("verdict %v: want the failure at 102/s, not the probe's", m.Verdict)
 	}
 }

@@ -632,6 +632,18 @@ func (b *builder) maxRepeats() int {
 	return n
 }
 
+// Counts is "3 points, 1 configuration": the point folders read and the
+// configurations among them.
+func (m *Model) Counts() string {
+	n := func(k int, what string) string {
+		if k == 1 {
+			return "1 " + what
+		}
+		return fmt.Sprintf("%d %ss", k, what)
+	}
+	return n(m.Points, "point") + ", " + n(m.Configs, "configuration")
+}
+
 // pointCharts draws, for every point, latency and throughput over time
 // with the workloads (and phases) marked, and what the observer saw on
 // the server.

@@ -77,7 +77,7 @@ func (m *Model) WriteMarkdown(w io.Writer) error {
 	if m.Sizing != "" {
 		p("## Sizing estimate\n\n```\n%s\n```\n\n", strings.TrimRight(m.Sizing, "\n"))
 	}
-	p("- Kind: %s: %d points, %d configurations\n", m.Kind, m.Points, m.Configs)
+	p("- Kind: %s: %s\n", m.Kind, m.Counts())
 	p("- Machine: %s\n", mdEscape(m.Machine))
 	p("- Versions: %s\n", mdEscape(m.Versions))
 	p("- Load model: %s\n", m.LoadModel)

@@ -442,12 +442,13 @@ func (b *builder) capacityVerdict(runs []*capacityRun) {
 	}
 }
 
-// firstFailed is the lowest judged step that failed.
+// firstFailed is the lowest judged step that failed (not a probe: a
+// cold server's first probes fail at any rate).
 func firstFailed(res *results.CapacityResult) *results.CapacityStep {
 	var out *results.CapacityStep
 	for i := range res.Steps {
 		st := &res.Steps[i]
-		if st.Phase == results.StepWarmup || st.Pass {
+		if !st.Judged() || st.Pass {
 			continue
 		}
 		if out == nil || st.Rate < out.Rate {
