@@ -37,6 +37,9 @@ func (o Op) String() string {
 	return string(o)
 }
 
+// costFlag is kcbench size's flag that gives the operation's CPU-ms.
+func (o Op) costFlag() string { return costFlags()[slices.Index(Ops(), o)] }
+
 // OpForScenario maps a kcbench scenario to the operation whose cost one of
 // its iterations measures: a password grant or a browser login (form and
 // code exchange) is a login, a client-credentials grant a client-credential
@@ -206,6 +209,24 @@ func (f Figure) From() string {
 	return s
 }
 
+// wideSpread is the ratio of a figure's costliest repeat to its cheapest
+// past which sizing says so: repeats on one warm JVM stay within about
+// 1.15 (CPU per client-credential grant in three searches, 1.67–1.75 ms;
+// per refresh 1.95–2.30), while argon2 logins on separate boots of the
+// same Keycloak cost 30.6–65.2 ms (this project's 2-core machine).
+const wideSpread = 1.25
+
+// spreadNote says when the repeats of a figure differ widely, and how to
+// size for the costliest ("" when they do not).
+func spreadNote(f Figure) string {
+	if len(f.Points) < 2 || !(f.Min > 0) || f.Max < wideSpread*f.Min {
+		return ""
+	}
+	return fmt.Sprintf("The %d repeats of the %s differ %.1f× (%s–%s CPU-ms; separate JVM boots can): sizing uses their mean, %s; "+
+		"to size for the costliest, give --%s %s (with the other two CPU-ms flags).",
+		len(f.Points), f.Op, f.Max/f.Min, num(f.Min), num(f.Max), num(f.CPUMs), f.Op.costFlag(), num(f.Max))
+}
+
 // Calibration is the measured cost of the guide's three operations for one
 // variant of an experiment (one Keycloak version and password policy).
 type Calibration struct {
@@ -330,6 +351,9 @@ func Calibrate(ms []Measurement) ([]Calibration, error) {
 			}
 			best := figs[0]
 			c.Figures = append(c.Figures, best)
+			if n := spreadNote(best); n != "" {
+				c.Notes = append(c.Notes, n)
+			}
 			if d, ok := dbFigure(op, best, groups[k]); ok {
 				c.Database = append(c.Database, d)
 			}

@@ -84,7 +84,19 @@ func TestCalibrate(t *testing.T) {
 			if !strings.Contains(f.From(), "mean of 3 repeats (4–8 ms)") {
 				t.Errorf("From() = %q", f.From())
 			}
+			// 2× between repeats: said, with the flag that sizes for the costliest.
+			if !slices.ContainsFunc(cs[0].Notes, func(n string) bool {
+				return strings.Contains(n, "The 3 repeats of the client-credential grant differ 2.0× (4–8 CPU-ms") && strings.Contains(n, "--cc-cpu-ms 8 ")
+			}) {
+				t.Errorf("notes: %q", cs[0].Notes)
+			}
 		}},
+		{name: "repeats close together", in: []Measurement{m("refresh", 5, point("a-r1", 1)), m("refresh", 5.5, point("a-r2", 2))}, refresh: 5.25,
+			check: func(t *testing.T, cs []Calibration) {
+				if slices.ContainsFunc(cs[0].Notes, func(n string) bool { return strings.Contains(n, "repeats of the") }) {
+					t.Errorf("a 10 %% spread is noted: %q", cs[0].Notes)
+				}
+			}},
 		{name: "unmeasured CPU skipped and noted", in: []Measurement{m("refresh", 0), m("refresh", 6, point("q", 1))}, refresh: 6,
 			check: func(t *testing.T, cs []Calibration) {
 				if !slices.ContainsFunc(cs[0].Notes, func(n string) bool { return strings.Contains(n, "Without server CPU") }) {
