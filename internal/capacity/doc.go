@@ -50,7 +50,9 @@
 //	kind                 "capacity"
 //	scenario             workload name, e.g. "password-grant" or "mix"
 //	params               free-form labels: keycloak_version, dataset,
-//	                     password_policy, target, machine_cores, repeat…
+//	                     password_policy, target, machine_cores, repeat,
+//	                     restarted ("true": Keycloak was restarted just
+//	                     before the search, kcbench capacity --restart)…
 //	slos                 the SLOs, canonical text, e.g. ["p99<500ms","errors<0.1%"]
 //	settings             mode (adaptive | linear | fixed: a split
 //	                     search's schedule, schedule.go), start, step,
@@ -79,6 +81,9 @@
 //	                     began (the local stack's youngest node; absent
 //	                     when unknown): a just-booted JVM is still warming
 //	                     up, and the conclusion says so
+//	boot_s, rss_at_ready_bytes
+//	                     the restart just before the search, when the
+//	                     caller made one (--restart, a version matrix)
 //	elapsed_s            the search's wall time
 //	best_step            index of the step that set max_rate (-1: none)
 //	achieved_rate        iterations/s finished at the best step

@@ -464,7 +464,7 @@ func (s *Search) RunRepeats(ctx context.Context, t *CapacityTarget, out string, 
 		if restart {
 			b, err := t.Local.Restart(ctx)
 			if err != nil {
-				return fmt.Errorf("capacity: restart Keycloak: %w", err)
+				return fmt.Errorf("capacity: restart Keycloak before repeat %d (it may be left stopped: kcbench status, kcbench restart): %w", i, err)
 			}
 			boot = &b
 			// The new JVM's pid: the server CPU and RSS are read from it.

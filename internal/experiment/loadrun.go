@@ -5,9 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"runtime"
+	"strconv"
 	"time"
 
 	"github.com/kcbench/kcbench/internal/cliutil"
@@ -88,8 +88,9 @@ func (c *RunFile) PrepareLoad(tf *kc.TargetFlags, w *stack.Where, getenv func(st
 			r.Params[k] = v
 		}
 		if up := st.Uptime(); up > 0 {
-			r.Params["server_uptime_s"] = fmt.Sprint(math.Round(up.Seconds()))
-			if up < coldUptime {
+			// When the run is prepared (before a --start-at wait).
+			r.Params["server_uptime_s"] = strconv.FormatInt(int64(up.Round(time.Second)/time.Second), 10)
+			if up+c.Warmup < coldUptime {
 				logf("load: Keycloak has been up only %s: a just-booted JVM costs more per operation for minutes (a fixed arrival rate it sustains warm may fall behind and drop arrivals at first); --warmup, or a run a few minutes later, measures the warm server", up.Round(time.Second))
 			}
 		}

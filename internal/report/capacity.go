@@ -65,6 +65,9 @@ func buildCapacity(ctx context.Context, dir string) (*Model, error) {
 	}
 	b := &builder{ctx: ctx, m: m}
 	switch {
+	case repErr == nil && len(rep.Repeats) != len(runs):
+		b.note("The spread of the repeats is left out: %s lists %d searches, the folder holds %d (a repeats.json of an earlier run?)",
+			results.RepeatsFile, len(rep.Repeats), len(runs))
 	case repErr == nil:
 		// kcbench capacity --repeats: one configuration, searched again
 		// and again; the spread first, then each search.

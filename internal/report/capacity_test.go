@@ -111,6 +111,16 @@ func TestCapacityRepeatsReport(t *testing.T) {
 	if got, w := m.Verdict[0].Text, strings.SplitN(want.String(), "\n", 2)[0]; got != "R"+strings.TrimPrefix(w, "r")+"." {
 		t.Errorf("the verdict opens with %q, want the repeats' line %q", got, w)
 	}
+	// A repeats.json of other searches (an earlier run into the same
+	// folder): said, and left out.
+	rep.Repeats = append(rep.Repeats, rep.Repeats[0])
+	if err := fileutil.WriteJSON(filepath.Join(dir, results.RepeatsFile), rep, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m, err = Build(t.Context(), dir)
+	if err != nil || m.Configs != 2 || !slices.ContainsFunc(m.Notes, func(n string) bool { return strings.Contains(n, "lists 3 searches, the folder holds 2") }) {
+		t.Errorf("a repeats.json of 3 searches beside 2: %v, %d configurations, notes %v", err, m.Configs, m.Notes)
+	}
 	// A repeats.json that is not one: said, and the searches reported.
 	os.WriteFile(filepath.Join(dir, results.RepeatsFile), []byte(`{"kind":"capacity"}`), 0o644)
 	m, err = Build(t.Context(), dir)

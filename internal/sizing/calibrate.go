@@ -213,7 +213,7 @@ func (f Figure) From() string {
 // past which sizing says so: repeats on one warm JVM stay within about
 // 1.15 (CPU per client-credential grant in three searches, 1.67–1.75 ms;
 // per refresh 1.95–2.30), while argon2 logins on separate boots of the
-// same Keycloak cost 30.6–65.2 ms (this project's 2-core machine).
+// same Keycloak cost 30.5–65.2 ms (this project's 2-core machine).
 const wideSpread = 1.25
 
 // spreadNote says when the repeats of a figure differ widely, and how to
