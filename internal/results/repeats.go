@@ -1,11 +1,9 @@
 package results
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -163,16 +161,13 @@ func (r CapacityRepeats) WriteText(w io.Writer) error {
 // ReadCapacityRepeats reads dir's repeats.json; the error wraps
 // os.ErrNotExist when dir holds none.
 func ReadCapacityRepeats(dir string) (*CapacityRepeats, error) {
-	b, err := os.ReadFile(filepath.Join(dir, RepeatsFile))
-	if err != nil {
+	path := filepath.Join(dir, RepeatsFile)
+	var r CapacityRepeats
+	if err := readJSON(path, &r); err != nil {
 		return nil, err
 	}
-	var r CapacityRepeats
-	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, RepeatsFile), err)
-	}
 	if r.Kind != "capacity-repeats" {
-		return nil, fmt.Errorf("%s: kind %q, want capacity-repeats", filepath.Join(dir, RepeatsFile), r.Kind)
+		return nil, fmt.Errorf("%s: kind %q, want capacity-repeats", path, r.Kind)
 	}
 	return &r, nil
 }
