@@ -48,6 +48,7 @@ func TestUsageErrors(t *testing.T) {
 		{"bad cache", []string{"up", "--cache-size", "nope=3"}, exitUsage, `cache "nope"`},
 		{"bad cache syntax", []string{"up", "--cache-size", "realms"}, exitUsage, "NAME=NUMBER"},
 		{"bad kc option", []string{"up", "--kc-opt", "log-level=debug"}, exitUsage, "must start with --"},
+		{"bad java option", []string{"up", "--java-opt", "-Xmx4g"}, exitUsage, "the heap is --heap's"},
 		{"db url without password", []string{"up", "--db-url", "jdbc:postgresql://h/db", "--db-user", "u"}, exitUsage, "--db-password-file"},
 		{"bad db url", []string{"up", "--db-url", "mysql://h/db", "--db-user", "u", "--db-password-file", pw}, exitUsage, "db url"},
 		{"repeat zero", []string{"boot", "--repeat", "0"}, exitUsage, "--repeat"},

@@ -33,7 +33,10 @@ import (
 // scenarios is covered by the unit tests.)
 func TestLoadCommand(t *testing.T) {
 	c := newCLI(t)
-	c.mustRun("up")
+	// An extra JVM option reaches Keycloak's JVM, after a restart too,
+	// and the results.
+	const javaOpt = "-Dkcbench.test.javaopt=1"
+	c.mustRun("up", "--java-opt", javaOpt)
 	t.Cleanup(func() { c.run("down") })
 	seedScraped(t, c, "--tenants", "2", "--password-policy", "pbkdf2-sha256:1")
 
@@ -61,10 +64,11 @@ func TestLoadCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The heap in force is in the results and in status.
-	if h := sum.Params["heap"]; !strings.Contains(h, "MaxRAMPercentage") && !strings.Contains(h, "-Xmx") || sum.Params["pg_durable"] != "false" || atoi(sum.Params["server_uptime_s"]) <= 0 {
+	if h := sum.Params["heap"]; !strings.Contains(h, "MaxRAMPercentage") && !strings.Contains(h, "-Xmx") || sum.Params["pg_durable"] != "false" || atoi(sum.Params["server_uptime_s"]) <= 0 ||
+		sum.Params["java_opts"] != javaOpt {
 		t.Errorf("params: %v", sum.Params)
 	}
-	if st := c.mustRun("status"); !strings.Contains(st, "heap ") {
+	if st := c.mustRun("status"); !strings.Contains(st, "heap ") || !regexp.MustCompile(`java options +`+regexp.QuoteMeta(javaOpt)).MatchString(st) {
 		t.Errorf("status shows no heap:\n%s", st)
 	}
 	op, ok := st.Op(results.OpPasswordGrant)
@@ -131,6 +135,8 @@ func TestLoadCommand(t *testing.T) {
 	}
 	if after := jvm(); after == pid || !strings.Contains(text, "repeats, each on a freshly restarted Keycloak: ") {
 		t.Errorf("Keycloak's JVM %d before the searches, %d after, want another:\n%s", pid, after, text)
+	} else if cmd, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", after)); err != nil || !bytes.Contains(cmd, []byte(javaOpt+"\x00")) {
+		t.Errorf("the restarted JVM's command line lacks %s: %v %q", javaOpt, err, cmd)
 	}
 	if rep, err := results.ReadCapacityRepeats(cap2); err != nil || !rep.Restarted || len(rep.Repeats) != 2 {
 		t.Errorf("repeats.json: %v %+v", err, rep)

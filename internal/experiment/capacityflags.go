@@ -425,7 +425,7 @@ func (f *CapacityFlags) Target(tf *kc.TargetFlags, w *stack.Where, getenv func(s
 			t.Params["heap"] = h.String()
 		}
 		maps.Copy(t.Params, st.State().Topology.Params())
-		maps.Copy(t.Params, st.LatencyParams())
+		maps.Copy(t.Params, st.RunParams())
 		if db := st.State().Options.DB; db != "" {
 			t.Params["db"] = db
 		}

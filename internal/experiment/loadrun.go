@@ -84,7 +84,7 @@ func (c *RunFile) PrepareLoad(tf *kc.TargetFlags, w *stack.Where, getenv func(st
 			r.Params["heap"] = h.String()
 			logf("load: Keycloak heap %s", h)
 		}
-		for k, v := range st.LatencyParams() {
+		for k, v := range st.RunParams() {
 			r.Params[k] = v
 		}
 		if up := st.Uptime(); up > 0 {

@@ -449,7 +449,7 @@ func (r *Runner) runPoint(ctx context.Context, p Point) (*results.Summary, error
 		if h, err := r.st.Heap(); err == nil {
 			man.Params["heap"], sum.Params["heap"] = h.String(), h.String()
 		}
-		for k, v := range r.st.LatencyParams() {
+		for k, v := range r.st.RunParams() {
 			man.Params[k], sum.Params[k] = v, v
 		}
 		if st.PG != nil {

@@ -109,6 +109,7 @@ type Flags struct {
 	cacheSizes   cliutil.Map
 	buildOpts    cliutil.List
 	kcOpts       cliutil.List
+	javaOpts     cliutil.List
 	pg           PGOptions
 	dbURL        string
 	dbUser       string
@@ -137,6 +138,7 @@ func (f *Flags) RegisterFlags(fs *flag.FlagSet) {
 	fs.Var(f.cacheSizes, "cache-size", "embedded cache size NAME=N, repeatable (realms, users, sessions, …)")
 	fs.Var(&f.buildOpts, "build-opt", "extra kc.sh build option, repeatable (e.g. --features=token-exchange)")
 	fs.Var(&f.kcOpts, "kc-opt", "extra kc.sh start option, repeatable (e.g. --log-level=debug)")
+	fs.Var(&f.javaOpts, "java-opt", "extra JVM option for Keycloak, repeatable (e.g. -XX:+UseParallelGC, -XX:-TieredCompilation); in JAVA_OPTS_APPEND, recorded as java_opts in the results")
 	fs.IntVar(&f.kc.HTTPPort, "http-port", 0, "Keycloak HTTP port on 127.0.0.1 (0: a free port)")
 	fs.IntVar(&f.kc.ManagementPort, "management-port", 0, "management port (health, metrics) on 127.0.0.1 (0: a free port)")
 	f.top.RegisterFlags(fs)
@@ -180,6 +182,7 @@ func (f *Flags) Config(getenv func(string) string, logf func(string, ...any), de
 	f.kc.CacheSizes = f.cacheSizes
 	f.kc.BuildOptions = f.buildOpts
 	f.kc.ExtraOptions = f.kcOpts
+	f.kc.JavaOpts = f.javaOpts
 	f.kc.ReadyTimeout = f.readyTimeout
 	if f.dbURL != "" && f.kc.DB == "" {
 		f.kc.DB = DBKindOfURL(f.dbURL)

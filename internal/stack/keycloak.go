@@ -15,6 +15,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unicode"
 
 	"github.com/kcbench/kcbench/internal/kc"
 )
@@ -39,6 +40,9 @@ type KeycloakOptions struct {
 	BuildOptions []string `json:"build_options,omitempty"`
 	// ExtraOptions are extra `kc.sh start` options, passed through as is.
 	ExtraOptions []string `json:"extra_options,omitempty"`
+	// JavaOpts are extra JVM options (e.g. -XX:+UseParallelGC), passed
+	// to kc.sh in JAVA_OPTS_APPEND; each one word.
+	JavaOpts []string `json:"java_opts,omitempty"`
 	// HTTPPort and ManagementPort; 0 picks a free port.
 	HTTPPort       int `json:"http_port,omitempty"`
 	ManagementPort int `json:"management_port,omitempty"`
@@ -129,7 +133,25 @@ func (o KeycloakOptions) Validate() error {
 			errs = append(errs, fmt.Errorf("keycloak option %q: must start with --", opt))
 		}
 	}
+	for _, opt := range o.JavaOpts {
+		switch {
+		case len(opt) < 2 || opt[0] != '-' || strings.ContainsFunc(opt, unicode.IsSpace):
+			errs = append(errs, fmt.Errorf("java option %q: one word starting with - (e.g. -XX:+UseParallelGC); kc.sh splits JAVA_OPTS_APPEND at spaces", opt))
+		case strings.HasPrefix(opt, "-Xmx") || strings.HasPrefix(opt, "-Xms"):
+			errs = append(errs, fmt.Errorf("java option %q: the heap is --heap's (it sets both -Xms and -Xmx)", opt))
+		}
+	}
 	return errors.Join(errs...)
+}
+
+// javaOptsAppend is JAVA_OPTS_APPEND for kc.sh: the JVM options, then
+// extra (e.g. a cluster node's JGroups properties); "" when none.
+func (o KeycloakOptions) javaOptsAppend(extra string) string {
+	parts := slicesClone(o.JavaOpts)
+	if extra != "" {
+		parts = append(parts, extra)
+	}
+	return strings.Join(parts, " ")
 }
 
 func validHeap(s string) bool {

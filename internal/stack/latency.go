@@ -296,8 +296,24 @@ func (s *Stack) SetLatency(l Latency) error {
 	return s.save()
 }
 
-// LatencyParams are the injected and measured latency as result params.
-func (s *Stack) LatencyParams() map[string]string {
+// RunParams are what the stack's options add to a result's params: the
+// injected and measured latency, and the extra JVM options (java_opts).
+func (s *Stack) RunParams() map[string]string {
+	p := s.latencyParams()
+	if o := s.st.Options.JavaOpts; len(o) > 0 {
+		if p == nil {
+			p = map[string]string{}
+		}
+		p[ParamJavaOpts] = strings.Join(o, " ")
+	}
+	return p
+}
+
+// ParamJavaOpts is the result param of the stack's extra JVM options.
+const ParamJavaOpts = "java_opts"
+
+// latencyParams are the injected and measured latency as result params.
+func (s *Stack) latencyParams() map[string]string {
 	l := s.st.Topology.Latency
 	if l.Zero() {
 		return nil

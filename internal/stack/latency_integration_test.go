@@ -32,7 +32,7 @@ func TestLatencyNodeDB(t *testing.T) {
 	if m := s.State().MeasuredLatency.NodeDB; m < time.Millisecond || m > 50*time.Millisecond {
 		t.Errorf("measured at start: %s, want about 1 ms", m)
 	}
-	if p := s.LatencyParams(); p["latency"] != "node-db=1ms" || p["latency_node_db_measured_ms"] == "" {
+	if p := s.RunParams(); p["latency"] != "node-db=1ms" || p["latency_node_db_measured_ms"] == "" {
 		t.Errorf("params %v", p)
 	}
 	pw, err := readSecret(s, "admin-password")

@@ -140,10 +140,12 @@ func (s *Stack) launchNode(i int, first bool) error {
 	if err != nil {
 		return err
 	}
-	if p := s.st.Options.jgroupsProperties(*ns, external); p != "" {
-		env["JAVA_OPTS_APPEND"] = p
-	} else if external != "" {
+	p := s.st.Options.jgroupsProperties(*ns, external)
+	if p == "" && external != "" {
 		args = append(args, "--cache-embedded-network-external-address="+external)
+	}
+	if opts := s.st.Options.javaOptsAppend(p); opts != "" {
+		env["JAVA_OPTS_APPEND"] = opts
 	}
 	n, off, err := launchKeycloak(ns.Home, s.st.Java, args, env, ns.Log, s.st.Detached, ns.CPU)
 	if err != nil {

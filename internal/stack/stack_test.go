@@ -220,19 +220,36 @@ Try 'kc.sh start --help' for more information on the available options.`
 }
 
 func TestKeycloakOptionsValidate(t *testing.T) {
-	good := KeycloakOptions{Version: "26.7.3", Heap: "1g", CacheSizes: map[string]int{"realms": 20000}, ExtraOptions: []string{"--log-level=debug"}}
+	good := KeycloakOptions{Version: "26.7.3", Heap: "1g", CacheSizes: map[string]int{"realms": 20000}, ExtraOptions: []string{"--log-level=debug"},
+		JavaOpts: []string{"-XX:+UseParallelGC", "-Dx=y"}}
 	if err := good.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	bad := KeycloakOptions{Version: "25.0.1", Heap: "lots", HTTPThreads: -1, CacheSizes: map[string]int{"nope": 1, "users": 0}, ExtraOptions: []string{"log-level=debug"}, HTTPPort: 70000}
+	bad := KeycloakOptions{Version: "25.0.1", Heap: "lots", HTTPThreads: -1, CacheSizes: map[string]int{"nope": 1, "users": 0}, ExtraOptions: []string{"log-level=debug"}, HTTPPort: 70000,
+		JavaOpts: []string{"XX:+UseParallelGC", "-Da=b -Dc=d", "-Xmx2g", "-"}}
 	err := bad.Validate()
 	if err == nil {
 		t.Fatal("want errors")
 	}
-	for _, want := range []string{"25.0.1", "heap", "threads", `"nope"`, `"users"`, "log-level=debug", "70000"} {
+	for _, want := range []string{"25.0.1", "heap", "threads", `"nope"`, `"users"`, "log-level=debug", "70000",
+		`java option "XX:+UseParallelGC"`, `java option "-Da=b -Dc=d"`, `java option "-Xmx2g": the heap is --heap's`, `java option "-"`} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not mention %q", err, want)
 		}
+	}
+}
+
+func TestJavaOptsAppend(t *testing.T) {
+	o := KeycloakOptions{JavaOpts: []string{"-XX:+UseParallelGC", "-Dk=v"}}
+	for _, c := range []struct{ extra, want string }{
+		{"", "-XX:+UseParallelGC -Dk=v"}, {"-Djgroups.bind.port=7800", "-XX:+UseParallelGC -Dk=v -Djgroups.bind.port=7800"},
+	} {
+		if got := o.javaOptsAppend(c.extra); got != c.want {
+			t.Errorf("javaOptsAppend(%q) = %q, want %q", c.extra, got, c.want)
+		}
+	}
+	if got := (KeycloakOptions{}).javaOptsAppend(""); got != "" {
+		t.Errorf("no options: %q", got)
 	}
 }
 

@@ -37,6 +37,8 @@ type Status struct {
 	LastBoot  *BootResult `json:"last_boot,omitempty"`
 	// Heap is the running JVM's maximum heap (node 1's).
 	Heap *Heap `json:"heap,omitempty"`
+	// JavaOpts are the extra JVM options the nodes start with (--java-opt).
+	JavaOpts []string `json:"java_opts,omitempty"`
 }
 
 // NodeStatus is one Keycloak node.
@@ -80,7 +82,7 @@ func (s *Stack) Status(ctx context.Context) Status {
 		Name: s.st.Name, Dir: s.st.Dir, Detached: s.st.Detached,
 		Version: s.st.Options.Version, Java: s.st.Java, Topology: s.st.Topology,
 		URL: s.Target().BaseURL, MgmtURL: s.managementURL(), DBURL: s.st.DB.URL,
-		LastBoot: s.st.LastBoot,
+		LastBoot: s.st.LastBoot, JavaOpts: s.st.Options.JavaOpts,
 	}
 	hc := &http.Client{Timeout: 3 * time.Second}
 	st.Ready = len(s.st.Nodes) > 0

@@ -80,6 +80,9 @@ func (st Status) WriteText(w io.Writer) error {
 	if st.Heap != nil {
 		fmt.Fprintf(tw, "heap\t%s\n", st.Heap)
 	}
+	if len(st.JavaOpts) > 0 {
+		fmt.Fprintf(tw, "java options\t%s\n", strings.Join(st.JavaOpts, " "))
+	}
 	if st.Postgres != nil {
 		fmt.Fprintf(tw, "postgres\t%s, %s\n", st.Postgres.Version, st.DBURL)
 		fmt.Fprintf(tw, "postgres pid\t%s\n", procLine(*st.Postgres))
