@@ -794,6 +794,7 @@ func NewAdmin(tg kc.Target) *kc.Admin {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.Proxy = nil
 	tr.MaxIdleConnsPerHost = 64
+	tr.TLSClientConfig, _ = tg.TLSConfig() // a bad CA file: Validate said so
 	return kc.NewAdmin(kc.New(tg.BaseURL, &http.Client{Timeout: seedTimeout, Transport: tr}), tg.Admin)
 }
 

@@ -58,11 +58,16 @@ type Client struct {
 	hc   *http.Client
 }
 
+// DefaultTimeout bounds a request of a Client made without an
+// http.Client.
+const DefaultTimeout = 60 * time.Second
+
 // New returns a client for the Keycloak at baseURL. A nil hc means a client
-// with a 60 s timeout.
+// with DefaultTimeout that trusts the system's roots (see
+// Target.HTTPClient for the target's CA).
 func New(baseURL string, hc *http.Client) *Client {
 	if hc == nil {
-		hc = &http.Client{Timeout: 60 * time.Second}
+		hc = &http.Client{Timeout: DefaultTimeout}
 	}
 	return &Client{base: trimURL(baseURL), hc: hc}
 }

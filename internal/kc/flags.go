@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"net/url"
+	"strings"
 
 	"github.com/kcbench/kcbench/internal/cliutil"
 	"github.com/kcbench/kcbench/internal/fileutil"
@@ -12,6 +13,8 @@ import (
 // TargetFlags make an external Keycloak a Target.
 type TargetFlags struct {
 	URL, MgmtURL, user, passwordFile, clientID, clientSecretFile string
+	caFile                                                       string
+	insecure                                                     bool
 }
 
 // RegisterFlags adds --target, --management-url and the admin credentials.
@@ -22,6 +25,37 @@ func (t *TargetFlags) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&t.passwordFile, "admin-password-file", "", "file holding the admin password")
 	fs.StringVar(&t.clientID, "admin-client-id", "", "admin service-account client id (instead of user and password)")
 	fs.StringVar(&t.clientSecretFile, "admin-client-secret-file", "", "file holding that client's secret")
+	fs.StringVar(&t.caFile, "ca-file", "", "PEM file of the CA that signed an https --target's certificate (default: the system's roots)")
+	fs.BoolVar(&t.insecure, "insecure-skip-verify", false, "trust any certificate of an https --target (measures TLS all the same; never checks who answers)")
+}
+
+// CheckUnused refuses the TLS flags without --target: a local stack's CA
+// is trusted already.
+func (t *TargetFlags) CheckUnused() error {
+	if !t.Set() && (t.caFile != "" || t.insecure) {
+		return cliutil.Usagef("--ca-file and --insecure-skip-verify go with --target (kcbench trusts its local stack's CA already)")
+	}
+	return nil
+}
+
+// tls sets tg's TLS trust from the flags and checks it.
+func (t *TargetFlags) tls(tg *Target) error {
+	tg.CAFile, tg.InsecureSkipVerify = t.caFile, t.insecure
+	if t.caFile == "" && !t.insecure {
+		return nil
+	}
+	if !strings.HasPrefix(t.URL, "https://") {
+		return cliutil.Usagef("--ca-file and --insecure-skip-verify go with an https:// --target, not %q", t.URL)
+	}
+	if t.caFile != "" && t.insecure {
+		return cliutil.Usagef("--ca-file and --insecure-skip-verify: give one (the second turns the first off)")
+	}
+	if t.caFile != "" {
+		if _, err := LoadCAFile(t.caFile); err != nil {
+			return cliutil.Usagef("--ca-file: %v", err)
+		}
+	}
+	return nil
 }
 
 // Set tells whether --target was given.
@@ -31,6 +65,9 @@ func (t *TargetFlags) Set() bool { return t.URL != "" }
 // their files; problems are usage errors.
 func (t *TargetFlags) Target() (Target, error) {
 	tg := Target{BaseURL: t.URL, ManagementURL: t.MgmtURL}
+	if err := t.tls(&tg); err != nil {
+		return tg, err
+	}
 	switch {
 	case t.clientID != "":
 		if t.clientSecretFile == "" {
@@ -64,6 +101,9 @@ func (t *TargetFlags) LoadTarget() (Target, error) {
 		return t.Target()
 	}
 	tg := Target{BaseURL: t.URL, ManagementURL: t.MgmtURL}
+	if err := t.tls(&tg); err != nil {
+		return tg, err
+	}
 	for _, u := range []string{tg.BaseURL, tg.ManagementURL} {
 		if err := CheckURL(u); u != "" && err != nil {
 			return tg, cliutil.Usage(err)

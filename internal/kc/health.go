@@ -50,7 +50,7 @@ func Check(ctx context.Context, t Target, hc *http.Client) (*Info, error) {
 		return nil, fmt.Errorf("target: %w", err)
 	}
 	if hc == nil {
-		hc = &http.Client{Timeout: 30 * time.Second}
+		hc = t.HTTPClient(30 * time.Second)
 	}
 	c := New(t.BaseURL, hc)
 	// Reachability first, so that "unreachable" and "wrong password" read
@@ -61,6 +61,9 @@ func Check(ctx context.Context, t Target, hc *http.Client) (*Info, error) {
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
+		if uerr := Untrusted(t.BaseURL, err); uerr != err {
+			return nil, uerr
+		}
 		return nil, fmt.Errorf("target %s is unreachable: %w", t.BaseURL, err)
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxDiscovery+1))

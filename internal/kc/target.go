@@ -69,6 +69,12 @@ type Target struct {
 	// LDAP is the directory holding the dataset's users (--ldap), nil
 	// when they live in Keycloak's database.
 	LDAP *Directory `json:"ldap,omitempty"`
+	// CAFile is a PEM file of the CA certificates that sign the target's
+	// TLS certificate (a local stack's own CA; --ca-file); empty: the
+	// system's roots.
+	CAFile string `json:"ca_file,omitempty"`
+	// InsecureSkipVerify trusts any certificate (--insecure-skip-verify).
+	InsecureSkipVerify bool `json:"insecure_skip_verify,omitempty"`
 }
 
 // Directory is an LDAP directory whose users a realm reads through
@@ -113,6 +119,11 @@ func (t Target) Validate() error {
 	}
 	if t.ManagementURL != "" {
 		if err := checkHTTPURL("management URL", t.ManagementURL); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if t.CAFile != "" {
+		if _, err := LoadCAFile(t.CAFile); err != nil {
 			errs = append(errs, err)
 		}
 	}

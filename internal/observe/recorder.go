@@ -77,7 +77,11 @@ func New(cfg Config) *Recorder {
 		gaps = append(gaps, "keycloak CPU and RSS: the target is not a local process (no pid) and has no management URL")
 	}
 	if t.ManagementURL != "" {
-		srcs = append(srcs, NewMetricsSource(t.ManagementURL, cfg.HTTPClient, t.PID <= 0))
+		hc := cfg.HTTPClient
+		if hc == nil {
+			hc = t.HTTPClient(DefaultScrapeTimeout)
+		}
+		srcs = append(srcs, NewMetricsSource(t.ManagementURL, hc, t.PID <= 0))
 	} else {
 		gaps = append(gaps, "keycloak metrics (heap, GC, HTTP requests, DB pool, worker pool, caches): no management URL")
 	}

@@ -480,7 +480,7 @@ func newCPUWindow(ctx context.Context, tg kc.Target) *cpuWindow {
 		w.sampler = observe.NewProcCPU(os.DirFS("/proc"), tg.ServerPIDs())
 		w.res = "10 ms (clock ticks)"
 	case tg.ManagementURL != "":
-		m := observe.MetricsCPU{URL: tg.ManagementURL}
+		m := observe.MetricsCPU{URL: tg.ManagementURL, Client: tg.HTTPClient(observe.DefaultScrapeTimeout)}
 		if _, err := m.CPUTime(ctx); err != nil {
 			w.reason = err.Error()
 		} else {

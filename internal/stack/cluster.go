@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -46,6 +47,9 @@ type Topology struct {
 	// Latency is injected on the links kcbench controls (zero: none, and
 	// no proxy).
 	Latency Latency `json:"latency,omitzero"`
+	// LBTLS is how the balancer handles TLS (LBTLSModes; "": passthrough)
+	// on a stack that serves HTTPS.
+	LBTLS string `json:"lb_tls,omitempty"`
 }
 
 // ServerCores is the CPU the nodes may use together on a machine with
@@ -84,6 +88,12 @@ func (t Topology) Validate() error {
 	}
 	if t.Sticky && t.LB == LBNone {
 		errs = append(errs, errors.New("lb sticky needs a balancer (--lb haproxy)"))
+	}
+	if t.LBTLS != "" && !contains(LBTLSModes, t.LBTLS) {
+		errs = append(errs, fmt.Errorf("lb tls %q: want %s", t.LBTLS, strings.Join(LBTLSModes, ", ")))
+	}
+	if t.LBTLS != "" && t.LB == LBNone {
+		errs = append(errs, errors.New("--lb-tls needs a balancer (--lb haproxy)"))
 	}
 	if t.NodeCPUs < 0 || t.NodeCPUs != t.NodeCPUs {
 		errs = append(errs, fmt.Errorf("node cpus %g: want a number of cores > 0 (0: no limit)", t.NodeCPUs))
@@ -129,16 +139,29 @@ type NodeState struct {
 	LastBoot  *BootResult `json:"last_boot,omitempty"`
 	// CPU is the node's CPU limit (nil: none).
 	CPU *CPULimit `json:"cpu_limit,omitempty"`
+	// TLS: the node serves HTTPS (its management interface too).
+	TLS bool `json:"tls,omitempty"`
+	// Edge: the node sits behind a balancer that ends TLS, and reads the
+	// client's scheme and host from X-Forwarded-* headers.
+	Edge bool `json:"edge,omitempty"`
 }
 
-// URL is the node's own HTTP URL.
+func (n NodeState) scheme() string {
+	if n.TLS {
+		return "https://"
+	}
+	return "http://"
+}
+
+// URL is the node's own URL.
 func (n NodeState) URL() string {
-	return "http://" + net.JoinHostPort(n.Host, strconv.Itoa(n.HTTPPort))
+	return n.scheme() + net.JoinHostPort(n.Host, strconv.Itoa(n.HTTPPort))
 }
 
-// MgmtURL is the node's management URL (health, metrics).
+// MgmtURL is the node's management URL (health, metrics): https when
+// the node serves HTTPS, as Keycloak's management interface inherits it.
 func (n NodeState) MgmtURL() string {
-	return "http://" + net.JoinHostPort(n.Host, strconv.Itoa(n.MgmtPort))
+	return n.scheme() + net.JoinHostPort(n.Host, strconv.Itoa(n.MgmtPort))
 }
 
 // nodeHost is node i's address: 127.0.0.1 alone, 127.0.0.(1+i) in a

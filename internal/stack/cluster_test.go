@@ -51,7 +51,7 @@ func TestTopologyDefaults(t *testing.T) {
 func TestClusterStartArgs(t *testing.T) {
 	o := KeycloakOptions{Version: "26.7.3"}
 	args := strings.Join(o.startArgs(dbConn{URL: "jdbc:postgresql://127.0.0.1:1/keycloak", User: "keycloak"},
-		NodeState{Index: 2, Host: "127.0.0.3", HTTPPort: 8080, MgmtPort: 9000, JGroupsPort: 7800}), " ")
+		NodeState{Index: 2, Host: "127.0.0.3", HTTPPort: 8080, MgmtPort: 9000, JGroupsPort: 7800}, nil), " ")
 	for _, want := range []string{"--http-host=127.0.0.3", "--cache=ispn", "--cache-embedded-network-bind-address=127.0.0.3", "--cache-embedded-network-bind-port=7800"} {
 		if !strings.Contains(args, want) {
 			t.Errorf("args %q lack %q", args, want)
@@ -67,7 +67,7 @@ func TestClusterStartArgs(t *testing.T) {
 	// 26.3.5 refuses --cache-embedded-network-* ("Unknown option"): the
 	// JGroups stack's system properties say the same
 	old := KeycloakOptions{Version: "26.3.5"}
-	args = strings.Join(old.startArgs(dbConn{URL: "jdbc:postgresql://127.0.0.1:1/keycloak", User: "keycloak"}, n), " ")
+	args = strings.Join(old.startArgs(dbConn{URL: "jdbc:postgresql://127.0.0.1:1/keycloak", User: "keycloak"}, n, nil), " ")
 	if !strings.Contains(args, "--cache=ispn") || strings.Contains(args, "--cache-embedded-network") {
 		t.Errorf("26.3.5 args %q", args)
 	}
@@ -215,7 +215,7 @@ func TestHAProxyConfig(t *testing.T) {
 	nodes := []NodeState{{Index: 1, Host: "127.0.0.2", HTTPPort: 8080, MgmtPort: 9000}, {Index: 2, Host: "127.0.0.3", HTTPPort: 8080, MgmtPort: 9000}}
 	b := &balancer{Config: filepath.Join(dir, "haproxy.cfg"), Port: 18080, StatsPort: 18081}
 	for _, sticky := range []bool{false, true} {
-		if err := b.writeConfig(nodes, sticky); err != nil {
+		if err := b.writeConfig(nodes, sticky, nil, ""); err != nil {
 			t.Fatal(err)
 		}
 		cfg, _ := os.ReadFile(b.Config)

@@ -90,6 +90,9 @@ func (s *Stack) CheckRestartable(what string) error {
 // ResolveTarget returns the external target if flagged, else the local
 // stack's.
 func ResolveTarget(t *kc.TargetFlags, w *Where, getenv func(string) string, logf func(string, ...any)) (kc.Target, *Stack, error) {
+	if err := t.CheckUnused(); err != nil {
+		return kc.Target{}, nil, err
+	}
 	if t.Set() {
 		tg, err := t.Target()
 		return tg, nil, err
@@ -122,6 +125,7 @@ type Flags struct {
 	ldapPassF    string
 	ldapImport   string
 	readyTimeout time.Duration
+	tls          bool
 	fs           *flag.FlagSet // to name the flags in errors
 }
 
@@ -141,6 +145,8 @@ func (f *Flags) RegisterFlags(fs *flag.FlagSet) {
 	fs.Var(&f.javaOpts, "java-opt", "extra JVM option for Keycloak, repeatable (e.g. -XX:+UseParallelGC, -XX:-TieredCompilation); in JAVA_OPTS_APPEND, recorded as java_opts in the results")
 	fs.IntVar(&f.kc.HTTPPort, "http-port", 0, "Keycloak HTTP port on 127.0.0.1 (0: a free port)")
 	fs.IntVar(&f.kc.ManagementPort, "management-port", 0, "management port (health, metrics) on 127.0.0.1 (0: a free port)")
+	fs.BoolVar(&f.tls, "tls", true, "serve HTTPS with a CA and certificate made for the stack (kcbench status prints the CA file); --tls=false serves plain HTTP")
+	fs.StringVar(&f.kc.TLSKey, "tls-key", "", "key type of the stack's certificate: "+strings.Join(TLSKeys, " or ")+" (default "+TLSKeyRSA2048+")")
 	f.top.RegisterFlags(fs)
 	fs.DurationVar(&f.readyTimeout, "ready-timeout", DefaultReadyTimeout, "how long to wait for /health/ready")
 	fs.StringVar(&f.pg.Version, "pg-version", DefaultPGVersion, "PostgreSQL binaries from Maven (io.zonky.test.postgres), or \"system\" for the installed server")
@@ -184,6 +190,7 @@ func (f *Flags) Config(getenv func(string) string, logf func(string, ...any), de
 	f.kc.ExtraOptions = f.kcOpts
 	f.kc.JavaOpts = f.javaOpts
 	f.kc.ReadyTimeout = f.readyTimeout
+	f.kc.PlainHTTP = !f.tls
 	if f.dbURL != "" && f.kc.DB == "" {
 		f.kc.DB = DBKindOfURL(f.dbURL)
 	}
@@ -248,7 +255,8 @@ func (f *Flags) ldapConfig(cfg *Config) error {
 func (t *Topology) RegisterFlags(fs *flag.FlagSet) {
 	fs.IntVar(&t.Nodes, "nodes", 1, fmt.Sprintf("Keycloak nodes (1–%d); several form one Infinispan cluster (jdbc-ping through the database), each on its own 127.0.0.x", MaxNodes))
 	fs.StringVar(&t.LB, "lb", "", "load balancer in front of the nodes: haproxy or none (default: haproxy for several nodes, none for one)")
-	fs.BoolVar(&t.Sticky, "lb-sticky", false, "the balancer keeps a client on the node of its AUTH_SESSION_ID")
+	fs.BoolVar(&t.Sticky, "lb-sticky", false, "the balancer keeps a client on the node of its AUTH_SESSION_ID (with TLS: needs --lb-tls terminate or reencrypt)")
+	fs.StringVar(&t.LBTLS, "lb-tls", "", "how the balancer handles TLS: passthrough (TLS ends at the node, the sizing guide's setting), terminate (ends at the balancer, plain HTTP to the nodes) or reencrypt (default passthrough)")
 	fs.StringVar(&t.HAProxy, "haproxy", "", "haproxy binary (default: haproxy on PATH)")
 	fs.Func("latency", "round trip `LINK=D[~JITTER]` added by an in-process proxy, e.g. node-db=2ms, node-db=5ms~1ms or node-node=5ms,node-db=2ms (node-db: the nodes' JDBC URL points at a proxy; node-node: a proxy in front of each node's JGroups ports, which the node advertises; measured at start; needs a stack kcbench holds: up --foreground, quickstart, capacity, experiment)", func(v string) error {
 		l, err := ParseLatency(v)

@@ -1,6 +1,7 @@
 package stack
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -52,6 +53,20 @@ type KeycloakOptions struct {
 	// ("", the default) or DBMariaDB. A build-time option: each kind has
 	// its own build.
 	DB string `json:"db,omitempty"`
+	// PlainHTTP serves plain HTTP (--tls=false); by default the stack
+	// serves HTTPS with a certificate made for it.
+	PlainHTTP bool `json:"plain_http,omitempty"`
+	// TLSKey is the certificate's key type (TLSKeys; "": RSA-2048).
+	TLSKey string `json:"tls_key,omitempty"`
+}
+
+// TLSKeyType is the key type of the stack's certificate ("" with plain
+// HTTP).
+func (o KeycloakOptions) TLSKeyType() string {
+	if o.PlainHTTP {
+		return ""
+	}
+	return cmp.Or(o.TLSKey, TLSKeyRSA2048)
 }
 
 // dbKind is o.DB, "" read as PostgreSQL.
@@ -114,6 +129,12 @@ func (o KeycloakOptions) Validate() error {
 	}
 	if o.ReadyTimeout < 0 || o.ReadyTimeout > maxReadyTimeout {
 		errs = append(errs, fmt.Errorf("ready timeout: %v: must be between 0s (the default) and %v", o.ReadyTimeout, maxReadyTimeout))
+	}
+	if o.TLSKey != "" && !contains(TLSKeys, o.TLSKey) {
+		errs = append(errs, fmt.Errorf("tls key %q: want %s", o.TLSKey, strings.Join(TLSKeys, " or ")))
+	}
+	if o.PlainHTTP && o.TLSKey != "" {
+		errs = append(errs, errors.New("--tls-key needs TLS: drop it or --tls=false"))
 	}
 	if o.DB != "" && !contains(DBKinds, o.DB) {
 		errs = append(errs, fmt.Errorf("db %q: want %s", o.DB, strings.Join(DBKinds, " or ")))
@@ -283,16 +304,32 @@ func keycloakEnv(java JDK, extra map[string]string) []string {
 // with a JGroups port joins a cluster (--cache=ispn, Keycloak's default
 // jdbc-ping discovery through the database, bound to the node's own
 // address); one without keeps --cache=local.
-func (o KeycloakOptions) startArgs(db dbConn, n NodeState) []string {
+//
+// A node with TLS serves HTTPS only, on its HTTP port, with the stack's
+// certificate; Keycloak's management interface inherits it (health and
+// metrics over https too). A node behind a balancer that ends TLS (Edge)
+// takes the client's scheme and host from X-Forwarded-* headers, so that
+// its tokens name the https URL the client used.
+func (o KeycloakOptions) startArgs(db dbConn, n NodeState, certs *tlsFiles) []string {
 	args := []string{
 		"start", "--optimized",
 		"--db-url=" + db.URL,
 		"--db-username=" + db.User,
-		"--http-enabled=true",
-		"--http-host=" + n.Host,
-		"--http-port=" + strconv.Itoa(n.HTTPPort),
-		"--http-management-port=" + strconv.Itoa(n.MgmtPort),
-		"--hostname-strict=false",
+	}
+	if n.TLS && certs != nil {
+		args = append(args, "--http-enabled=false",
+			"--http-host="+n.Host,
+			"--https-port="+strconv.Itoa(n.HTTPPort),
+			"--https-certificate-file="+certs.Cert,
+			"--https-certificate-key-file="+certs.KeyFile)
+	} else {
+		args = append(args, "--http-enabled=true",
+			"--http-host="+n.Host,
+			"--http-port="+strconv.Itoa(n.HTTPPort))
+	}
+	args = append(args, "--http-management-port="+strconv.Itoa(n.MgmtPort), "--hostname-strict=false")
+	if n.Edge {
+		args = append(args, "--proxy-headers=xforwarded")
 	}
 	if n.JGroupsPort > 0 {
 		args = append(args, "--cache=ispn")
@@ -439,10 +476,12 @@ var errExited = errors.New("kc.sh exited")
 // readiness is a price worth paying.
 const readyPoll = 100 * time.Millisecond
 
+// readyPollTimeout bounds one poll of /health/ready.
+const readyPollTimeout = 2 * time.Second
+
 // waitReady polls /health/ready until 200, the process exits, ctx ends or
 // timeout passes.
-func (n *node) waitReady(ctx context.Context, mgmtURL string, timeout time.Duration) error {
-	hc := &http.Client{Timeout: 2 * time.Second}
+func (n *node) waitReady(ctx context.Context, hc *http.Client, mgmtURL string, timeout time.Duration) error {
 	deadline := time.NewTimer(timeout)
 	defer deadline.Stop()
 	tick := time.NewTicker(readyPoll)

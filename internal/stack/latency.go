@@ -1,6 +1,7 @@
 package stack
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"net"
@@ -297,17 +298,30 @@ func (s *Stack) SetLatency(l Latency) error {
 }
 
 // RunParams are what the stack's options add to a result's params: the
-// injected and measured latency, and the extra JVM options (java_opts).
+// injected and measured latency, the extra JVM options (java_opts), and
+// the certificate's key type and the balancer's TLS mode.
 func (s *Stack) RunParams() map[string]string {
 	p := s.latencyParams()
+	if p == nil {
+		p = map[string]string{}
+	}
 	if o := s.st.Options.JavaOpts; len(o) > 0 {
-		if p == nil {
-			p = map[string]string{}
-		}
 		p[ParamJavaOpts] = strings.Join(o, " ")
+	}
+	if s.st.TLS != nil {
+		p[ParamTLSKey] = s.st.TLS.Key
+		if s.st.LB != nil {
+			p[ParamLBTLS] = cmp.Or(s.st.Topology.LBTLS, LBTLSPassthrough)
+		}
 	}
 	return p
 }
+
+// Result params of the stack's TLS.
+const (
+	ParamTLSKey = "tls_key"
+	ParamLBTLS  = "lb_tls"
+)
 
 // ParamJavaOpts is the result param of the stack's extra JVM options.
 const ParamJavaOpts = "java_opts"

@@ -136,7 +136,7 @@ func (s *Stack) launchNode(i int, first bool) error {
 		return fmt.Errorf("the stack's node-db latency proxy lives in the kcbench process that started it (up --foreground); start or restart nodes from there")
 	}
 	external, err := s.nodeLink(ns) // may move the node's JGroups port: first
-	args := s.st.Options.startArgs(s.nodeDB(), *ns)
+	args := s.st.Options.startArgs(s.nodeDB(), *ns, s.st.TLS)
 	if err != nil {
 		return err
 	}
@@ -183,7 +183,7 @@ func (s *Stack) waitNode(ctx context.Context, i int) error {
 	if err := s.save(); err != nil {
 		return fail(err)
 	}
-	if err := n.waitReady(ctx, ns.MgmtURL(), s.st.Options.ReadyTimeout); err != nil {
+	if err := n.waitReady(ctx, s.httpClient(readyPollTimeout), ns.MgmtURL(), s.st.Options.ReadyTimeout); err != nil {
 		return fail(err)
 	}
 	return nil

@@ -20,9 +20,12 @@ func (s *Stack) addNode(ctx context.Context) error {
 	if i > MaxNodes {
 		return fmt.Errorf("the stack has %d nodes already (at most %d)", i-1, MaxNodes)
 	}
-	ns, err := newNode(s.st.Dir, i, i, s.st.Options)
+	ns, err := newNode(s.st.Dir, i, i, s.st.Options, s.st.Topology)
 	if err != nil {
 		return err
+	}
+	if s.st.TLS == nil { // a stack started plain, or by a kcbench without TLS
+		ns.TLS, ns.Edge = false, false
 	}
 	if err := copyTree(s.st.BuildHome, ns.Home, true); err != nil {
 		return fmt.Errorf("keycloak home: %w", err)
@@ -98,7 +101,7 @@ func (s *Stack) dropLastNode() {
 // until the new one sees every running node up.
 func (s *Stack) reloadBalancer(ctx context.Context) error {
 	b := s.st.LB
-	if err := b.writeConfig(s.st.Nodes, s.st.Topology.Sticky); err != nil {
+	if err := b.writeConfig(s.st.Nodes, s.st.Topology.Sticky, s.st.TLS, s.st.Topology.LBTLS); err != nil {
 		return err
 	}
 	old, oldExited := b.Proc, b.exited

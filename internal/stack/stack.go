@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -80,8 +81,10 @@ type State struct {
 	Nodes []NodeState `json:"nodes"`
 	// LB is the HAProxy in front of the nodes (nil with --lb none).
 	LB *balancer `json:"balancer,omitempty"`
-	DB dbConn    `json:"db"`
-	PG *pgServer `json:"postgres,omitempty"`
+	// TLS is the stack's CA and server certificate (nil: plain HTTP).
+	TLS *tlsFiles `json:"tls,omitempty"`
+	DB  dbConn    `json:"db"`
+	PG  *pgServer `json:"postgres,omitempty"`
 	// MariaDB is the private MariaDB of --db mariadb (PG is then nil).
 	MariaDB *mariaServer `json:"mariadb,omitempty"`
 	// LDAP is the directory of --ldap (nil without); Slapd the private
@@ -188,6 +191,9 @@ func (c Config) Validate() error {
 		errs = append(errs, err)
 	}
 	if err := c.Topology.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := validateTLS(c.Keycloak, c.Topology); err != nil {
 		errs = append(errs, err)
 	}
 	if c.DB != nil {
@@ -342,6 +348,11 @@ func Start(ctx context.Context, cfg Config) (s *Stack, err error) {
 			return s, err
 		}
 	}
+	if !cfg.Keycloak.PlainHTTP {
+		if s.st.TLS, err = makeTLSFiles(dir, cfg.Keycloak.TLSKeyType()); err != nil {
+			return s, err
+		}
+	}
 	if cfg.DB != nil {
 		url, _ := JDBCURL(cfg.DB.URL)
 		s.st.DB = dbConn{URL: url, User: cfg.DB.User}
@@ -386,7 +397,7 @@ func Start(ctx context.Context, cfg Config) (s *Stack, err error) {
 		}
 	}
 	for i := 1; i <= nodes; i++ {
-		n, err := newNode(dir, i, nodes, cfg.Keycloak)
+		n, err := newNode(dir, i, nodes, cfg.Keycloak, cfg.Topology)
 		if err != nil {
 			return s, err
 		}
@@ -447,8 +458,10 @@ func Start(ctx context.Context, cfg Config) (s *Stack, err error) {
 }
 
 // newNode lays out node i of n: address, ports, folder and log.
-func newNode(dir string, i, n int, o KeycloakOptions) (NodeState, error) {
+func newNode(dir string, i, n int, o KeycloakOptions, t Topology) (NodeState, error) {
 	ns := NodeState{Index: i, Host: nodeHost(i, n), HTTPPort: o.HTTPPort, MgmtPort: o.ManagementPort}
+	t.defaults()
+	ns.TLS, ns.Edge = nodeTLS(o, t)
 	ns.Home, ns.Log = nodeFiles(dir, i)
 	var err error
 	if ns.HTTPPort == 0 {
@@ -716,7 +729,26 @@ func (s *Stack) Target() kc.Target {
 		t.DBKind = k
 	}
 	t.LDAP = s.Directory()
+	if s.st.TLS != nil {
+		t.CAFile = s.st.TLS.CA
+	}
 	return t
+}
+
+// CAFile is the PEM file of the CA that signed the stack's certificate
+// ("" when the stack serves plain HTTP): what curl (--cacert), k6
+// (SSL_CERT_FILE) or a browser needs to trust it.
+func (s *Stack) CAFile() string {
+	if s.st.TLS == nil {
+		return ""
+	}
+	return s.st.TLS.CA
+}
+
+// httpClient is a client with timeout that trusts the stack's CA, for
+// its health and management calls.
+func (s *Stack) httpClient(timeout time.Duration) *http.Client {
+	return kc.TLSClient(s.CAFile(), false, timeout)
 }
 
 func (s *Stack) baseURL() string {

@@ -255,7 +255,7 @@ func TestJavaOptsAppend(t *testing.T) {
 
 func TestStartArgsHaveNoSecrets(t *testing.T) {
 	o := KeycloakOptions{Version: "26.7.3", HTTPThreads: 100, DBPoolSize: 20, CacheSizes: map[string]int{"users": 5, "realms": 7}}
-	args := o.startArgs(dbConn{URL: "jdbc:postgresql://127.0.0.1:1/keycloak", User: "keycloak"}, NodeState{Index: 1, Host: "127.0.0.1", HTTPPort: 8080, MgmtPort: 9000})
+	args := o.startArgs(dbConn{URL: "jdbc:postgresql://127.0.0.1:1/keycloak", User: "keycloak"}, NodeState{Index: 1, Host: "127.0.0.1", HTTPPort: 8080, MgmtPort: 9000}, nil)
 	joined := strings.Join(args, " ")
 	for _, want := range []string{"--optimized", "--http-host=127.0.0.1", "--http-pool-max-threads=100", "--db-pool-max-size=20", "--cache-embedded-realms-max-count=7 --cache-embedded-users-max-count=5", "--cache=local"} {
 		if !strings.Contains(joined, want) {

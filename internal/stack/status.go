@@ -1,9 +1,9 @@
 package stack
 
 import (
+	"cmp"
 	"context"
 	"fmt"
-	"net/http"
 	"time"
 
 	"github.com/kcbench/kcbench/internal/kc"
@@ -39,6 +39,10 @@ type Status struct {
 	Heap *Heap `json:"heap,omitempty"`
 	// JavaOpts are the extra JVM options the nodes start with (--java-opt).
 	JavaOpts []string `json:"java_opts,omitempty"`
+	// TLS describes how the stack serves HTTPS ("" when plain); CAFile is
+	// the CA that clients (curl --cacert, k6, a browser) must trust.
+	TLS    string `json:"tls,omitempty"`
+	CAFile string `json:"ca_file,omitempty"`
 }
 
 // NodeStatus is one Keycloak node.
@@ -84,7 +88,13 @@ func (s *Stack) Status(ctx context.Context) Status {
 		URL: s.Target().BaseURL, MgmtURL: s.managementURL(), DBURL: s.st.DB.URL,
 		LastBoot: s.st.LastBoot, JavaOpts: s.st.Options.JavaOpts,
 	}
-	hc := &http.Client{Timeout: 3 * time.Second}
+	if c := s.st.TLS; c != nil {
+		st.TLS, st.CAFile = c.Key+" certificate", c.CA
+		if s.st.LB != nil {
+			st.TLS += ", balancer in " + cmp.Or(s.st.Topology.LBTLS, LBTLSPassthrough)
+		}
+	}
+	hc := s.httpClient(3 * time.Second)
 	st.Ready = len(s.st.Nodes) > 0
 	st.Keycloak = ProcStatus{Version: s.st.Options.Version, Alive: len(s.st.Nodes) > 0}
 	for _, ns := range s.st.Nodes {

@@ -83,6 +83,12 @@ func (st Status) WriteText(w io.Writer) error {
 	if len(st.JavaOpts) > 0 {
 		fmt.Fprintf(tw, "java options\t%s\n", strings.Join(st.JavaOpts, " "))
 	}
+	if st.TLS != "" {
+		fmt.Fprintf(tw, "tls\t%s\n", st.TLS)
+		fmt.Fprintf(tw, "ca file\t%s (curl --cacert, k6 and Go: SSL_CERT_FILE)\n", st.CAFile)
+	} else {
+		fmt.Fprintf(tw, "tls\toff (plain HTTP: up --tls=false)\n")
+	}
 	if st.Postgres != nil {
 		fmt.Fprintf(tw, "postgres\t%s, %s\n", st.Postgres.Version, st.DBURL)
 		fmt.Fprintf(tw, "postgres pid\t%s\n", procLine(*st.Postgres))

@@ -24,7 +24,7 @@ func (s *Stack) Watch() *Watcher {
 		w.nodes[ns.Index] = s.newNodeWatch(ns)
 	}
 	if len(w.nodes) == 0 {
-		w.nodes[1] = &nodeWatch{log: s.LogPath(), hc: &http.Client{Timeout: watchReadyTimeout}}
+		w.nodes[1] = &nodeWatch{log: s.LogPath(), hc: s.httpClient(watchReadyTimeout)}
 	}
 	s.watchMu.Lock()
 	s.watchers = append(s.watchers, w)
@@ -34,7 +34,7 @@ func (s *Stack) Watch() *Watcher {
 
 func (s *Stack) newNodeWatch(ns NodeState) *nodeWatch {
 	w := &nodeWatch{log: ns.Log, ready: ns.MgmtURL() + "/health/ready",
-		hc: &http.Client{Timeout: watchReadyTimeout}}
+		hc: s.httpClient(watchReadyTimeout)}
 	if len(s.st.Nodes) > 1 {
 		w.who = fmt.Sprintf("Keycloak node %d", ns.Index)
 	}
