@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"net/http"
+	"net/netip"
 	"sync"
 	"time"
 
@@ -169,7 +170,18 @@ func (s *CapacityStepper) NewHTTPClient(o capacity.Options) *http.Client {
 	if timeout == 0 {
 		timeout = load.DefaultHTTPTimeout
 	}
-	return h1.NewClient(min(most, CapacityConns), timeout)
+	return &http.Client{Transport: LoadTransport(s.Target, timeout, min(most, CapacityConns), netip.Addr{})}
+}
+
+// LoadTransport is the load engine's client transport for target tg:
+// requests bounded by timeout, up to conns kept-alive connections, from
+// local (when valid), trusting tg's CA over https.
+func LoadTransport(tg kc.Target, timeout time.Duration, conns int, local netip.Addr) *h1.Transport {
+	t := &h1.Transport{Timeout: timeout, MaxIdlePerHost: conns, LocalAddr: local}
+	if cfg, err := tg.TLSConfig(); err == nil && cfg != nil {
+		t.Fallback = &http.Transport{TLSClientConfig: cfg, MaxIdleConnsPerHost: conns, DisableCompression: true, IdleConnTimeout: 90 * time.Second}
+	}
+	return t
 }
 
 // Step runs one step; it implements capacity.StepFunc.

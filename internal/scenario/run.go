@@ -18,7 +18,6 @@ import (
 
 	"github.com/kcbench/kcbench/internal/dataset"
 	"github.com/kcbench/kcbench/internal/fileutil"
-	"github.com/kcbench/kcbench/internal/h1"
 	"github.com/kcbench/kcbench/internal/kc"
 	"github.com/kcbench/kcbench/internal/load"
 	"github.com/kcbench/kcbench/internal/observe"
@@ -139,7 +138,7 @@ func Run(ctx context.Context, in RunInput) (*RunResult, error) {
 	}
 	hc := in.HTTPClient
 	if hc == nil {
-		hc = &http.Client{Transport: &h1.Transport{Timeout: cfg.Timeout, MaxIdlePerHost: cfg.MaxVUsAtOnce(), LocalAddr: in.LocalAddr}}
+		hc = &http.Client{Transport: LoadTransport(in.Target, cfg.Timeout, cfg.MaxVUsAtOnce(), in.LocalAddr)}
 		defer hc.CloseIdleConnections()
 	}
 	env := cfg.env()
