@@ -186,9 +186,9 @@ func TestStaleConnectionProbed(t *testing.T) {
 
 // idleConn returns the i-th idle connection (test helper).
 func (t *Transport) idleConn(i int) *conn {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	for _, cs := range t.idle {
+	t.shared.mu.Lock()
+	defer t.shared.mu.Unlock()
+	for _, cs := range t.shared.idle {
 		if i < len(cs) {
 			return cs[i]
 		}

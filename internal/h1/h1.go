@@ -118,8 +118,8 @@ type Transport struct {
 	// from others on the same machine.
 	LocalAddr netip.Addr
 
+	shared   pool // the idle connections
 	mu       sync.Mutex
-	idle     map[string][]*conn
 	fallback http.RoundTripper
 }
 
@@ -135,15 +135,7 @@ func NewClient(maxConns int, timeout time.Duration) *http.Client {
 
 // CloseIdleConnections closes the connections kept for reuse.
 func (t *Transport) CloseIdleConnections() {
-	t.mu.Lock()
-	idle := t.idle
-	t.idle = nil
-	t.mu.Unlock()
-	for _, cs := range idle {
-		for _, c := range cs {
-			c.close()
-		}
-	}
+	t.shared.closeIdle()
 	if f, ok := t.fallbackRT().(interface{ CloseIdleConnections() }); ok {
 		f.CloseIdleConnections()
 	}
@@ -416,23 +408,17 @@ func (t *Transport) idleTimeout() time.Duration {
 // new one, and begins an exchange on it under ctx.
 func (t *Transport) getConn(ctx context.Context, addr string, now, deadline time.Time) (*conn, bool, error) {
 	for {
-		t.mu.Lock()
-		cs := t.idle[addr]
-		if len(cs) == 0 {
-			t.mu.Unlock()
+		c := t.shared.take(addr)
+		if c == nil {
 			break
 		}
-		c := cs[len(cs)-1]
-		cs[len(cs)-1] = nil
-		t.idle[addr] = cs[:len(cs)-1]
-		t.mu.Unlock()
 		idle := now.Sub(c.idleAt)
 		if idle > t.idleTimeout() || idle > t.probeIdle() && !c.w.alive() {
 			c.close() // expired, or closed by the server meanwhile
 			continue
 		}
 		if !c.begin(ctx) { // ctx is done: keep the connection for others
-			t.putConn(c)
+			c.p.put(c)
 			return nil, false, expired(ctx)
 		}
 		c.lastUse = now
@@ -448,7 +434,7 @@ func (t *Transport) getConn(ctx context.Context, addr string, now, deadline time
 		return nil, false, err
 	}
 	w := newWire(nc)
-	c := &conn{t: t, addr: addr, nc: nc, w: w, br: bufio.NewReaderSize(w, readBufferSize), bw: bufio.NewWriterSize(w, writeBufferSize)}
+	c := &conn{t: t, p: &t.shared, addr: addr, nc: nc, w: w, br: bufio.NewReaderSize(w, readBufferSize), bw: bufio.NewWriterSize(w, writeBufferSize)}
 	if !c.begin(ctx) {
 		c.close()
 		return nil, false, expired(ctx)
@@ -464,39 +450,6 @@ func (t *Transport) dialer(timeout time.Duration, deadline time.Time) *net.Diale
 		d.LocalAddr = net.TCPAddrFromAddrPort(netip.AddrPortFrom(t.LocalAddr, 0))
 	}
 	return d
-}
-
-// putConn keeps c for reuse, and closes the oldest idle connection when
-// it has expired (the pool is a stack: the oldest is at the bottom, and
-// under a steady load it is never taken).
-func (t *Transport) putConn(c *conn) {
-	now := c.lastUse // no clock read per request: idle times are counted from the exchange's start
-	c.idleAt = now
-	var expired *conn
-	t.mu.Lock()
-	if t.idle == nil {
-		t.idle = map[string][]*conn{}
-	}
-	cs := t.idle[c.addr]
-	if len(cs) > 0 && now.Sub(cs[0].idleAt) > t.idleTimeout() {
-		expired = cs[0]
-		copy(cs, cs[1:])
-		cs[len(cs)-1] = nil
-		cs = cs[:len(cs)-1]
-	}
-	if len(cs) < t.maxIdle() {
-		t.idle[c.addr] = append(cs, c)
-		c = nil
-	} else {
-		t.idle[c.addr] = cs
-	}
-	t.mu.Unlock()
-	if expired != nil {
-		expired.close()
-	}
-	if c != nil {
-		c.close()
-	}
 }
 
 // wire is a connection's byte stream: raw system calls on Linux (rawIO),
@@ -529,6 +482,7 @@ func (p *plainWire) alive() bool { return true }
 // conn is one connection; it serves one exchange at a time.
 type conn struct {
 	t       *Transport
+	p       *pool // where it is kept while idle
 	addr    string
 	nc      net.Conn
 	w       wire
@@ -1022,7 +976,7 @@ func hasToken(vs []string, token string) bool {
 func (c *conn) release(reuse bool) {
 	s := c.st.And(^uint64(stBusy))
 	if reuse && s&stFired == 0 && c.br.Buffered() == 0 {
-		c.t.putConn(c)
+		c.p.put(c)
 		return
 	}
 	c.close()
