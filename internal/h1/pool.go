@@ -2,25 +2,32 @@ package h1
 
 import "sync"
 
-// pool keeps idle connections for reuse, a stack per address: the
-// newest is taken first, and the oldest, at the bottom, expires.
-type pool struct {
-	mu   sync.Mutex
-	idle map[string][]*conn
+// connKey tells apart the connections a pool keeps: by address, and TLS
+// or not (http and https to one host:port are different connections).
+type connKey struct {
+	addr string // host:port
+	tls  bool
 }
 
-// take removes and returns the connection to addr idle for the shortest
+// pool keeps idle connections for reuse, a stack per connKey: the newest
+// is taken first, and the oldest, at the bottom, expires.
+type pool struct {
+	mu   sync.Mutex
+	idle map[connKey][]*conn
+}
+
+// take removes and returns the connection for key idle for the shortest
 // time, or nil.
-func (p *pool) take(addr string) *conn {
+func (p *pool) take(key connKey) *conn {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	cs := p.idle[addr]
+	cs := p.idle[key]
 	if len(cs) == 0 {
 		return nil
 	}
 	c := cs[len(cs)-1]
 	cs[len(cs)-1] = nil
-	p.idle[addr] = cs[:len(cs)-1]
+	p.idle[key] = cs[:len(cs)-1]
 	return c
 }
 
@@ -33,9 +40,9 @@ func (p *pool) put(c *conn) {
 	var expired *conn
 	p.mu.Lock()
 	if p.idle == nil {
-		p.idle = map[string][]*conn{}
+		p.idle = map[connKey][]*conn{}
 	}
-	cs := p.idle[c.addr]
+	cs := p.idle[c.key]
 	if len(cs) > 0 && now.Sub(cs[0].idleAt) > c.t.idleTimeout() {
 		expired = cs[0]
 		copy(cs, cs[1:])
@@ -43,10 +50,10 @@ func (p *pool) put(c *conn) {
 		cs = cs[:len(cs)-1]
 	}
 	if len(cs) < c.t.maxIdle() {
-		p.idle[c.addr] = append(cs, c)
+		p.idle[c.key] = append(cs, c)
 		c = nil
 	} else {
-		p.idle[c.addr] = cs
+		p.idle[c.key] = cs
 	}
 	p.mu.Unlock()
 	if expired != nil {
