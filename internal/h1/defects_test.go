@@ -204,16 +204,7 @@ func TestStaleConnectionProbed(t *testing.T) {
 }
 
 // idleConn returns the i-th idle connection (test helper).
-func (t *Transport) idleConn(i int) *conn {
-	t.shared.mu.Lock()
-	defer t.shared.mu.Unlock()
-	for _, cs := range t.shared.idle {
-		if i < len(cs) {
-			return cs[i]
-		}
-	}
-	return nil
-}
+func (t *Transport) idleConn(i int) *conn { return t.shared.idleConn(i) }
 
 // An idle connection older than IdleTimeout is closed, not reused.
 func TestIdleTimeout(t *testing.T) {

@@ -22,6 +22,9 @@
 // time. A TLS handshake is bounded by DialTimeout and the request's
 // deadline and context like any I/O, is counted (TLSStats), and resumes
 // an earlier session when Resume is set.
+// A virtual user's requests may carry a Scope (WithScope): a pool of
+// connections of its own, for the per-vu and per-iteration connection
+// policies, and a hook on the TLS handshakes they make.
 //
 // What an instrument needs from its client:
 //
@@ -163,7 +166,9 @@ func NewClient(maxConns int, timeout time.Duration) *http.Client {
 	return &http.Client{Transport: &Transport{Timeout: timeout, MaxIdlePerHost: maxConns}}
 }
 
-// CloseIdleConnections closes the connections kept for reuse.
+// CloseIdleConnections closes the connections kept for reuse in the
+// Transport's shared pool (a private Scope's are closed by its
+// CloseIdle).
 func (t *Transport) CloseIdleConnections() {
 	t.shared.closeIdle()
 	if f, ok := t.fallbackRT().(interface{ CloseIdleConnections() }); ok {
@@ -271,8 +276,9 @@ func (t *Transport) roundTrip(req *http.Request, lite bool) (*http.Response, err
 	}
 	secure := req.URL.Scheme == "https"
 	key := connKey{addr: hostPort(req.URL.Host, secure), tls: secure}
+	sc := scopeOf(ctx)
 	for attempt := 0; ; attempt++ {
-		c, reused, err := t.getConn(ctx, key, now, deadline)
+		c, reused, err := t.getConn(ctx, sc, key, now, deadline)
 		if err != nil {
 			closeBody(req)
 			runtime.Gosched()
@@ -446,11 +452,12 @@ func (t *Transport) idleTimeout() time.Duration {
 	return DefaultIdleTimeout
 }
 
-// getConn returns a kept-alive connection that is still open, or dials a
-// new one, and begins an exchange on it under ctx.
-func (t *Transport) getConn(ctx context.Context, key connKey, now, deadline time.Time) (*conn, bool, error) {
+// getConn returns a kept-alive connection of sc's pool that is still
+// open, or dials a new one, and begins an exchange on it under ctx.
+func (t *Transport) getConn(ctx context.Context, sc *Scope, key connKey, now, deadline time.Time) (*conn, bool, error) {
+	p := t.poolFor(sc)
 	for {
-		c := t.shared.take(key)
+		c := p.take(key)
 		if c == nil {
 			break
 		}
@@ -466,14 +473,15 @@ func (t *Transport) getConn(ctx context.Context, key connKey, now, deadline time
 		c.lastUse = now
 		return c, true, nil
 	}
-	c, err := t.dial(ctx, &t.shared, key, now, deadline)
+	c, err := t.dial(ctx, p, sc, key, now, deadline)
 	return c, false, err
 }
 
 // dial opens a connection for key (TCP, then TLS for https) that goes
 // back to p when idle, and begins an exchange on it under ctx. Connecting
-// and the TLS handshake together are bounded by DialTimeout.
-func (t *Transport) dial(ctx context.Context, p *pool, key connKey, now, deadline time.Time) (*conn, error) {
+// and the TLS handshake together are bounded by DialTimeout; sc hears of
+// the handshake.
+func (t *Transport) dial(ctx context.Context, p *pool, sc *Scope, key connKey, now, deadline time.Time) (*conn, error) {
 	dt := t.DialTimeout
 	if dt <= 0 {
 		dt = DefaultDialTimeout
@@ -502,7 +510,7 @@ func (t *Transport) dial(ctx context.Context, p *pool, key connKey, now, deadlin
 		if !deadline.IsZero() && deadline.Before(dl) {
 			dl = deadline
 		}
-		if err := c.handshake(ctx, tw, dl); err != nil {
+		if err := c.handshake(ctx, tw, sc, dl); err != nil {
 			return nil, err
 		}
 	}

@@ -141,21 +141,24 @@ func (t *Transport) tlsConfig(host string) *tls.Config {
 // handshake makes the TLS handshake of a new connection on which an
 // exchange under ctx has begun: it is bounded by dl and aborted by ctx's
 // cancellation (through the connection's deadline, as any exchange is).
-// It counts the handshake; on an error it closes the connection.
-func (c *conn) handshake(ctx context.Context, tw *tlsWire, dl time.Time) error {
+// It counts the handshake and tells sc; on an error it closes the
+// connection.
+func (c *conn) handshake(ctx context.Context, tw *tlsWire, sc *Scope, dl time.Time) error {
 	c.nc.SetDeadline(dl)
 	c.dl = dl
 	start := time.Now()
 	// ctx acts through the deadline: HandshakeContext would watch it too.
-	err := tw.HandshakeContext(context.Background())
-	if err != nil {
+	if err := tw.HandshakeContext(context.Background()); err != nil {
 		c.t.hs.count(start, nil)
 		c.release(false)
-		return handshakeError(ctx, c.key.addr, err)
+		err = handshakeError(ctx, c.key.addr, err)
+		sc.handshakeDone(start, false, err)
+		return err
 	}
 	tw.ready = true
 	st := tw.ConnectionState()
 	c.t.hs.count(start, &st)
+	sc.handshakeDone(start, st.DidResume, nil)
 	return nil
 }
 
