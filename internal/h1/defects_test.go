@@ -3,6 +3,7 @@ package h1
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"errors"
 	"io"
 	"net"
@@ -21,9 +22,20 @@ import (
 // its own goroutine; it counts them.
 func rawServer(t *testing.T, serve func(nc net.Conn, br *bufio.Reader)) (string, *atomic.Int64) {
 	t.Helper()
+	return rawServerOver(t, false, serve)
+}
+
+// rawServerOver is rawServer over TLS (with the test certificate) when
+// secure is set.
+func rawServerOver(t *testing.T, secure bool, serve func(nc net.Conn, br *bufio.Reader)) (string, *atomic.Int64) {
+	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
+	}
+	scheme := "http://"
+	if secure {
+		l, scheme = tls.NewListener(l, serverTLS()), "https://"
 	}
 	var conns atomic.Int64
 	var wg sync.WaitGroup
@@ -54,7 +66,7 @@ func rawServer(t *testing.T, serve func(nc net.Conn, br *bufio.Reader)) (string,
 			})
 		}
 	})
-	return "http://" + l.Addr().String(), &conns
+	return scheme + l.Addr().String(), &conns
 }
 
 // waitFor polls cond until it holds or a deadline passes.
@@ -68,8 +80,8 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-// The https path (net/http underneath) is bounded by Timeout too, up to
-// the end of the body.
+// The fallback path (net/http underneath; here for a URL with user info)
+// is bounded by Timeout too, up to the end of the body.
 func TestFallbackTimeout(t *testing.T) {
 	release := make(chan struct{})
 	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -86,12 +98,13 @@ func TestFallbackTimeout(t *testing.T) {
 	defer srv.Close()
 	defer close(release)
 	c := &http.Client{Transport: &Transport{Timeout: 200 * time.Millisecond, Fallback: srv.Client().Transport}}
+	url := strings.Replace(srv.URL, "https://", "https://user:pass@", 1)
 	start := time.Now()
-	_, err := c.Get(srv.URL + "/head")
+	_, err := c.Get(url + "/head")
 	if got := load.Classify(err); got != load.ClassTimeout {
 		t.Fatalf("headers never come: %v (class %q), want a timeout", err, got)
 	}
-	resp, err := c.Get(srv.URL + "/body")
+	resp, err := c.Get(url + "/body")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,10 +121,16 @@ func TestFallbackTimeout(t *testing.T) {
 // A POST that reached the server on a kept-alive connection is not sent
 // again when the server closes the connection without answering: the
 // server sees it once and the caller gets the error, classified. A GET in
-// the same spot is sent again once (idempotent).
+// the same spot is sent again once (idempotent). Over http and https.
 func TestNoReplayOfPost(t *testing.T) {
+	for _, secure := range []bool{false, true} {
+		t.Run(map[bool]string{false: "http", true: "https"}[secure], func(t *testing.T) { testNoReplayOfPost(t, secure) })
+	}
+}
+
+func testNoReplayOfPost(t *testing.T, secure bool) {
 	var posts, gets atomic.Int64
-	url, _ := rawServer(t, func(nc net.Conn, br *bufio.Reader) {
+	url, _ := rawServerOver(t, secure, func(nc net.Conn, br *bufio.Reader) {
 		for n := 0; ; n++ {
 			req, err := http.ReadRequest(br)
 			if err != nil {
@@ -129,7 +148,7 @@ func TestNoReplayOfPost(t *testing.T) {
 			io.WriteString(nc, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
 		}
 	})
-	c := NewClient(1, 2*time.Second)
+	c := testClient(1, 2*time.Second)
 	get(t, c, url)
 	resp, err := c.Post(url, "application/x-www-form-urlencoded", strings.NewReader("grant_type=password"))
 	if err == nil {
@@ -176,7 +195,7 @@ func TestStaleConnectionProbed(t *testing.T) {
 		io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
 		// Wait until the server's close has reached the idle connection.
-		waitFor(t, "the close to arrive", func() bool { return !tr.idleConn(0).w.alive() })
+		waitFor(t, "the close to arrive", func() bool { return !tr.idleConn(0).alive() })
 		time.Sleep(tr.ProbeIdle) // idle long enough to be checked
 	}
 	if posts.Load() != 3 || conns.Load() != 3 {
@@ -185,16 +204,7 @@ func TestStaleConnectionProbed(t *testing.T) {
 }
 
 // idleConn returns the i-th idle connection (test helper).
-func (t *Transport) idleConn(i int) *conn {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	for _, cs := range t.idle {
-		if i < len(cs) {
-			return cs[i]
-		}
-	}
-	return nil
-}
+func (t *Transport) idleConn(i int) *conn { return t.shared.idleConn(i) }
 
 // An idle connection older than IdleTimeout is closed, not reused.
 func TestIdleTimeout(t *testing.T) {
@@ -215,14 +225,17 @@ func TestIdleTimeout(t *testing.T) {
 // Framing: Content-Length must be digits and agree with itself; chunked
 // is the only Transfer-Encoding and excludes a Content-Length; with
 // neither, the body runs to the connection's end. The same through
-// RoundTrip and through Exchange (no header map).
+// RoundTrip and through Exchange (no header map), over http and https.
 func TestFraming(t *testing.T) {
-	for _, lite := range []bool{false, true} {
-		t.Run(map[bool]string{false: "RoundTrip", true: "Exchange"}[lite], func(t *testing.T) { testFraming(t, lite) })
+	for _, secure := range []bool{false, true} {
+		for _, lite := range []bool{false, true} {
+			name := map[bool]string{false: "http", true: "https"}[secure] + "/" + map[bool]string{false: "RoundTrip", true: "Exchange"}[lite]
+			t.Run(name, func(t *testing.T) { testFraming(t, lite, secure) })
+		}
 	}
 }
 
-func testFraming(t *testing.T, lite bool) {
+func testFraming(t *testing.T, lite, secure bool) {
 	for name, tc := range map[string]struct {
 		answer string
 		body   string // "" with ok false: an error
@@ -249,7 +262,7 @@ func testFraming(t *testing.T, lite bool) {
 		"no length: to close": {"HTTP/1.1 200 OK\r\n\r\nall of it", "all of it", true},
 	} {
 		t.Run(name, func(t *testing.T) {
-			url, conns := rawServer(t, func(nc net.Conn, br *bufio.Reader) {
+			url, conns := rawServerOver(t, secure, func(nc net.Conn, br *bufio.Reader) {
 				for {
 					if _, err := http.ReadRequest(br); err != nil {
 						return
@@ -260,7 +273,7 @@ func testFraming(t *testing.T, lite bool) {
 					}
 				}
 			})
-			c := NewClient(1, 2*time.Second)
+			c := testClient(1, 2*time.Second)
 			for range 2 {
 				var b []byte
 				var err error
@@ -298,7 +311,8 @@ func testFraming(t *testing.T, lite bool) {
 }
 
 // A server that closes the connection in the middle of an answer is a
-// conn_reset, not "other": before the headers end, and in the body.
+// conn_reset, not "other": before the headers end, and in the body, over
+// http and https.
 func TestClosedMidAnswer(t *testing.T) {
 	for name, answer := range map[string]string{
 		"no answer":  "",
@@ -307,20 +321,22 @@ func TestClosedMidAnswer(t *testing.T) {
 		"in chunks":  "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nab",
 		"in trailer": "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nab\r\n0\r\nX: y",
 	} {
-		t.Run(name, func(t *testing.T) {
-			url, _ := rawServer(t, func(nc net.Conn, br *bufio.Reader) {
-				http.ReadRequest(br)
-				io.WriteString(nc, answer)
+		for _, secure := range []bool{false, true} {
+			t.Run(name+map[bool]string{false: "/http", true: "/https"}[secure], func(t *testing.T) {
+				url, _ := rawServerOver(t, secure, func(nc net.Conn, br *bufio.Reader) {
+					http.ReadRequest(br)
+					io.WriteString(nc, answer)
+				})
+				resp, err := testClient(1, 2*time.Second).Get(url)
+				if err == nil {
+					_, err = io.ReadAll(resp.Body)
+					resp.Body.Close()
+				}
+				if got := load.Classify(err); got != load.ClassConnReset {
+					t.Fatalf("%v: class %q, want %q", err, got, load.ClassConnReset)
+				}
 			})
-			resp, err := NewClient(1, 2*time.Second).Get(url)
-			if err == nil {
-				_, err = io.ReadAll(resp.Body)
-				resp.Body.Close()
-			}
-			if got := load.Classify(err); got != load.ClassConnReset {
-				t.Fatalf("%v: class %q, want %q", err, got, load.ClassConnReset)
-			}
-		})
+		}
 	}
 }
 
@@ -445,18 +461,19 @@ func TestCancelKeepsIdleConnection(t *testing.T) {
 	}
 }
 
-// Exchange appends the body to dst and gives the status, on the h1 path
-// and the https one; a body over max is an error.
+// Exchange appends the body to dst and gives the status, over http and
+// https, and through the fallback (a URL with user info); a body over max
+// is an error.
 func TestExchange(t *testing.T) {
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusTeapot)
 		io.WriteString(w, "body")
 	})
 	srv, conns := server(t, h)
-	tls := httptest.NewTLSServer(h)
-	defer tls.Close()
-	tr := &Transport{Timeout: 2 * time.Second, Fallback: tls.Client().Transport}
-	for _, url := range []string{srv.URL, tls.URL} {
+	tsrv, tconns := tlsServer(t, h)
+	tr := &Transport{Timeout: 2 * time.Second, TLSConfig: clientTLS(), Fallback: tsrv.Client().Transport}
+	viaFallback := strings.Replace(tsrv.URL, "https://", "https://u:p@", 1)
+	for _, url := range []string{srv.URL, tsrv.URL, viaFallback} {
 		for range 2 {
 			req, _ := http.NewRequest(http.MethodGet, url, nil)
 			code, b, err := tr.Exchange(req, []byte("x:"), 100)
@@ -469,7 +486,10 @@ func TestExchange(t *testing.T) {
 			t.Fatalf("%s: over max: %v", url, err)
 		}
 	}
-	if n := conns.Load(); n != 1 {
-		t.Errorf("%d connections, want 1 kept alive", n)
+	if n, m := conns.Load(), tconns.Load(); n != 1 || m != 2 {
+		t.Errorf("%d http and %d https connections, want 1 and 2 (one through the fallback), kept alive", n, m)
+	}
+	if n := tr.Dials(); n != 2 {
+		t.Errorf("%d dials on the h1 path, want 2", n)
 	}
 }

@@ -14,10 +14,17 @@
 // On Linux it reads and writes sockets with raw system calls, waiting
 // through the runtime's network poller (see rawIO).
 //
-// It speaks plain http:// only, without proxies, compression, trailers,
-// protocol upgrades or HTTP/2; anything else goes to a fallback net/http
-// Transport, bounded by the same Timeout. It is made for talking to one
-// server from many virtual users, each doing one request at a time.
+// It speaks http:// and https:// (HTTP/1.1 over crypto/tls, whose records
+// go through the same socket calls), without proxies, compression,
+// trailers, protocol upgrades or HTTP/2; other schemes go to a fallback
+// net/http Transport, bounded by the same Timeout. It is made for talking
+// to one server from many virtual users, each doing one request at a
+// time. A TLS handshake is bounded by DialTimeout and the request's
+// deadline and context like any I/O, is counted (TLSStats), and resumes
+// an earlier session when Resume is set.
+// A virtual user's requests may carry a Scope (WithScope): a pool of
+// connections of its own, for the per-vu and per-iteration connection
+// policies, and a hook on the TLS handshakes they make.
 //
 // What an instrument needs from its client:
 //
@@ -36,8 +43,14 @@
 //     headers at once are errors; a response with neither is read until
 //     the server closes (RFC 9112 §6.3) and its connection not reused.
 //   - Errors say what happened: a connection the server closed before the
-//     end of an answer is a *ClosedError (load.Classify: conn_reset),
-//     deadlines are timeouts, a refused connect is ECONNREFUSED.
+//     end of an answer (or of a TLS handshake) is a *ClosedError
+//     (load.Classify: conn_reset), deadlines are timeouts, a refused
+//     connect is ECONNREFUSED, a server certificate that does not verify
+//     is a *tls.CertificateVerificationError.
+//
+// All of this holds for https as for http: a TLS connection the server
+// closed while idle (a close_notify, then the end of the stream) is found
+// by the same peek at its socket, and at the records TLS has read.
 //
 // Imports: the standard library only (with unsafe, for the raw calls and
 // for reading a response head in place on the Exchange path).
@@ -47,6 +60,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -55,6 +69,7 @@ import (
 	"net/http/httputil"
 	"net/netip"
 	"net/textproto"
+	"net/url"
 	"runtime"
 	"strconv"
 	"strings"
@@ -100,7 +115,8 @@ type Transport struct {
 	// MaxIdlePerHost bounds the idle connections kept per host:port
 	// (0: DefaultMaxIdlePerHost). Set it to at least the number of VUs.
 	MaxIdlePerHost int
-	// DialTimeout bounds connecting (0: DefaultDialTimeout).
+	// DialTimeout bounds connecting, with the TLS handshake for https
+	// (0: DefaultDialTimeout).
 	DialTimeout time.Duration
 	// IdleTimeout is how long a connection is kept idle for reuse
 	// (0: DefaultIdleTimeout).
@@ -109,8 +125,9 @@ type Transport struct {
 	// for a close by the server before reuse (0: DefaultProbeIdle). Idle
 	// times count from the start of the connection's last exchange.
 	ProbeIdle time.Duration
-	// Fallback serves what Transport does not: https and other schemes
-	// (nil: a net/http Transport without proxy and compression).
+	// Fallback serves what Transport does not: schemes other than http
+	// and https, and URLs with user info (nil: a net/http Transport
+	// without proxy and compression, with TLSConfig).
 	Fallback http.RoundTripper
 	// LocalAddr, when valid, is the local IP address connections are made
 	// from, its own and the default fallback's (zero: the system's choice),
@@ -118,9 +135,25 @@ type Transport struct {
 	// from others on the same machine.
 	LocalAddr netip.Addr
 
-	mu       sync.Mutex
-	idle     map[string][]*conn
-	fallback http.RoundTripper
+	// TLSConfig configures https connections (nil: crypto/tls's defaults,
+	// with the system's roots). It is cloned, never changed: the clone's
+	// ServerName is the URL's host unless TLSConfig names one, its only
+	// application protocol (ALPN) is http/1.1, and its session cache is
+	// set by Resume. Set it before the first request.
+	TLSConfig *tls.Config
+	// Resume keeps one TLS session cache for the Transport
+	// (tls.NewLRUClientSessionCache), so that a new connection resumes a
+	// session (a TLS 1.3 PSK, a TLS 1.2 ticket) instead of a full
+	// handshake. Without it every handshake is a full one.
+	Resume bool
+
+	shared     pool // the idle connections
+	mu         sync.Mutex
+	fallback   http.RoundTripper
+	tlsConfigs map[string]*tls.Config // by server host, built from TLSConfig
+	sessions   tls.ClientSessionCache // with Resume
+	dials      atomic.Int64
+	hs         handshakeCounts
 }
 
 var _ http.RoundTripper = (*Transport)(nil)
@@ -133,17 +166,11 @@ func NewClient(maxConns int, timeout time.Duration) *http.Client {
 	return &http.Client{Transport: &Transport{Timeout: timeout, MaxIdlePerHost: maxConns}}
 }
 
-// CloseIdleConnections closes the connections kept for reuse.
+// CloseIdleConnections closes the connections kept for reuse in the
+// Transport's shared pool (a private Scope's are closed by its
+// CloseIdle).
 func (t *Transport) CloseIdleConnections() {
-	t.mu.Lock()
-	idle := t.idle
-	t.idle = nil
-	t.mu.Unlock()
-	for _, cs := range idle {
-		for _, c := range cs {
-			c.close()
-		}
-	}
+	t.shared.closeIdle()
 	if f, ok := t.fallbackRT().(interface{ CloseIdleConnections() }); ok {
 		f.CloseIdleConnections()
 	}
@@ -160,6 +187,7 @@ func (t *Transport) fallbackRT() http.RoundTripper {
 		if t.LocalAddr.IsValid() {
 			f.DialContext = t.dialer(0, time.Time{}).DialContext
 		}
+		f.TLSClientConfig = t.TLSConfig // net/http clones it
 		t.fallback = f
 	}
 	return t.fallback
@@ -174,10 +202,16 @@ func (t *Transport) maxIdle() int {
 
 // RoundTrip implements http.RoundTripper.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if req.URL == nil || req.URL.Scheme != "http" || req.URL.User != nil {
+	if !onPath(req.URL) {
 		return t.roundTripFallback(req)
 	}
 	return t.roundTrip(req, false)
+}
+
+// onPath reports whether the h1 path serves u: http and https, without
+// user info.
+func onPath(u *url.URL) bool {
+	return u != nil && (u.Scheme == "http" || u.Scheme == "https") && u.User == nil
 }
 
 // Exchange sends req as RoundTrip does and appends the answer's body to
@@ -186,7 +220,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 // longer than max bytes is an error.
 func (t *Transport) Exchange(req *http.Request, dst []byte, max int) (status int, body []byte, err error) {
 	var resp *http.Response
-	if req.URL == nil || req.URL.Scheme != "http" || req.URL.User != nil {
+	if !onPath(req.URL) {
 		resp, err = t.roundTripFallback(req)
 	} else {
 		resp, err = t.roundTrip(req, true)
@@ -240,9 +274,11 @@ func (t *Transport) roundTrip(req *http.Request, lite bool) (*http.Response, err
 		closeBody(req)
 		return nil, err
 	}
-	addr := hostPort(req.URL.Host)
+	secure := req.URL.Scheme == "https"
+	key := connKey{addr: hostPort(req.URL.Host, secure), tls: secure}
+	sc := scopeOf(ctx)
 	for attempt := 0; ; attempt++ {
-		c, reused, err := t.getConn(ctx, addr, now, deadline)
+		c, reused, err := t.getConn(ctx, sc, key, now, deadline)
 		if err != nil {
 			closeBody(req)
 			runtime.Gosched()
@@ -367,10 +403,14 @@ func expired(ctx context.Context) error {
 	return err
 }
 
-// hostPort adds :80 to a host without a port.
-func hostPort(host string) string {
-	if i := strings.LastIndexByte(host, ':'); i >= 0 && !strings.HasSuffix(host, "]") {
+// hostPort adds the scheme's default port (80, or 443 with TLS) to a
+// host without a port.
+func hostPort(host string, secure bool) string {
+	switch {
+	case strings.LastIndexByte(host, ':') >= 0 && !strings.HasSuffix(host, "]"):
 		return host
+	case secure:
+		return host + ":443"
 	}
 	return host + ":80"
 }
@@ -412,49 +452,69 @@ func (t *Transport) idleTimeout() time.Duration {
 	return DefaultIdleTimeout
 }
 
-// getConn returns a kept-alive connection that is still open, or dials a
-// new one, and begins an exchange on it under ctx.
-func (t *Transport) getConn(ctx context.Context, addr string, now, deadline time.Time) (*conn, bool, error) {
+// getConn returns a kept-alive connection of sc's pool that is still
+// open, or dials a new one, and begins an exchange on it under ctx.
+func (t *Transport) getConn(ctx context.Context, sc *Scope, key connKey, now, deadline time.Time) (*conn, bool, error) {
+	p := t.poolFor(sc)
 	for {
-		t.mu.Lock()
-		cs := t.idle[addr]
-		if len(cs) == 0 {
-			t.mu.Unlock()
+		c := p.take(key)
+		if c == nil {
 			break
 		}
-		c := cs[len(cs)-1]
-		cs[len(cs)-1] = nil
-		t.idle[addr] = cs[:len(cs)-1]
-		t.mu.Unlock()
 		idle := now.Sub(c.idleAt)
-		if idle > t.idleTimeout() || idle > t.probeIdle() && !c.w.alive() {
+		if idle > t.idleTimeout() || idle > t.probeIdle() && !c.alive() {
 			c.close() // expired, or closed by the server meanwhile
 			continue
 		}
 		if !c.begin(ctx) { // ctx is done: keep the connection for others
-			t.putConn(c)
+			c.p.put(c)
 			return nil, false, expired(ctx)
 		}
 		c.lastUse = now
 		return c, true, nil
 	}
+	c, err := t.dial(ctx, p, sc, key, now, deadline)
+	return c, false, err
+}
+
+// dial opens a connection for key (TCP, then TLS for https) that goes
+// back to p when idle, and begins an exchange on it under ctx. Connecting
+// and the TLS handshake together are bounded by DialTimeout; sc hears of
+// the handshake.
+func (t *Transport) dial(ctx context.Context, p *pool, sc *Scope, key connKey, now, deadline time.Time) (*conn, error) {
 	dt := t.DialTimeout
 	if dt <= 0 {
 		dt = DefaultDialTimeout
 	}
-	d := t.dialer(dt, deadline)
-	nc, err := d.DialContext(ctx, "tcp", addr)
+	nc, err := t.dialer(dt, deadline).DialContext(ctx, "tcp", key.addr)
 	if err != nil {
-		return nil, false, err
+		return nil, err
 	}
-	w := newWire(nc)
-	c := &conn{t: t, addr: addr, nc: nc, w: w, br: bufio.NewReaderSize(w, readBufferSize), bw: bufio.NewWriterSize(w, writeBufferSize)}
+	t.dials.Add(1)
+	c := &conn{t: t, p: p, key: key, nc: nc}
+	var tw *tlsWire
+	if key.tls {
+		tw = t.newTLSWire(nc, key.addr)
+		c.nc, c.w = tw, tw
+	} else {
+		c.w = newWire(nc)
+	}
+	c.br, c.bw = bufio.NewReaderSize(c.w, readBufferSize), bufio.NewWriterSize(c.w, writeBufferSize)
 	if !c.begin(ctx) {
 		c.close()
-		return nil, false, expired(ctx)
+		return nil, expired(ctx)
 	}
 	c.lastUse = now
-	return c, false, nil
+	if tw != nil {
+		dl := now.Add(dt)
+		if !deadline.IsZero() && deadline.Before(dl) {
+			dl = deadline
+		}
+		if err := c.handshake(ctx, tw, sc, dl); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
 }
 
 // dialer connects from LocalAddr, when set.
@@ -464,39 +524,6 @@ func (t *Transport) dialer(timeout time.Duration, deadline time.Time) *net.Diale
 		d.LocalAddr = net.TCPAddrFromAddrPort(netip.AddrPortFrom(t.LocalAddr, 0))
 	}
 	return d
-}
-
-// putConn keeps c for reuse, and closes the oldest idle connection when
-// it has expired (the pool is a stack: the oldest is at the bottom, and
-// under a steady load it is never taken).
-func (t *Transport) putConn(c *conn) {
-	now := c.lastUse // no clock read per request: idle times are counted from the exchange's start
-	c.idleAt = now
-	var expired *conn
-	t.mu.Lock()
-	if t.idle == nil {
-		t.idle = map[string][]*conn{}
-	}
-	cs := t.idle[c.addr]
-	if len(cs) > 0 && now.Sub(cs[0].idleAt) > t.idleTimeout() {
-		expired = cs[0]
-		copy(cs, cs[1:])
-		cs[len(cs)-1] = nil
-		cs = cs[:len(cs)-1]
-	}
-	if len(cs) < t.maxIdle() {
-		t.idle[c.addr] = append(cs, c)
-		c = nil
-	} else {
-		t.idle[c.addr] = cs
-	}
-	t.mu.Unlock()
-	if expired != nil {
-		expired.close()
-	}
-	if c != nil {
-		c.close()
-	}
 }
 
 // wire is a connection's byte stream: raw system calls on Linux (rawIO),
@@ -529,7 +556,8 @@ func (p *plainWire) alive() bool { return true }
 // conn is one connection; it serves one exchange at a time.
 type conn struct {
 	t       *Transport
-	addr    string
+	p       *pool // where it is kept while idle
+	key     connKey
 	nc      net.Conn
 	w       wire
 	br      *bufio.Reader
@@ -607,6 +635,15 @@ func (c *conn) fire(gen uint64) {
 			return
 		}
 	}
+}
+
+// alive checks an idle connection before reuse (see wire.alive); for
+// TLS, the records already read from its socket too (tlsWire.quiet).
+func (c *conn) alive() bool {
+	if tw, ok := c.w.(*tlsWire); ok {
+		return tw.alive() && tw.quiet(c.dl)
+	}
+	return c.w.alive()
 }
 
 func (c *conn) close() {
@@ -1022,7 +1059,7 @@ func hasToken(vs []string, token string) bool {
 func (c *conn) release(reuse bool) {
 	s := c.st.And(^uint64(stBusy))
 	if reuse && s&stFired == 0 && c.br.Buffered() == 0 {
-		c.t.putConn(c)
+		c.p.put(c)
 		return
 	}
 	c.close()

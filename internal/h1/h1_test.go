@@ -357,35 +357,51 @@ func TestMalformedAnswers(t *testing.T) {
 	}
 }
 
-func TestHTTPSFallsBack(t *testing.T) {
-	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "tls") }))
-	defer srv.Close()
-	tr := &Transport{Fallback: srv.Client().Transport}
-	resp, err := (&http.Client{Transport: tr}).Get(srv.URL)
-	if err != nil {
-		t.Fatal(err)
+// Schemes other than http and https, and URLs with user info, go to the
+// fallback; https does not.
+func TestFallback(t *testing.T) {
+	var got []string
+	fb := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		got = append(got, r.URL.String())
+		return &http.Response{StatusCode: 200, Body: http.NoBody, Request: r}, nil
+	})
+	srv, _ := tlsServer(t, func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "tls") })
+	c := &http.Client{Transport: &Transport{Fallback: fb, TLSConfig: clientTLS()}}
+	for _, url := range []string{"other://host/x", "https://u:p@host/y", srv.URL} {
+		resp, err := c.Get(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
 	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if string(b) != "tls" {
-		t.Fatalf("%q", b)
+	if want := "other://host/x https://u:p@host/y"; strings.Join(got, " ") != want {
+		t.Errorf("the fallback served %q, want %q", got, want)
 	}
 }
 
-// TestLocalAddr: connections come from LocalAddr, on the h1 path and
-// through the default fallback (a server on 127.0.0.1 sees 127.0.0.2).
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// TestLocalAddr: connections come from LocalAddr, on the h1 path (http
+// and https) and through the default fallback (a server on 127.0.0.1
+// sees 127.0.0.2).
 func TestLocalAddr(t *testing.T) {
-	srv, _ := server(t, func(w http.ResponseWriter, r *http.Request) {
+	h := func(w http.ResponseWriter, r *http.Request) {
 		host, _, _ := net.SplitHostPort(r.RemoteAddr)
 		io.WriteString(w, host)
-	})
+	}
+	srv, _ := server(t, h)
+	tsrv, _ := tlsServer(t, h)
 	for _, tc := range []struct {
 		local netip.Addr
 		want  string
 	}{{netip.Addr{}, "127.0.0.1"}, {netip.MustParseAddr("127.0.0.2"), "127.0.0.2"}} {
-		tr := &Transport{LocalAddr: tc.local}
-		if _, from := get(t, &http.Client{Transport: tr}, srv.URL); from != tc.want {
-			t.Errorf("LocalAddr %v: the server saw %s, want %s", tc.local, from, tc.want)
+		tr := &Transport{LocalAddr: tc.local, TLSConfig: clientTLS()}
+		for _, url := range []string{srv.URL, tsrv.URL} {
+			if _, from := get(t, &http.Client{Transport: tr}, url); from != tc.want {
+				t.Errorf("LocalAddr %v, %s: the server saw %s, want %s", tc.local, url, from, tc.want)
+			}
 		}
 		f := tr.fallbackRT().(*http.Transport)
 		if _, from := get(t, &http.Client{Transport: f}, srv.URL); from != tc.want {

@@ -34,6 +34,8 @@ type rawIO struct {
 	wrote  bool // errno is the write's
 }
 
+var _ holder = (*rawIO)(nil)
+
 // maxPending bounds the bytes Write holds back; larger writes go out at
 // once.
 const maxPending = 16 << 10
@@ -72,6 +74,31 @@ func (r *rawIO) alive() bool {
 		}
 	})
 	return err == nil && ok
+}
+
+func (r *rawIO) dropHeld() { r.pend = r.pend[:0] }
+
+// sendHeld makes one attempt to send the bytes held back, without
+// waiting and whatever the socket's deadline: a connection being closed
+// sends its last words (a TLS close_notify) as far as the socket takes
+// them.
+func (r *rawIO) sendHeld() {
+	if len(r.pend) == 0 {
+		return
+	}
+	p := r.pend
+	r.rc.Control(func(fd uintptr) {
+		for {
+			m, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
+			if e == 0 {
+				r.n += int64(m)
+			}
+			if e != syscall.EINTR {
+				return
+			}
+		}
+	})
+	r.pend = r.pend[:0]
 }
 
 func (r *rawIO) Read(p []byte) (int, error) {
