@@ -220,7 +220,7 @@ func TestSplitLoadMerge(t *testing.T) {
 func splitAgents(t *testing.T, c *cli, s *stack.Stack) {
 	ctx := t.Context()
 	tg := s.Target()
-	adm := kc.NewAdmin(kc.New(tg.BaseURL, nil), tg.Admin)
+	adm := kc.NewAdmin(kc.NewFor(tg), tg.Admin)
 	m, err := dataset.ReadManifest(s.DatasetManifest())
 	if err != nil {
 		t.Fatal(err)

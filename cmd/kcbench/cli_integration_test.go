@@ -138,7 +138,7 @@ func assertGone(t *testing.T, ps []stack.Proc, timeout time.Duration) {
 func TestLifecycle(t *testing.T) {
 	c := newCLI(t)
 	out := c.mustRun("up")
-	if !strings.Contains(out, "http://127.0.0.1:") {
+	if !strings.Contains(out, "https://127.0.0.1:") {
 		t.Fatalf("up printed no URL:\n%s", out)
 	}
 	ps := c.procs(stack.DefaultStackName, time.Second)

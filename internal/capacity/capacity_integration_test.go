@@ -48,7 +48,7 @@ func setup(t *testing.T) *fixture {
 	s := shared.Get(t)
 	fixOnce.Do(func() {
 		tg := s.Target()
-		adm := kc.NewAdmin(kc.New(tg.BaseURL, nil), tg.Admin)
+		adm := kc.NewAdmin(kc.NewFor(tg), tg.Admin)
 		db, err := s.DSN()
 		if err != nil {
 			fixErr = err

@@ -62,7 +62,7 @@ func envOf(t *testing.T, s *stack.Stack) *env {
 	// Seeding requests are long on a busy machine (a realm with tenants
 	// inline on a Keycloak just booted): the CLI's seed client waits 30
 	// minutes.
-	c := kc.New(tg.BaseURL, &http.Client{Timeout: 5 * time.Minute})
+	c := kc.New(tg.BaseURL, tg.HTTPClient(5*time.Minute))
 	db, err := s.DSN()
 	if err != nil {
 		t.Fatal(err)
@@ -608,10 +608,11 @@ type cutTransport struct {
 	n      int32
 	seen   atomic.Int32
 	cancel context.CancelFunc
+	rt     http.RoundTripper
 }
 
 func (c *cutTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	resp, err := http.DefaultTransport.RoundTrip(r)
+	resp, err := c.rt.RoundTrip(r)
 	if err == nil && r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/users") && resp.StatusCode == http.StatusCreated {
 		if c.seen.Add(1) == c.n {
 			c.cancel()
@@ -629,7 +630,7 @@ func TestRestCutAfterAUserResumes(t *testing.T) {
 			s := spec(mode, "u"+string(mode[0]), 2)
 			ctx, cancel := context.WithCancel(e.ctx)
 			defer cancel()
-			cut := &cutTransport{n: 3, cancel: cancel}
+			cut := &cutTransport{n: 3, cancel: cancel, rt: e.tg.HTTPClient(time.Minute).Transport}
 			adm := kc.NewAdmin(kc.New(e.tg.BaseURL, &http.Client{Transport: cut, Timeout: time.Minute}), e.tg.Admin)
 			_, err := dataset.Seed(ctx, adm, s, dataset.SeedOptions{Strategy: dataset.Rest, Concurrency: 1, ManifestPath: mf, Target: e.tg.BaseURL})
 			if !errors.Is(err, context.Canceled) {

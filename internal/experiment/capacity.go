@@ -225,7 +225,7 @@ func newSessionEnder(tg kc.Target, m *dataset.Manifest, realm string) *sessionEn
 	if tg.Admin.ClientID == "" && tg.Admin.Username == "" {
 		return nil
 	}
-	e := &sessionEnder{admin: kc.NewAdmin(kc.New(tg.BaseURL, tg.HTTPClient(kc.DefaultTimeout)), tg.Admin)}
+	e := &sessionEnder{admin: kc.NewAdmin(kc.NewFor(tg), tg.Admin)}
 	if m == nil {
 		e.realms = []string{realm}
 		return e
@@ -513,7 +513,7 @@ func matrixVersion(ctx context.Context, o MatrixOptions, v, dir string) (r *resu
 	if err != nil {
 		return nil, err
 	}
-	sr, err := dataset.Seed(ctx, kc.NewAdmin(kc.New(tg.BaseURL, tg.HTTPClient(kc.DefaultTimeout)), tg.Admin), spec, dataset.SeedOptions{
+	sr, err := dataset.Seed(ctx, kc.NewAdmin(kc.NewFor(tg), tg.Admin), spec, dataset.SeedOptions{
 		Strategy: dataset.Clone, Logf: f.Logf, ManifestPath: manifestPath, Target: tg.BaseURL, DB: db, DBKind: tg.DBKind, Keys: keys, LDAP: tg.LDAP,
 		ServerCPU: func() (time.Duration, error) { return stack.TargetCPU(tg) },
 	})

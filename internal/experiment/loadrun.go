@@ -15,6 +15,7 @@ import (
 	"github.com/kcbench/kcbench/internal/fileutil"
 	"github.com/kcbench/kcbench/internal/kc"
 	"github.com/kcbench/kcbench/internal/load"
+	"github.com/kcbench/kcbench/internal/results"
 	"github.com/kcbench/kcbench/internal/scenario"
 	"github.com/kcbench/kcbench/internal/stack"
 )
@@ -136,6 +137,15 @@ func (r *LoadRun) Write(w io.Writer, res *scenario.RunResult, out string, emit b
 	fmt.Fprintln(w)
 	if err := res.CPU.Write(w); err != nil {
 		return err
+	}
+	if err := results.WriteConnections(w, res.Connections); err != nil {
+		return err
+	}
+	if c := res.Connections; c != nil {
+		if r.Params == nil {
+			r.Params = map[string]string{}
+		}
+		c.RecordParams(r.Params)
 	}
 	if res.DB != nil {
 		if err := res.DB.Write(w); err != nil {

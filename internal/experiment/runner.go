@@ -312,7 +312,7 @@ func (r *Runner) reach(ctx context.Context, p Point) (*results.Seed, error) {
 	}
 	if r.dsN < p.Tenants {
 		tg := r.st.Target()
-		adm := kc.NewAdmin(kc.New(tg.BaseURL, tg.HTTPClient(kc.DefaultTimeout)), tg.Admin)
+		adm := kc.NewAdmin(kc.NewFor(tg), tg.Admin)
 		strat, _ := dataset.ParseStrategy(r.File.Dataset.Strategy)
 		keys, err := dataset.KeyPoolIn(r.Dirs.Cache)
 		if err != nil {

@@ -72,6 +72,10 @@ func New(baseURL string, hc *http.Client) *Client {
 	return &Client{base: trimURL(baseURL), hc: hc}
 }
 
+// NewFor returns a client for target t with DefaultTimeout, trusting t's
+// CA.
+func NewFor(t Target) *Client { return New(t.BaseURL, t.HTTPClient(DefaultTimeout)) }
+
 // BaseURL returns the server's base URL.
 func (c *Client) BaseURL() string { return c.base }
 

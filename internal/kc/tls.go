@@ -1,11 +1,14 @@
 package kc
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"time"
 )
@@ -117,4 +120,40 @@ func Untrusted(url string, err error) error {
 		return &UntrustedError{URL: url, Err: err}
 	}
 	return err
+}
+
+// tlsCheckTimeout bounds CheckTLS's handshake.
+const tlsCheckTimeout = 10 * time.Second
+
+// CheckTLS makes one TLS handshake with an https target and reports an
+// *UntrustedError when its certificate is not trusted (a bad CA file
+// too); nil for http targets, and for failures other than the
+// certificate's (a refused connection is the run's to report).
+func CheckTLS(ctx context.Context, t Target) error {
+	u, err := url.Parse(t.BaseURL)
+	if err != nil || u.Scheme != "https" {
+		return nil
+	}
+	cfg, err := t.TLSConfig()
+	if err != nil {
+		return err
+	}
+	if cfg == nil {
+		cfg = &tls.Config{MinVersion: tls.VersionTLS12}
+	}
+	host := u.Host
+	if u.Port() == "" {
+		host = net.JoinHostPort(u.Hostname(), "443")
+	}
+	d := tls.Dialer{NetDialer: &net.Dialer{Timeout: tlsCheckTimeout}, Config: cfg}
+	ctx, cancel := context.WithTimeout(ctx, tlsCheckTimeout)
+	defer cancel()
+	c, err := d.DialContext(ctx, "tcp", host)
+	if err != nil {
+		if uerr := Untrusted(t.BaseURL, err); uerr != err {
+			return uerr
+		}
+		return nil
+	}
+	return c.Close()
 }

@@ -47,7 +47,7 @@ func TestObserveRealStack(t *testing.T) {
 
 	waitRows(t, rec, func(rows []Sample) bool { return len(rows) >= 2 }, "two idle rows")
 	rec.SetPhase("load")
-	c := kc.New(target.BaseURL, nil)
+	c := kc.NewFor(target)
 	cl := kc.OAuthClient{ID: "admin-cli"}
 	grants := 0
 	for end := time.Now().Add(2500 * time.Millisecond); time.Now().Before(end); {

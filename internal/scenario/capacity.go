@@ -170,18 +170,18 @@ func (s *CapacityStepper) NewHTTPClient(o capacity.Options) *http.Client {
 	if timeout == 0 {
 		timeout = load.DefaultHTTPTimeout
 	}
-	return &http.Client{Transport: LoadTransport(s.Target, timeout, min(most, CapacityConns), netip.Addr{})}
+	tr := LoadTransport(s.Target, timeout, min(most, CapacityConns), netip.Addr{})
+	tr.Resume = s.Config.TLSResumption
+	return &http.Client{Transport: tr}
 }
 
 // LoadTransport is the load engine's client transport for target tg:
-// requests bounded by timeout, up to conns kept-alive connections, from
-// local (when valid), trusting tg's CA over https.
+// requests bounded by timeout, up to conns kept-alive connections (shared
+// by the VUs under the reuse policy), from local (when valid), trusting
+// tg's CA over https.
 func LoadTransport(tg kc.Target, timeout time.Duration, conns int, local netip.Addr) *h1.Transport {
-	t := &h1.Transport{Timeout: timeout, MaxIdlePerHost: conns, LocalAddr: local}
-	if cfg, err := tg.TLSConfig(); err == nil && cfg != nil {
-		t.Fallback = &http.Transport{TLSClientConfig: cfg, MaxIdleConnsPerHost: conns, DisableCompression: true, IdleConnTimeout: 90 * time.Second}
-	}
-	return t
+	cfg, _ := tg.TLSConfig() // a bad CA file: Target.Validate says so
+	return &h1.Transport{Timeout: timeout, MaxIdlePerHost: conns, LocalAddr: local, TLSConfig: cfg}
 }
 
 // Step runs one step; it implements capacity.StepFunc.

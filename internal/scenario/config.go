@@ -43,6 +43,12 @@ type Config struct {
 	Thresholds []string `yaml:"thresholds"`
 	// Timeout bounds each HTTP request (0: load.DefaultHTTPTimeout).
 	Timeout time.Duration `yaml:"timeout"`
+	// ConnPolicy is how the VUs use connections (results.ConnPolicies;
+	// "": DefaultConnPolicy of the scenario).
+	ConnPolicy string `yaml:"conn_policy"`
+	// TLSResumption lets a new connection resume an earlier TLS session
+	// (TLS 1.3 PSK) instead of a full handshake.
+	TLSResumption bool `yaml:"tls_resumption"`
 	// CPUBaseline, when set, measures the server's idle CPU for this long
 	// before the run, so that CPU per operation can be given net of it
 	// (what matters at low rates, where idle work is a large share).
@@ -95,6 +101,15 @@ const (
 func Executors() []string {
 	return []string{load.NameConstantVUs, load.NameRampingVUs, load.NamePerVUIterations,
 		load.NameConstantArrivalRate, load.NameRampingArrivalRate}
+}
+
+// Policy is the connection policy in force: ConnPolicy, or the
+// scenario's default.
+func (c *Config) Policy() string {
+	if c.ConnPolicy != "" {
+		return c.ConnPolicy
+	}
+	return DefaultConnPolicy(c.Scenario)
 }
 
 // ApplyDefaults fills the zero fields that have a default.
@@ -231,6 +246,9 @@ func (c *Config) Validate() error {
 		if _, err := results.ParseThreshold(t); err != nil {
 			add("thresholds: %v", err)
 		}
+	}
+	if err := CheckConnPolicy(c.ConnPolicy); err != nil {
+		add("conn_policy: %v", err)
 	}
 	if err := checkSkew(c.TenantSkew); err != nil {
 		add("tenant_skew: %v", err)

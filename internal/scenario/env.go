@@ -183,7 +183,7 @@ func ByName(name string, env Env) (load.Scenario, error) {
 // ProbeEnv is an Env with the run's users and clients, to check a scenario
 // before anything is sent.
 func ProbeEnv(tg kc.Target, m *dataset.Manifest, c Config) Env {
-	env := Env{Client: kc.New(tg.BaseURL, tg.HTTPClient(kc.DefaultTimeout)), Mix: c.Mix}
+	env := Env{Client: kc.NewFor(tg), Mix: c.Mix}
 	if tg.Admin.ClientID != "" || tg.Admin.Username != "" {
 		env.Admin = kc.NewAdmin(env.Client, tg.Admin)
 	}

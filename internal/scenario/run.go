@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -106,6 +107,8 @@ type RunResult struct {
 	// ThresholdErr wraps load.ErrThresholdsFailed when a threshold
 	// failed, nil otherwise.
 	ThresholdErr error
+	// Connections is how the VUs connected: the policy, TLS, handshakes.
+	Connections *results.Connections
 }
 
 // ErrNoUsers means neither a manifest nor a realm says who logs in.
@@ -128,6 +131,9 @@ func Run(ctx context.Context, in RunInput) (*RunResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := kc.CheckTLS(ctx, in.Target); err != nil {
+		return nil, err
+	}
 	var ths []results.Threshold
 	for _, t := range cfg.Thresholds {
 		th, err := results.ParseThreshold(t)
@@ -138,7 +144,9 @@ func Run(ctx context.Context, in RunInput) (*RunResult, error) {
 	}
 	hc := in.HTTPClient
 	if hc == nil {
-		hc = &http.Client{Transport: LoadTransport(in.Target, cfg.Timeout, cfg.MaxVUsAtOnce(), in.LocalAddr)}
+		tr := LoadTransport(in.Target, cfg.Timeout, cfg.MaxVUsAtOnce(), in.LocalAddr)
+		tr.Resume = cfg.TLSResumption
+		hc = &http.Client{Transport: tr}
 		defer hc.CloseIdleConnections()
 	}
 	env := cfg.env()
@@ -229,7 +237,9 @@ func Run(ctx context.Context, in RunInput) (*RunResult, error) {
 			events.Start(runCtx, ctx, watch.start)
 		}
 	}
-	mf := &markFirst{Scenario: sc, first: first}
+	conns := newConnPolicy(sc, cfg.Policy())
+	defer conns.closeAll()
+	mf := &markFirst{Scenario: conns, first: first}
 	if len(in.Events) > 0 {
 		mf.errs = &errorLog{}
 	}
@@ -257,7 +267,8 @@ func Run(ctx context.Context, in RunInput) (*RunResult, error) {
 			runErr = down
 		}
 	}
-	res := &RunResult{Stats: stats, Recorder: rec, CPU: cpu.result(stats), DB: db.result(stats), Directory: dir.result(stats)}
+	res := &RunResult{Stats: stats, Recorder: rec, CPU: cpu.result(stats), DB: db.result(stats), Directory: dir.result(stats),
+		Connections: conns.result(h1Transport(hc), strings.HasPrefix(in.Target.BaseURL, "https://"))}
 	if len(ths) > 0 {
 		res.Stats.Thresholds, res.ThresholdErr = stats.Check(ths)
 	}
@@ -680,7 +691,7 @@ func (res *RunResult) WriteDir(dir string) error {
 		return err
 	}
 	return fileutil.WriteFile(filepath.Join(dir, "summary.json"), 0o644, func(w io.Writer) error {
-		return writeSummaryJSON(w, s, res.CPU, res.DB, res.Directory, res.Params)
+		return writeSummaryJSON(w, s, res.CPU, res.DB, res.Directory, res.Connections, res.Params)
 	})
 }
 
@@ -688,13 +699,13 @@ func (res *RunResult) WriteDir(dir string) error {
 // server_cpu and params (when given) beside it; kcbench merge writes the
 // merged agents' summary with it.
 func WriteSummaryJSON(w io.Writer, s results.Stats, srv ServerCPU, params map[string]string) error {
-	return writeSummaryJSON(w, s, srv, nil, nil, params)
+	return writeSummaryJSON(w, s, srv, nil, nil, nil, params)
 }
 
 // writeSummaryJSON writes the engine's summary with server_cpu (and,
 // when given, params) added at the end, so that results.Stats still reads it and sizing finds the
 // CPU-ms.
-func writeSummaryJSON(w io.Writer, s results.Stats, srv ServerCPU, db *results.DBCost, dir *results.DirectoryCost, params map[string]string) error {
+func writeSummaryJSON(w io.Writer, s results.Stats, srv ServerCPU, db *results.DBCost, dir *results.DirectoryCost, conns *results.Connections, params map[string]string) error {
 	var buf bytes.Buffer
 	if err := results.WriteStatsJSON(&buf, s); err != nil {
 		return err
@@ -729,6 +740,15 @@ func writeSummaryJSON(w io.Writer, s results.Stats, srv ServerCPU, db *results.D
 			return err
 		}
 		if _, err := fmt.Fprintf(w, ",\n  \"directory\": %s", dj); err != nil {
+			return err
+		}
+	}
+	if conns != nil {
+		cj, err := json.MarshalIndent(conns, "  ", "  ")
+		if err != nil {
+			return err
+		}
+		if _, err := fmt.Fprintf(w, ",\n  \"connections\": %s", cj); err != nil {
 			return err
 		}
 	}

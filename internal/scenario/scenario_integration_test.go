@@ -6,6 +6,8 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"net/http"
+	"net/netip"
 	"net/url"
 	"os"
 	"strings"
@@ -16,7 +18,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/kcbench/kcbench/internal/dataset"
-	"github.com/kcbench/kcbench/internal/h1"
+
 	"github.com/kcbench/kcbench/internal/kc"
 	"github.com/kcbench/kcbench/internal/load"
 	"github.com/kcbench/kcbench/internal/observe"
@@ -53,8 +55,8 @@ func setup(t *testing.T) *fixture {
 	s := shared.Get(t)
 	fixOnce.Do(func() {
 		tg := s.Target()
-		f := &fixture{tg: tg, client: kc.New(tg.BaseURL, h1.NewClient(16, 30*time.Second))}
-		f.admin = kc.NewAdmin(kc.New(tg.BaseURL, nil), tg.Admin)
+		f := &fixture{tg: tg, client: kc.New(tg.BaseURL, &http.Client{Transport: LoadTransport(tg, 30*time.Second, 16, netip.Addr{})})}
+		f.admin = kc.NewAdmin(kc.NewFor(tg), tg.Admin)
 		ctx := context.Background()
 		db, err := s.DSN()
 		if err != nil {
@@ -135,6 +137,9 @@ func expectOps(t *testing.T, s results.Stats, ops map[string]int) {
 
 func TestScenariosRealms(t *testing.T) {
 	f := setup(t)
+	if !strings.HasPrefix(f.tg.BaseURL, "https://") {
+		t.Fatalf("target %s: the stack serves HTTPS by default, every scenario runs over it", f.tg.BaseURL)
+	}
 	env := f.env(t, f.realms, 1.1)
 	cases := map[string]map[string]int{
 		results.ScenarioPasswordGrant:     {results.OpPasswordGrant: 1},
@@ -467,5 +472,43 @@ func TestSpreadClientsRealKeycloak(t *testing.T) {
 	}
 	if n != 4 {
 		t.Errorf("%d of the 4 backends grant with the dataset's secret", n)
+	}
+}
+
+// The connection policies against Keycloak over TLS: per-iteration makes
+// one full handshake per iteration (counted), with resumption most of
+// them resume, reuse makes one per VU at most.
+func TestConnPolicies(t *testing.T) {
+	f := setup(t)
+	for _, c := range []struct {
+		policy string
+		resume bool
+	}{{results.ConnPerIteration, false}, {results.ConnPerIteration, true}, {results.ConnReuse, false}, {results.ConnPerVU, false}} {
+		t.Run(fmt.Sprintf("%s/resume=%v", c.policy, c.resume), func(t *testing.T) {
+			cfg := Config{Scenario: results.ScenarioClientCredentials, VUs: 2, Duration: 2 * time.Second,
+				ConnPolicy: c.policy, TLSResumption: c.resume}
+			res, err := Run(context.Background(), RunInput{Target: f.tg, Manifest: f.realms, Config: cfg})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cn := res.Connections
+			it, _ := res.Stats.Op(results.IterationOp)
+			if cn == nil || !cn.TLS || cn.Version != "TLS 1.3" || cn.Policy != c.policy || it.OK < 5 || it.Errors > 0 {
+				t.Fatalf("connections %+v, iterations %+v", cn, it)
+			}
+			t.Logf("%s", cn.Describe())
+			switch {
+			case c.policy == results.ConnPerIteration && cn.Handshakes != cn.Iterations:
+				t.Errorf("per-iteration: %d handshakes for %d iterations, want one each", cn.Handshakes, cn.Iterations)
+			case c.policy != results.ConnPerIteration && cn.Handshakes > int64(cfg.VUs):
+				t.Errorf("%s: %d handshakes for %d VUs, want one per VU at most", c.policy, cn.Handshakes, cfg.VUs)
+			case c.resume && cn.Resumed < cn.Handshakes/2:
+				t.Errorf("resumption on: %d of %d handshakes resumed", cn.Resumed, cn.Handshakes)
+			case !c.resume && cn.Resumed != 0:
+				t.Errorf("resumption off: %d handshakes resumed", cn.Resumed)
+			case cn.Failed != 0 || (cn.Handshakes > 0 && cn.HandshakeMs.P50 <= 0):
+				t.Errorf("failed %d, handshake times %+v", cn.Failed, cn.HandshakeMs)
+			}
+		})
 	}
 }

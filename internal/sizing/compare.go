@@ -17,12 +17,25 @@ type Comparison struct {
 }
 
 // Row is one compared figure. Ratio is B ÷ A, or 0 when A is 0.
+// NotMeasured says that B is not a measurement (it was taken from A's
+// model): it is printed as "not measured", never as a figure.
 type Row struct {
-	What  string  `json:"what"`
-	Unit  string  `json:"unit"`
-	A     float64 `json:"a"`
-	B     float64 `json:"b"`
-	Ratio float64 `json:"ratio"`
+	What        string  `json:"what"`
+	Unit        string  `json:"unit"`
+	A           float64 `json:"a"`
+	B           float64 `json:"b"`
+	Ratio       float64 `json:"ratio"`
+	NotMeasured bool    `json:"not_measured,omitempty"`
+}
+
+// MarkNotMeasured marks the rows whose What starts with prefix as not
+// measured in B.
+func (c *Comparison) MarkNotMeasured(prefix string) {
+	for i := range c.Rows {
+		if strings.HasPrefix(c.Rows[i].What, prefix) {
+			c.Rows[i].NotMeasured, c.Rows[i].B, c.Rows[i].Ratio = true, 0, 0
+		}
+	}
 }
 
 func row(what, unit string, a, b float64) Row {
@@ -84,11 +97,14 @@ func (c Comparison) WriteText(w io.Writer) error {
 	}
 	cells := [][4]string{{"", a, b, "ratio"}}
 	for _, r := range c.Rows {
-		ratio := "–"
-		if r.A != 0 {
+		ratio, b := "–", num(r.B)
+		if r.A != 0 && !r.NotMeasured {
 			ratio = "×" + fmt.Sprintf("%.2f", r.Ratio)
 		}
-		cells = append(cells, [4]string{r.What + " (" + r.Unit + ")", num(r.A), num(r.B), ratio})
+		if r.NotMeasured {
+			b = "not measured"
+		}
+		cells = append(cells, [4]string{r.What + " (" + r.Unit + ")", num(r.A), b, ratio})
 	}
 	var width [4]int
 	for _, row := range cells {

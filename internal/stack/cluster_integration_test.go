@@ -4,6 +4,7 @@ package stack_test
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kcbench/kcbench/internal/kc"
 	"github.com/kcbench/kcbench/internal/load"
 	"github.com/kcbench/kcbench/internal/results"
 	"github.com/kcbench/kcbench/internal/scenario"
@@ -55,6 +57,10 @@ func TestCluster(t *testing.T) {
 	})
 	tg := s.Target()
 	st := s.State()
+	newConnPerToken(tg)
+	if !strings.HasPrefix(tg.BaseURL, "https://") || tg.CAFile == "" || st.LB == nil || !st.Nodes[0].TLS {
+		t.Fatalf("target %s (CA %q): want the balancer over TLS, passthrough to nodes that serve HTTPS", tg.BaseURL, tg.CAFile)
+	}
 
 	t.Run("nodes see each other", func(t *testing.T) {
 		status := s.Status(ctx)
@@ -127,8 +133,13 @@ func TestCluster(t *testing.T) {
 			t.Fatal(err)
 		}
 		for i := 0; i < 6; i++ {
-			if _, err := token(ctx, tg.BaseURL, "", url.Values{"grant_type": {"password"}, "client_id": {"admin-cli"}, "username": {stack.AdminUser}, "password": {pw}}); err != nil {
+			tok, err := token(ctx, tg.BaseURL, "", url.Values{"grant_type": {"password"}, "client_id": {"admin-cli"}, "username": {stack.AdminUser}, "password": {pw}})
+			if err != nil {
 				t.Fatalf("grant %d: %v", i, err)
+			}
+			// TLS passes through the balancer: the nodes see its host.
+			if iss := issuer(t, tok.AccessToken); iss != tg.BaseURL+"/realms/master" {
+				t.Errorf("grant %d: issuer %q, want the balancer's https URL", i, iss)
 			}
 		}
 		after, err := s.BalancerStats(ctx)
@@ -364,7 +375,34 @@ func TestCluster(t *testing.T) {
 	})
 }
 
-var keepAlive = &http.Client{Timeout: time.Minute, Transport: &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 1}}
+// tokenClient opens a connection for every request: a balancer in TLS
+// passthrough balances connections, not requests.
+var tokenClient *http.Client
+
+func newConnPerToken(tg kc.Target) {
+	tokenClient = tg.HTTPClient(time.Minute)
+	tokenClient.Transport.(*http.Transport).DisableKeepAlives = true
+}
+
+// issuer is the iss claim of a JWT.
+func issuer(t *testing.T, jwt string) string {
+	t.Helper()
+	parts := strings.Split(jwt, ".")
+	if len(parts) != 3 {
+		t.Fatalf("not a JWT: %q", jwt)
+	}
+	b, err := base64.RawURLEncoding.DecodeString(parts[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c struct {
+		Iss string `json:"iss"`
+	}
+	if err := json.Unmarshal(b, &c); err != nil {
+		t.Fatal(err)
+	}
+	return c.Iss
+}
 
 type tokens struct {
 	AccessToken  string `json:"access_token"`
@@ -381,9 +419,7 @@ func token(ctx context.Context, base, host string, form url.Values) (tokens, err
 	if host != "" {
 		req.Host = host
 	}
-	// One kept-alive connection, as a load generator has: HAProxy
-	// balances each request, not each connection.
-	resp, err := keepAlive.Do(req)
+	resp, err := tokenClient.Do(req)
 	if err != nil {
 		return tokens{}, err
 	}
@@ -429,4 +465,55 @@ func keepLogs(t *testing.T, s *stack.Stack) {
 		}
 	}
 	t.Logf("the nodes' logs are kept in %s", dir)
+}
+
+// TestClusterTerminate puts the balancer in front of two nodes in
+// terminate mode: TLS ends at HAProxy, the nodes serve plain HTTP and
+// take the client's https scheme from X-Forwarded-Proto.
+func TestClusterTerminate(t *testing.T) {
+	shared.Get(t)
+	ctx := ctxT(t, 10*time.Minute)
+	cfg := stacktest.Config(shared.Dirs, "terminate")
+	cfg.Topology = stack.Topology{Nodes: 2, LBTLS: stack.LBTLSTerminate}
+	s, err := stack.Start(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Down(context.Background()) })
+	tg, st := s.Target(), s.State()
+	if !strings.HasPrefix(tg.BaseURL, "https://") {
+		t.Fatalf("target %s: want https at the balancer", tg.BaseURL)
+	}
+	for _, n := range st.Nodes {
+		if n.TLS || !strings.HasPrefix(n.URL(), "http://") {
+			t.Errorf("node %d serves %s: want plain HTTP behind a terminating balancer", n.Index, n.URL())
+		}
+	}
+	newConnPerToken(tg)
+	secret, err := readSecret(s, "admin-client-secret")
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, err := s.BalancerStats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 6 {
+		tok, err := token(ctx, tg.BaseURL, "", url.Values{"grant_type": {"client_credentials"}, "client_id": {stack.AdminClientID}, "client_secret": {secret}})
+		if err != nil {
+			t.Fatalf("grant %d: %v", i, err)
+		}
+		if iss := issuer(t, tok.AccessToken); iss != tg.BaseURL+"/realms/master" {
+			t.Errorf("grant %d: issuer %q, want the balancer's https URL", i, iss)
+		}
+	}
+	after, err := s.BalancerStats(ctx)
+	if err != nil || len(after) != 2 {
+		t.Fatalf("balancer stats %+v, %v", after, err)
+	}
+	for i, a := range after {
+		if d := a.Requests - before[i].Requests; d < 2 {
+			t.Errorf("%s served %d of 6 grants; round-robin should give each about half", a.Node, d)
+		}
+	}
 }

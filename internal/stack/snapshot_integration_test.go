@@ -22,7 +22,7 @@ import (
 
 func realmNames(t *testing.T, ctx context.Context, tg kc.Target) []string {
 	t.Helper()
-	rs, err := kc.NewAdmin(kc.New(tg.BaseURL, nil), tg.Admin).Realms(ctx)
+	rs, err := kc.NewAdmin(kc.NewFor(tg), tg.Admin).Realms(ctx)
 	if err != nil {
 		t.Fatalf("list realms: %v", err)
 	}
@@ -37,12 +37,12 @@ func realmNames(t *testing.T, ctx context.Context, tg kc.Target) []string {
 // client's client-credentials grant and the admin user's password grant.
 func checkAdmin(t *testing.T, ctx context.Context, tg kc.Target) {
 	t.Helper()
-	if _, err := kc.NewAdmin(kc.New(tg.BaseURL, nil), tg.Admin).Token(ctx); err != nil {
+	if _, err := kc.NewAdmin(kc.NewFor(tg), tg.Admin).Token(ctx); err != nil {
 		t.Errorf("admin client login: %v", err)
 	}
 	pw := tg.Admin
 	pw.ClientID, pw.ClientSecret = "", ""
-	if _, err := kc.NewAdmin(kc.New(tg.BaseURL, nil), pw).Token(ctx); err != nil {
+	if _, err := kc.NewAdmin(kc.NewFor(tg), pw).Token(ctx); err != nil {
 		t.Errorf("admin password login: %v", err)
 	}
 }
@@ -77,7 +77,7 @@ func TestSnapshotSaveRestore(t *testing.T) {
 		}
 	})
 	tg := s.Target()
-	admin := kc.NewAdmin(kc.New(tg.BaseURL, nil), tg.Admin)
+	admin := kc.NewAdmin(kc.NewFor(tg), tg.Admin)
 	if err := admin.Do(ctx, "POST", "/admin/realms", map[string]any{"realm": "snaptest", "enabled": true}, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +104,7 @@ func TestSnapshotSaveRestore(t *testing.T) {
 
 	// Drift away from A: a second realm, another admin password (in the
 	// database and in the stack's file), another manifest.
-	admin = kc.NewAdmin(kc.New(s.Target().BaseURL, nil), s.Target().Admin)
+	admin = kc.NewAdmin(kc.NewFor(s.Target()), s.Target().Admin)
 	if err := admin.Do(ctx, "POST", "/admin/realms", map[string]any{"realm": "snaptest2", "enabled": true}, nil); err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -49,7 +48,7 @@ func TestAdminTokenAndVersion(t *testing.T) {
 	// Password grant on admin-cli works too (the bootstrap admin user).
 	pwOnly := tg
 	pwOnly.Admin.ClientID, pwOnly.Admin.ClientSecret = "", ""
-	tok, err := kc.NewAdmin(kc.New(tg.BaseURL, nil), pwOnly.Admin).Token(ctx)
+	tok, err := kc.NewAdmin(kc.NewFor(tg), pwOnly.Admin).Token(ctx)
 	if err != nil || len(tok) < 100 {
 		t.Fatalf("admin password grant: %q, %v", tok, err)
 	}
@@ -120,7 +119,7 @@ func TestRestartMeasuresBoot(t *testing.T) {
 	if br.RSS < 100<<20 || br.CPU <= 0 {
 		t.Errorf("boot RSS %d MiB CPU %s", br.RSS>>20, br.CPU)
 	}
-	ok, err := kc.Ready(ctx, http.DefaultClient, s.Target().ManagementURL)
+	ok, err := kc.Ready(ctx, s.Target().HTTPClient(time.Minute), s.Target().ManagementURL)
 	if err != nil || !ok {
 		t.Fatalf("not ready after restart: %v %v", ok, err)
 	}
