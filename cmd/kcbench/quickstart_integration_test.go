@@ -36,7 +36,20 @@ func TestQuickstartScaledDown(t *testing.T) {
 	if st, err := os.Stat(filepath.Join(exp, "report.html")); err != nil || st.Size() == 0 {
 		t.Errorf("report.html: %v", err)
 	}
-	for _, want := range []string{"server CPU-ms/op", "Sizing for the guide's example load", "report: "} {
+	// Measured as the sizing guide measures: TLS, a new connection per
+	// grant, default hashing.
+	for _, p := range pts {
+		for _, wl := range p.Summary.Workloads {
+			c := wl.Connections
+			if c == nil || !c.TLS || (wl.Scenario == results.ScenarioClientCredentials && (c.Policy != results.ConnPerIteration || c.Handshakes != c.Iterations)) {
+				t.Errorf("point %s, %s %s: connections %+v", p.Manifest.Point, wl.Phase, wl.Name, c)
+			}
+		}
+		if pol := p.Summary.Params["password_policy"]; pol != "default" {
+			t.Errorf("point %s: password policy %q, want the default (argon2)", p.Manifest.Point, pol)
+		}
+	}
+	for _, want := range []string{"server CPU-ms/op", "Sizing from costs measured under the sizing guide's conditions", "For the guide's example load", "report: "} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}

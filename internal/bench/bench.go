@@ -7,6 +7,7 @@ package bench
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -80,6 +81,13 @@ type Options struct {
 	Rounds     int           // rounds of Duration/Rounds per tool, interleaved
 	Warmup     time.Duration // server warm-up with kcbench's engine, not measured
 	WrkThreads int
+	// TLS is the client configuration for an https Base (its CA).
+	TLS *tls.Config
+	// NewConns opens a new connection for every request (kcbench: the
+	// per-iteration policy; wrk: "Connection: close", the server closes
+	// and wrk reconnects), to measure the cost of a connection, and with
+	// https of a full TLS handshake.
+	NewConns   bool
 	CPUProfile io.Writer // when set, a Go CPU profile of kcbench's first measured run
 	Logf       func(format string, args ...any)
 }
@@ -88,7 +96,7 @@ type Options struct {
 // wrk and k6 (jwks only) in interleaved rounds, and returns each tool's
 // sums, kcbench's first.
 func Run(ctx context.Context, o Options) ([]Result, error) {
-	bk := engine{scenario: o.Scenario, base: o.Base, newPool: o.NewPool, conns: o.Conns}
+	bk := engine{scenario: o.Scenario, base: o.Base, newPool: o.NewPool, conns: o.Conns, tls: o.TLS, newConns: o.NewConns}
 	url := strings.TrimRight(o.Base, "/") + "/realms/" + o.Realm + "/protocol/openid-connect/certs"
 	var kcbTools []string
 	for _, c := range o.Clients {
@@ -103,7 +111,10 @@ func Run(ctx context.Context, o Options) ([]Result, error) {
 	prof := o.CPUProfile
 	tools := kcbTools
 	if o.Scenario == results.ScenarioJWKS {
-		tools = append(tools, "wrk", "k6")
+		tools = append(tools, "wrk")
+		if !o.NewConns { // k6 has no per-request connection option
+			tools = append(tools, "k6")
+		}
 	}
 	sums := make([]Result, len(tools))
 	d := o.Duration / time.Duration(o.Rounds)
@@ -125,7 +136,7 @@ func Run(ctx context.Context, o Options) ([]Result, error) {
 					prof = nil // one profile: the first round's run
 				}
 			case "wrk":
-				r, err = runWrk(ctx, url, o.Conns, o.WrkThreads, d)
+				r, err = runWrk(ctx, url, o.Conns, o.WrkThreads, d, o.NewConns)
 			case "k6":
 				r, err = runK6(ctx, url, o.Conns, d)
 			}
@@ -143,11 +154,17 @@ func Run(ctx context.Context, o Options) ([]Result, error) {
 
 // Clients are the HTTP clients the benchmark can put under kcbench's
 // engine.
-var Clients = map[string]func(conns int, timeout time.Duration) *http.Client{
-	"h1":       h1.NewClient,
-	"fasthttp": fhttp.NewClient,
-	"net-http": func(conns int, timeout time.Duration) *http.Client {
-		return &http.Client{Timeout: timeout, Transport: &http.Transport{MaxIdleConnsPerHost: conns, DisableCompression: true}}
+// engine; cfg is the TLS configuration of an https server (fasthttp
+// speaks plain http here).
+var Clients = map[string]func(conns int, timeout time.Duration, cfg *tls.Config) *http.Client{
+	"h1": func(conns int, timeout time.Duration, cfg *tls.Config) *http.Client {
+		return &http.Client{Transport: &h1.Transport{Timeout: timeout, MaxIdlePerHost: conns, TLSConfig: cfg}}
+	},
+	"fasthttp": func(conns int, timeout time.Duration, _ *tls.Config) *http.Client {
+		return fhttp.NewClient(conns, timeout)
+	},
+	"net-http": func(conns int, timeout time.Duration, cfg *tls.Config) *http.Client {
+		return &http.Client{Timeout: timeout, Transport: &http.Transport{MaxIdleConnsPerHost: conns, DisableCompression: true, TLSClientConfig: cfg}}
 	},
 }
 
@@ -157,6 +174,31 @@ type engine struct {
 	base     string
 	newPool  func() (*scenario.Pool, error)
 	conns    int
+	tls      *tls.Config
+	newConns bool
+}
+
+// newConnsScenario closes a VU's connections after every iteration
+// (one request each in the benchmark's scenarios).
+type newConnsScenario struct{ load.Scenario }
+
+func (s newConnsScenario) NewUser(ctx context.Context, id int) (load.User, error) {
+	u, err := s.Scenario.NewUser(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return newConnsUser{User: u, scope: &h1.Scope{Private: true}}, nil
+}
+
+type newConnsUser struct {
+	load.User
+	scope *h1.Scope
+}
+
+func (u newConnsUser) Iterate(ctx context.Context, rec load.OpRecorder) error {
+	err := u.User.Iterate(h1.WithScope(ctx, u.scope), rec)
+	u.scope.CloseIdle()
+	return err
 }
 
 // run runs the scenario for d and measures the process's CPU time around
@@ -167,11 +209,19 @@ func (b engine) run(ctx context.Context, tool string, d time.Duration) (Result, 
 		return Result{}, err
 	}
 	conns := b.conns
-	hc := Clients[strings.TrimPrefix(tool, "kcbench/")](conns, load.DefaultHTTPTimeout)
+	client := strings.TrimPrefix(tool, "kcbench/")
+	hc := Clients[client](conns, load.DefaultHTTPTimeout, b.tls)
 	defer hc.CloseIdleConnections()
-	sc, err := scenario.ByName(b.scenario, scenario.Env{Client: kc.New(b.base, hc), Pool: pool})
+	var sc load.Scenario
+	sc, err = scenario.ByName(b.scenario, scenario.Env{Client: kc.New(b.base, hc), Pool: pool})
 	if err != nil {
 		return Result{}, err
+	}
+	if b.newConns {
+		if client != "h1" {
+			return Result{}, fmt.Errorf("a new connection per request is measured with kcbench's own client (h1) only")
+		}
+		sc = newConnsScenario{Scenario: sc}
 	}
 	c0, s0 := selfCPU()
 	t0 := time.Now()
@@ -238,14 +288,18 @@ var (
 	wrkSockErr  = regexp.MustCompile(`Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)`)
 )
 
-func runWrk(ctx context.Context, url string, conns, threads int, d time.Duration) (Result, error) {
+func runWrk(ctx context.Context, url string, conns, threads int, d time.Duration, newConns bool) (Result, error) {
 	r := Result{Tool: "wrk"}
 	if _, err := exec.LookPath("wrk"); err != nil {
 		r.Skipped = "not installed (apt-get install wrk)"
 		return r, nil
 	}
-	out, wall, cpu, sys, err := runTool(ctx, "wrk", []string{"-t", strconv.Itoa(min(threads, conns)), "-c", strconv.Itoa(conns),
-		"-d", strconv.Itoa(max(1, int(d.Round(time.Second).Seconds()))) + "s", url}, nil)
+	args := []string{"-t", strconv.Itoa(min(threads, conns)), "-c", strconv.Itoa(conns),
+		"-d", strconv.Itoa(max(1, int(d.Round(time.Second).Seconds()))) + "s"}
+	if newConns {
+		args = append(args, "-H", "Connection: close")
+	}
+	out, wall, cpu, sys, err := runTool(ctx, "wrk", append(args, url), nil)
 	if err != nil {
 		return r, err
 	}

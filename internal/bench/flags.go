@@ -38,6 +38,7 @@ func (f *Flags) RegisterFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&f.Warmup, "warmup", 5*time.Second, "server warm-up before the measured runs (kcbench, not measured)")
 	fs.StringVar(&f.Realm, "realm", "master", "realm whose JWKS is fetched")
 	fs.IntVar(&f.WrkThreads, "wrk-threads", 2, "wrk -t")
+	fs.BoolVar(&f.NewConns, "new-conns", false, "a new connection (over https: a full TLS handshake) for every request: kcbench's per-iteration policy, wrk with Connection: close; measures what a connection costs the load generator")
 	fs.StringVar(&f.CPUProfile, "cpuprofile", "", "write a Go CPU profile of kcbench's measured runs to `FILE` (for go tool pprof)")
 	fs.StringVar(&f.Scenario, "scenario", results.ScenarioJWKS, "`NAME` of kcbench's workload; other than jwks (e.g. password-grant, users from the local stack's dataset) only kcbench's clients run, to compare them")
 	fs.StringVar(&f.clients, "clients", "h1", "kcbench's HTTP clients to measure, comma-separated: h1, fasthttp (behind http.RoundTripper), net-http; the first is held to the bars")
@@ -73,6 +74,9 @@ func (f *Flags) Resolve(tf *kc.TargetFlags, w *stack.Where, getenv func(string) 
 			return o, done, err
 		}
 		o.Base = s.Target().BaseURL
+		if o.TLS, err = s.Target().TLSConfig(); err != nil {
+			return o, done, err
+		}
 		if f.Scenario != results.ScenarioJWKS {
 			m, err := dataset.ReadManifest(s.DatasetManifest())
 			if err != nil {
@@ -80,6 +84,10 @@ func (f *Flags) Resolve(tf *kc.TargetFlags, w *stack.Where, getenv func(string) 
 			}
 			o.NewPool = func() (*scenario.Pool, error) { return scenario.NewManifestPool(m, 0) }
 		}
+	} else if tg, err := tf.LoadTarget(); err != nil {
+		return o, done, err
+	} else if o.TLS, err = tg.TLSConfig(); err != nil {
+		return o, done, err
 	} else if f.Scenario != results.ScenarioJWKS {
 		return o, done, cliutil.Usagef("--scenario other than jwks needs the local stack (its dataset)")
 	}

@@ -408,6 +408,7 @@ func (r *Runner) runPoint(ctx context.Context, p Point) (*results.Summary, error
 	sum := &results.Summary{Schema: results.Schema, Point: p.ID, Params: p.Params(), Status: results.StatusDone}
 	// Whether users share a password salt is part of what was measured.
 	man.Params["password_salts"], sum.Params["password_salts"] = p.Spec.Salts(), p.Spec.Salts()
+	man.Params["password_policy"], sum.Params["password_policy"] = p.Spec.Policy.String(), p.Spec.Policy.String()
 
 	pctx := ctx
 	var cancel context.CancelCauseFunc
@@ -505,7 +506,7 @@ func (r *Runner) runPoint(ctx context.Context, p Point) (*results.Summary, error
 				}
 				wl := results.Workload{Name: w.Name, Scenario: cfg.Scenario, Phase: phase, Stats: res.Stats,
 					ServerCPUMsPerOp: res.CPU.PerIteration, ServerCPUSource: res.CPU.Source, Database: res.DB, Directory: res.Directory,
-					ClientsInUse: clientsInUse(p.Spec, cfg)}
+					ClientsInUse: clientsInUse(p.Spec, cfg), Connections: res.Connections}
 				sum.Workloads = append(sum.Workloads, wl)
 				res.DB.RecordDurable(sum.Params)
 				res.DB.RecordDurable(man.Params)

@@ -147,6 +147,9 @@ type Workload struct {
 	// Directory is the LDAP directory's CPU per successful iteration
 	// (nil unless the users are in LDAP).
 	Directory *DirectoryCost `json:"directory,omitempty"`
+	// Connections is how the workload's VUs connected (nil: not
+	// recorded, by a kcbench without TLS).
+	Connections *Connections `json:"connections,omitempty"`
 }
 
 // Capacity is a capacity search run at a point; its folder (Dir, relative
