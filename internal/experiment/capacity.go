@@ -187,6 +187,9 @@ func (f *Search) Run(ctx context.Context, tg kc.Target, m *dataset.Manifest, par
 	if f.Scenario.Scenario == results.ScenarioMix {
 		r.Params = WithParam(r.Params, "mix", scenario.MixString(orDefaultMix(f.Scenario.Mix)))
 	}
+	for k, v := range scenario.ConnParams(tg, f.Scenario) {
+		r.Params = WithParam(r.Params, k, v)
+	}
 	f.Logf("capacity: done in %s", time.Since(start).Round(time.Second))
 	if werr := r.WriteDir(dir); werr != nil {
 		return r, errors.Join(err, werr)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"io"
 	"math"
 	"os"
@@ -634,6 +635,7 @@ func (r *Runner) runCapacity(ctx context.Context, p Point, dir string, w Workloa
 	res.Params["password_salts"] = p.Spec.Salts()
 	res.Params["users_per_tenant"] = fmt.Sprint(p.Spec.Content.Users)
 	res.Params["machine_cores"] = fmt.Sprint(numCPU())
+	maps.Copy(res.Params, scenario.ConnParams(tg, cfg))
 	if r.st != nil {
 		if h, err := r.st.Heap(); err == nil {
 			res.Params["heap"] = h.String()

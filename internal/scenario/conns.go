@@ -11,6 +11,7 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/kcbench/kcbench/internal/h1"
+	"github.com/kcbench/kcbench/internal/kc"
 	"github.com/kcbench/kcbench/internal/load"
 	"github.com/kcbench/kcbench/internal/results"
 )
@@ -135,6 +136,14 @@ func (u *connUser) Iterate(ctx context.Context, rec load.OpRecorder) error {
 		u.scope.CloseIdle()
 	}
 	return err
+}
+
+// ConnParams are the result params of how a run of c against tg
+// connects: tls (on or off), conn_policy and tls_resumption.
+func ConnParams(tg kc.Target, c Config) map[string]string {
+	p := map[string]string{}
+	results.Connections{Policy: c.Policy(), TLS: strings.HasPrefix(tg.BaseURL, "https://"), Resumption: c.TLSResumption}.RecordParams(p)
+	return p
 }
 
 // h1Transport is hc's transport when it is the load engine's own.

@@ -120,6 +120,10 @@ type Measurement struct {
 	Source string `json:"source,omitempty"` // SourceWorkload (default) or SourceCapacity
 	// DB is the database's cost per iteration, when measured.
 	DB *results.DBCost `json:"database,omitempty"`
+	// TLS ("on", "off"; "": not recorded) and ConnPolicy are the
+	// conditions the clients connected under.
+	TLS        string `json:"tls,omitempty"`
+	ConnPolicy string `json:"conn_policy,omitempty"`
 }
 
 func (m Measurement) usable() bool { return m.CPUMsPerOp > 0 && finite(m.CPUMsPerOp) && m.OK > 0 }
@@ -176,6 +180,58 @@ type Figure struct {
 	Points   []string `json:"points,omitempty"`
 	// OK is the successful iterations over all repeats.
 	OK int64 `json:"ok,omitempty"`
+	// Policy, TLS and ConnPolicy are the conditions it was measured under
+	// (the first repeat's): the password policy, TLS on or off, the
+	// connection policy ("": not recorded).
+	Policy     string `json:"password_policy,omitempty"`
+	TLS        string `json:"tls,omitempty"`
+	ConnPolicy string `json:"conn_policy,omitempty"`
+}
+
+// guideConnPolicy is the connection policy of the guide's test for op:
+// a new connection per client-credential grant ("each client runs only a
+// single request"), kept-alive connections otherwise.
+func guideConnPolicy(op Op) string {
+	if op == OpClientCredentials {
+		return results.ConnPerIteration
+	}
+	return results.ConnReuse
+}
+
+// Conditions says what f was measured under and, flagged with ≠, where
+// that differs from the guide's test (TLS at the pod, a new connection
+// per client-credential grant, the default argon2 hashing); diffs lists
+// the differences ("" when measured as the guide measures).
+func (f Figure) Conditions() (desc string, diffs []string) {
+	var parts []string
+	add := func(ok bool, s, diff string) {
+		if !ok {
+			s += " ≠"
+			diffs = append(diffs, diff)
+		}
+		parts = append(parts, s)
+	}
+	switch f.TLS {
+	case "on":
+		parts = append(parts, "TLS")
+	case "off":
+		add(false, "plain HTTP", "plain HTTP, not TLS")
+	default:
+		add(false, "TLS not recorded", "TLS not recorded")
+	}
+	if f.ConnPolicy != "" {
+		want := guideConnPolicy(f.Op)
+		add(f.ConnPolicy == want, f.ConnPolicy+" connections", fmt.Sprintf("%s connections, the guide's %s", f.ConnPolicy, want))
+	}
+	if f.Op == OpLogin && f.Policy != "" {
+		def := f.Policy == "default"
+		desc := f.Policy + " hashing"
+		if def {
+			desc = "argon2 (default) hashing"
+		}
+		add(def, desc, "hashed with "+f.Policy+", not the default argon2")
+	}
+	return strings.Join(parts, ", "), diffs
 }
 
 // Measured reports whether the figure comes from a measurement.
@@ -408,7 +464,8 @@ func figures(op Op, ms []Measurement) []Figure {
 			return cmp.Or(cmp.Compare(a.Repeat, b.Repeat), cmp.Compare(a.Point, b.Point))
 		})
 		f := Figure{Op: op, Phase: c.phase, Mode: c.mode, Tenants: c.tenants, Workload: c.workload, Scenario: c.scenario,
-			Min: reps[0].CPUMsPerOp, Max: reps[0].CPUMsPerOp, Source: reps[0].Source}
+			Min: reps[0].CPUMsPerOp, Max: reps[0].CPUMsPerOp, Source: reps[0].Source,
+			Policy: reps[0].Policy, TLS: reps[0].TLS, ConnPolicy: reps[0].ConnPolicy}
 		sum := 0.0
 		for _, m := range reps {
 			sum += m.CPUMsPerOp
@@ -449,6 +506,16 @@ func (c Calibration) WriteText(w io.Writer) error {
 		cells = append(cells, []string{f.Op.String(), ms, rate, num(guideRate(f.Op)), f.From()})
 	}
 	writeTable(bw, cells, []bool{false, true, true, true, false})
+	for _, f := range c.Figures {
+		if !f.Measured() {
+			continue
+		}
+		desc, diffs := f.Conditions()
+		fmt.Fprintf(bw, "  %s measured under: %s\n", f.Op, desc)
+		if len(diffs) > 0 {
+			fmt.Fprintf(bw, "    differs from the guide's test (%s): this cost errs low for production\n", strings.Join(diffs, "; "))
+		}
+	}
 	if len(c.Others) > 0 {
 		fmt.Fprintf(bw, "  also measured, not used:\n")
 		for _, f := range c.Others {

@@ -65,7 +65,19 @@ func Compare(a, b Rates) Comparison {
 // CompareResults compares the sizings of the same load made with different
 // rates or memory models (e.g. Calculate with GuideRates, then with
 // RatesFromCPUms): CPU, memory and database figures of the first site.
+// What B took from the guide's models rather than from a measurement —
+// the database per request always, memory unless measured — is marked
+// not measured.
 func CompareResults(a, b Result) Comparison {
+	c := compareResults(a, b)
+	c.MarkNotMeasured("database")
+	if b.Input.Memory.Source == GuideSource || b.Input.Memory.Source == "" {
+		c.MarkNotMeasured("memory")
+	}
+	return c
+}
+
+func compareResults(a, b Result) Comparison {
 	pa, pb := firstPod(a), firstPod(b)
 	return Comparison{A: a.Input.Rates.Source, B: b.Input.Rates.Source, Rows: []Row{
 		row("Keycloak CPU, cluster total", "vCPU", a.CPU.TotalVCPU, b.CPU.TotalVCPU),

@@ -42,12 +42,16 @@ func Measurements(pts []*results.Point) (ms []Measurement, notes []string) {
 		}
 		for _, w := range s.Workloads {
 			it, _ := w.Stats.Op(results.IterationOp)
-			ms = append(ms, Measurement{
+			m := Measurement{
 				Point: p.Manifest.Point, Variant: s.Params[results.ParamVariant], Policy: pointPolicy(p.Manifest),
 				Keycloak: p.Manifest.Keycloak, Mode: s.Params["mode"], Tenants: paramInt(s.Params, "tenants"),
 				Repeat: paramInt(s.Params, "repeat"), Workload: w.Name, Scenario: w.Scenario, Phase: w.Phase,
 				CPUMsPerOp: w.ServerCPUMsPerOp, OK: it.OK, Source: SourceWorkload, DB: w.Database,
-			})
+			}
+			if c := w.Connections; c != nil {
+				m.TLS, m.ConnPolicy = onOff(c.TLS), c.Policy
+			}
+			ms = append(ms, m)
 		}
 	}
 	if len(skipped) > 0 {
@@ -96,6 +100,7 @@ func CapacityMeasurements(dir string, pts []*results.Point) (ms []Measurement, n
 			Keycloak: r.Params["keycloak_version"], Mode: r.Params["mode"], Tenants: paramInt(r.Params, "tenants"),
 			Repeat: paramInt(r.Params, "repeat"), Workload: workload, Scenario: r.Scenario, Phase: PhaseCapacity,
 			CPUMsPerOp: r.CPUMsPerOp, OK: r.Steps[r.BestStep].OK, Source: SourceCapacity, DB: r.Steps[r.BestStep].Database,
+			TLS: r.Params[results.ParamTLS], ConnPolicy: r.Params[results.ParamConnPolicy],
 		})
 	}
 	return ms, notes
@@ -143,4 +148,11 @@ func TopologyName(p map[string]string) string {
 		return nodes + "x"
 	}
 	return nodes + "x" + cpus + "cpu"
+}
+
+func onOff(b bool) string {
+	if b {
+		return "on"
+	}
+	return "off"
 }
