@@ -219,8 +219,10 @@ func TestCluster(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// Kept-alive connections, as most clients of a cluster hold them:
+		// the recovery after the kill is what is measured here.
 		cfg := scenario.Config{Scenario: results.ScenarioClientCredentials, Executor: "constant-arrival-rate", Rate: 5, VUs: 4, MaxVUs: 50,
-			Duration: 55 * time.Second, Realm: "master", ClientID: stack.AdminClientID, ClientSecret: secret}
+			Duration: 55 * time.Second, Realm: "master", ClientID: stack.AdminClientID, ClientSecret: secret, ConnPolicy: results.ConnReuse}
 		cfg.ApplyDefaults()
 		fault := func(spec string) load.Event {
 			f, err := stack.ParseFault(spec)
@@ -375,13 +377,20 @@ func TestCluster(t *testing.T) {
 	})
 }
 
-// tokenClient opens a connection for every request: a balancer in TLS
-// passthrough balances connections, not requests.
+// tokenClient is token's client: one that trusts the stack's CA.
 var tokenClient *http.Client
 
+// newConnPerToken makes token open a connection for every request: a
+// balancer in TLS passthrough balances connections, not requests.
 func newConnPerToken(tg kc.Target) {
 	tokenClient = tg.HTTPClient(time.Minute)
 	tokenClient.Transport.(*http.Transport).DisableKeepAlives = true
+}
+
+// keepAliveTokens makes token reuse one kept-alive connection.
+func keepAliveTokens(tg kc.Target) {
+	tokenClient = tg.HTTPClient(time.Minute)
+	tokenClient.Transport.(*http.Transport).MaxIdleConnsPerHost = 1
 }
 
 // issuer is the iss claim of a JWT.

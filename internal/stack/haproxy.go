@@ -93,6 +93,9 @@ global
 defaults
     mode {{if .Passthrough}}tcp{{else}}http{{end}}
     timeout connect 5s
+    # a connection a dead node refuses goes to another node
+    retries 2
+    option redispatch
     timeout client 5m
     timeout server 5m
 {{- if not .Passthrough}}

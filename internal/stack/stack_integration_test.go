@@ -175,6 +175,15 @@ func TestExternalTarget(t *testing.T) {
 	if ext.Local() {
 		t.Fatal("external target claims to be local")
 	}
+	// Over https without its CA: refused, saying what to pass.
+	var ue *kc.UntrustedError
+	if _, err := kc.Check(ctx, ext, nil); !errors.As(err, &ue) || !strings.Contains(err.Error(), "--ca-file") {
+		t.Fatalf("untrusted certificate: %v", err)
+	}
+	if err := kc.CheckTLS(ctx, ext); !errors.As(err, &ue) {
+		t.Fatalf("CheckTLS without the CA: %v", err)
+	}
+	ext.CAFile = local.CAFile
 	info, err := kc.Check(ctx, ext, nil)
 	if err != nil {
 		t.Fatal(err)
