@@ -184,12 +184,15 @@ func TestLifecycle(t *testing.T) {
 		t.Fatal(err)
 	}
 	tg := s.Target()
-	out = c.mustRun("status", "--target", tg.BaseURL, "--management-url", tg.ManagementURL,
+	if code, out := c.run("status", "--target", tg.BaseURL, "--admin-password-file", s.SecretPath("admin-password")); code == 0 || !strings.Contains(out, "--ca-file") {
+		t.Errorf("https target without its CA: exit %d\n%s", code, out)
+	}
+	out = c.mustRun("status", "--target", tg.BaseURL, "--management-url", tg.ManagementURL, "--ca-file", tg.CAFile,
 		"--admin-password-file", s.SecretPath("admin-password"))
 	if !strings.Contains(out, "admin login  ok") || !strings.Contains(out, "ready        true") {
 		t.Errorf("external status:\n%s", out)
 	}
-	if code, out := c.run("status", "--target", tg.BaseURL, "--admin-password-file", s.SecretPath("admin-client-secret")); code != exitError || !strings.Contains(out, "wrong admin") {
+	if code, out := c.run("status", "--target", tg.BaseURL, "--ca-file", tg.CAFile, "--admin-password-file", s.SecretPath("admin-client-secret")); code != exitError || !strings.Contains(out, "wrong admin") {
 		t.Errorf("wrong password: exit %d\n%s", code, out)
 	}
 

@@ -171,7 +171,7 @@ func TestLoadCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	tg := s.Target()
-	text = c.mustRun("load", "--target", tg.BaseURL, "--management-url", tg.ManagementURL, "--realm", "master",
+	text = c.mustRun("load", "--target", tg.BaseURL, "--management-url", tg.ManagementURL, "--ca-file", tg.CAFile, "--realm", "master",
 		"--scenario", "jwks", "--vus", "2", "--duration", "2s")
 	if !strings.Contains(text, "from "+tg.ManagementURL+"/metrics") {
 		t.Errorf("external target:\n%s", text)

@@ -54,6 +54,9 @@ func cmdStatus(ctx context.Context, e *env, args []string) error {
 	if *timeout <= 0 || *timeout > kc.MaxStatusTimeout {
 		return usagef("--timeout %v: must be positive and at most %v", *timeout, kc.MaxStatusTimeout)
 	}
+	if err := t.CheckUnused(); err != nil {
+		return err
+	}
 	if t.Set() {
 		tg, err := t.Target()
 		if err != nil {

@@ -68,6 +68,9 @@ func (f *Flags) Resolve(tf *kc.TargetFlags, w *stack.Where, getenv func(string) 
 	o.Logf = logf
 	o.Base = tf.URL
 	o.NewPool = func() (*scenario.Pool, error) { return scenario.NewSinglePool(scenario.Single{Realm: f.Realm}) }
+	if err := tf.CheckUnused(); err != nil {
+		return o, done, err
+	}
 	if !tf.Set() {
 		s, err := w.Attach(getenv, logf)
 		if err != nil {

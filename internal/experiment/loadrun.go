@@ -38,6 +38,9 @@ func (c *RunFile) CheckOut(emit bool) error {
 // an external --target (which needs --manifest or --realm), else the
 // local stack (st, nil for a --target) and its dataset.json.
 func (c *RunFile) Target(tf *kc.TargetFlags, w *stack.Where, getenv func(string) string, logf func(string, ...any)) (tg kc.Target, st *stack.Stack, manifest string, err error) {
+	if err := tf.CheckUnused(); err != nil {
+		return tg, nil, "", err
+	}
 	if tf.Set() {
 		if tg, err = tf.LoadTarget(); err != nil {
 			return tg, nil, "", err
