@@ -41,7 +41,9 @@ func TestQuickstartScaledDown(t *testing.T) {
 	for _, p := range pts {
 		for _, wl := range p.Summary.Workloads {
 			c := wl.Connections
-			if c == nil || !c.TLS || (wl.Scenario == results.ScenarioClientCredentials && (c.Policy != results.ConnPerIteration || c.Handshakes != c.Iterations)) {
+			// (an iteration the end of a 0.4 s run cuts off before its
+			// request makes no handshake)
+			if c == nil || !c.TLS || (wl.Scenario == results.ScenarioClientCredentials && (c.Policy != results.ConnPerIteration || c.PerIteration() < 0.9 || c.PerIteration() > 1)) {
 				t.Errorf("point %s, %s %s: connections %+v", p.Manifest.Point, wl.Phase, wl.Name, c)
 			}
 		}

@@ -81,8 +81,10 @@ type Options struct {
 	Rounds     int           // rounds of Duration/Rounds per tool, interleaved
 	Warmup     time.Duration // server warm-up with kcbench's engine, not measured
 	WrkThreads int
-	// TLS is the client configuration for an https Base (its CA).
-	TLS *tls.Config
+	// TLS is the client configuration for an https Base (its CA), and
+	// CAFile that CA's file, for k6 (SSL_CERT_FILE).
+	TLS    *tls.Config
+	CAFile string
 	// NewConns opens a new connection for every request (kcbench: the
 	// per-iteration policy; wrk: "Connection: close", the server closes
 	// and wrk reconnects), to measure the cost of a connection, and with
@@ -138,7 +140,7 @@ func Run(ctx context.Context, o Options) ([]Result, error) {
 			case "wrk":
 				r, err = runWrk(ctx, url, o.Conns, o.WrkThreads, d, o.NewConns)
 			case "k6":
-				r, err = runK6(ctx, url, o.Conns, d)
+				r, err = runK6(ctx, url, o.Conns, d, o.CAFile)
 			}
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", tool, err)
@@ -155,7 +157,7 @@ func Run(ctx context.Context, o Options) ([]Result, error) {
 // Clients are the HTTP clients the benchmark can put under kcbench's
 // engine.
 // engine; cfg is the TLS configuration of an https server (fasthttp
-// speaks plain http here).
+// is measured over plain http only).
 var Clients = map[string]func(conns int, timeout time.Duration, cfg *tls.Config) *http.Client{
 	"h1": func(conns int, timeout time.Duration, cfg *tls.Config) *http.Client {
 		return &http.Client{Transport: &h1.Transport{Timeout: timeout, MaxIdlePerHost: conns, TLSConfig: cfg}}
@@ -216,6 +218,9 @@ func (b engine) run(ctx context.Context, tool string, d time.Duration) (Result, 
 	sc, err = scenario.ByName(b.scenario, scenario.Env{Client: kc.New(b.base, hc), Pool: pool})
 	if err != nil {
 		return Result{}, err
+	}
+	if b.tls != nil && client == "fasthttp" {
+		return Result{}, fmt.Errorf("fasthttp is measured over plain http only (up --tls=false)")
 	}
 	if b.newConns {
 		if client != "h1" {
@@ -329,7 +334,7 @@ export default function () { http.get(__ENV.URL); }
 export function handleSummary(data) { return { [__ENV.SUMMARY]: JSON.stringify(data) }; }
 `
 
-func runK6(ctx context.Context, url string, conns int, d time.Duration) (Result, error) {
+func runK6(ctx context.Context, url string, conns int, d time.Duration, caFile string) (Result, error) {
 	r := Result{Tool: "k6"}
 	bin, err := exec.LookPath("k6")
 	if err != nil {
@@ -353,7 +358,7 @@ func runK6(ctx context.Context, url string, conns int, d time.Duration) (Result,
 		return r, err
 	}
 	_, wall, cpu, sys, err := runTool(ctx, bin, []string{"run", "--quiet", "--no-color", "--no-usage-report", script},
-		[]string{"URL=" + url, "VUS=" + strconv.Itoa(conns), "DURATION=" + d.String(), "SUMMARY=" + summary})
+		append([]string{"URL=" + url, "VUS=" + strconv.Itoa(conns), "DURATION=" + d.String(), "SUMMARY=" + summary}, caEnv(caFile)...))
 	if err != nil {
 		return r, err
 	}
@@ -421,4 +426,12 @@ func Write(w io.Writer, scen string, rs []Result, conns int, d time.Duration) er
 		return BarsMissed(missed)
 	}
 	return nil
+}
+
+// caEnv makes a Go program (k6) trust caFile ("": no change).
+func caEnv(caFile string) []string {
+	if caFile == "" {
+		return nil
+	}
+	return []string{"SSL_CERT_FILE=" + caFile}
 }

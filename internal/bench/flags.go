@@ -80,6 +80,7 @@ func (f *Flags) Resolve(tf *kc.TargetFlags, w *stack.Where, getenv func(string) 
 		if o.TLS, err = s.Target().TLSConfig(); err != nil {
 			return o, done, err
 		}
+		o.CAFile = s.Target().CAFile
 		if f.Scenario != results.ScenarioJWKS {
 			m, err := dataset.ReadManifest(s.DatasetManifest())
 			if err != nil {
@@ -87,12 +88,18 @@ func (f *Flags) Resolve(tf *kc.TargetFlags, w *stack.Where, getenv func(string) 
 			}
 			o.NewPool = func() (*scenario.Pool, error) { return scenario.NewManifestPool(m, 0) }
 		}
-	} else if tg, err := tf.LoadTarget(); err != nil {
-		return o, done, err
-	} else if o.TLS, err = tg.TLSConfig(); err != nil {
-		return o, done, err
-	} else if f.Scenario != results.ScenarioJWKS {
-		return o, done, cliutil.Usagef("--scenario other than jwks needs the local stack (its dataset)")
+	} else {
+		if f.Scenario != results.ScenarioJWKS {
+			return o, done, cliutil.Usagef("--scenario other than jwks needs the local stack (its dataset)")
+		}
+		tg, err := tf.LoadTarget()
+		if err != nil {
+			return o, done, err
+		}
+		if o.TLS, err = tg.TLSConfig(); err != nil {
+			return o, done, err
+		}
+		o.CAFile = tg.CAFile
 	}
 	if f.CPUProfile != "" {
 		pf, err := os.Create(f.CPUProfile)

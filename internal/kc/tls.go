@@ -80,8 +80,7 @@ func TLSClient(caFile string, insecure bool, timeout time.Duration) *http.Client
 	if err != nil {
 		return &http.Client{Timeout: timeout, Transport: failing{err}}
 	}
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.Proxy = nil
+	tr := http.DefaultTransport.(*http.Transport).Clone() // proxies from the environment, never for loopback
 	tr.TLSClientConfig = cfg
 	return &http.Client{Timeout: timeout, Transport: tr}
 }

@@ -124,6 +124,8 @@ type Measurement struct {
 	// conditions the clients connected under.
 	TLS        string `json:"tls,omitempty"`
 	ConnPolicy string `json:"conn_policy,omitempty"`
+	Resumption string `json:"tls_resumption,omitempty"`
+	LBTLS      string `json:"lb_tls,omitempty"`
 }
 
 func (m Measurement) usable() bool { return m.CPUMsPerOp > 0 && finite(m.CPUMsPerOp) && m.OK > 0 }
@@ -186,6 +188,10 @@ type Figure struct {
 	Policy     string `json:"password_policy,omitempty"`
 	TLS        string `json:"tls,omitempty"`
 	ConnPolicy string `json:"conn_policy,omitempty"`
+	// Resumption ("on", "off", "") and LBTLS (the balancer's TLS mode,
+	// "" without one) complete them.
+	Resumption string `json:"tls_resumption,omitempty"`
+	LBTLS      string `json:"lb_tls,omitempty"`
 }
 
 // guideConnPolicy is the connection policy of the guide's test for op:
@@ -214,6 +220,12 @@ func (f Figure) Conditions() (desc string, diffs []string) {
 	switch f.TLS {
 	case "on":
 		parts = append(parts, "TLS")
+		if f.Resumption == "on" {
+			add(false, "sessions resumed", "TLS sessions resumed, not full handshakes")
+		}
+		if f.LBTLS == "terminate" {
+			add(false, "TLS ended at the balancer", "TLS ended at the balancer (its CPU is not Keycloak's), not at the pod")
+		}
 	case "off":
 		add(false, "plain HTTP", "plain HTTP, not TLS")
 	default:
@@ -465,7 +477,7 @@ func figures(op Op, ms []Measurement) []Figure {
 		})
 		f := Figure{Op: op, Phase: c.phase, Mode: c.mode, Tenants: c.tenants, Workload: c.workload, Scenario: c.scenario,
 			Min: reps[0].CPUMsPerOp, Max: reps[0].CPUMsPerOp, Source: reps[0].Source,
-			Policy: reps[0].Policy, TLS: reps[0].TLS, ConnPolicy: reps[0].ConnPolicy}
+			Policy: reps[0].Policy, TLS: reps[0].TLS, ConnPolicy: reps[0].ConnPolicy, Resumption: reps[0].Resumption, LBTLS: reps[0].LBTLS}
 		sum := 0.0
 		for _, m := range reps {
 			sum += m.CPUMsPerOp
@@ -513,7 +525,7 @@ func (c Calibration) WriteText(w io.Writer) error {
 		desc, diffs := f.Conditions()
 		fmt.Fprintf(bw, "  %s measured under: %s\n", f.Op, desc)
 		if len(diffs) > 0 {
-			fmt.Fprintf(bw, "    differs from the guide's test (%s): this cost errs low for production\n", strings.Join(diffs, "; "))
+			fmt.Fprintf(bw, "    differs from the guide's test (%s): not the cost the guide measured\n", strings.Join(diffs, "; "))
 		}
 	}
 	if len(c.Others) > 0 {

@@ -36,6 +36,8 @@ type Flags struct {
 	from, variant string
 	// --from-metrics: the load a running Keycloak reports.
 	fromMetrics cliutil.List
+	caFile      string
+	insecure    bool
 	interval    time.Duration
 	peak        float64
 	// --tenants-from: the tenant capacity under SLOs.
@@ -89,6 +91,8 @@ func (f *Flags) Register(fs *flag.FlagSet) {
 		"logins, client-credential grants, refreshes and logouts per second its /metrics report over --interval, times --peak. "+
 		"Repeat it for every pod of a cluster: the rates are summed")
 	fs.DurationVar(&f.interval, "interval", defaultMetricsInterval, "`DURATION` between the two reads of /metrics with --from-metrics")
+	fs.StringVar(&f.caFile, "ca-file", "", "PEM file of the CA that signed an https --from-metrics URL's certificate (a local stack's: kcbench status prints it)")
+	fs.BoolVar(&f.insecure, "insecure-skip-verify", false, "trust any certificate of an https --from-metrics URL")
 	fs.Float64Var(&f.peak, "peak", defaultPeak, "`FACTOR` the observed rates are multiplied by (e.g. 3 for a peak of three times the observed load) with --from-metrics")
 	fs.StringVar(&f.tenantsFrom, "tenants-from", "", "`DIR`: a multi-tenancy results folder: per mode, the largest tenant count at which "+
 		"the SLOs (--slo-*, --memory-limit-mib) held and what broke first beyond it")

@@ -50,7 +50,11 @@ func Measurements(pts []*results.Point) (ms []Measurement, notes []string) {
 			}
 			if c := w.Connections; c != nil {
 				m.TLS, m.ConnPolicy = onOff(c.TLS), c.Policy
+				if c.TLS {
+					m.Resumption = onOff(c.Resumption)
+				}
 			}
+			m.LBTLS = s.Params["lb_tls"]
 			ms = append(ms, m)
 		}
 	}
@@ -101,6 +105,7 @@ func CapacityMeasurements(dir string, pts []*results.Point) (ms []Measurement, n
 			Repeat: paramInt(r.Params, "repeat"), Workload: workload, Scenario: r.Scenario, Phase: PhaseCapacity,
 			CPUMsPerOp: r.CPUMsPerOp, OK: r.Steps[r.BestStep].OK, Source: SourceCapacity, DB: r.Steps[r.BestStep].Database,
 			TLS: r.Params[results.ParamTLS], ConnPolicy: r.Params[results.ParamConnPolicy],
+			Resumption: r.Params[results.ParamTLSResumption], LBTLS: r.Params["lb_tls"],
 		})
 	}
 	return ms, notes

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/kcbench/kcbench/internal/kc"
 	"net/http"
 	"net/url"
 	"strings"
@@ -29,7 +30,7 @@ func observeLoad(ctx context.Context, d Deps, urls []string, interval time.Durat
 		for _, u := range urls {
 			s, err := scrapeSnapshot(ctx, d.HC, u)
 			if err != nil {
-				return nil, err
+				return nil, kc.Untrusted(u, err)
 			}
 			all.Merge(observe.MetricsURL(u), s)
 		}

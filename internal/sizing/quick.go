@@ -76,7 +76,7 @@ func WriteQuickSizing(w io.Writer, pts []*results.Point) error {
 	if len(diffs) == 0 {
 		fmt.Fprintln(w, "Sizing from costs measured under the sizing guide's conditions (TLS at Keycloak, a new connection per grant, the default argon2 hashing):")
 	} else {
-		fmt.Fprintf(w, "Sizing from costs NOT measured under the sizing guide's conditions (%s): it errs low where they differ.\n", strings.Join(diffs, "; "))
+		fmt.Fprintf(w, "Sizing from costs NOT measured under the sizing guide's conditions (%s).\n", strings.Join(diffs, "; "))
 	}
 	fmt.Fprintln(w, "Server CPU per operation, warm, realms mode, and what it was measured under (≠: differs from the guide's test):")
 	for _, l := range lines {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/kcbench/kcbench/internal/kc"
 	"io"
 	"net/http"
 	"time"
@@ -60,6 +61,9 @@ func (f *Flags) Run(ctx context.Context, w io.Writer, set map[string]bool, d Dep
 	}
 	switch {
 	case len(f.fromMetrics) > 0:
+		if f.caFile != "" || f.insecure {
+			d.HC = kc.TLSClient(f.caFile, f.insecure, metricsScrapeTimeout)
+		}
 		live, err := observeLoad(ctx, d, f.fromMetrics, f.interval, f.peak)
 		if err != nil {
 			return err

@@ -192,10 +192,21 @@ type BackendStats struct {
 	// Status is HAProxy's check state (UP, DOWN, MAINT, …).
 	Status string `json:"status"`
 	// Requests is the HTTP requests the balancer sent to the node
-	// (req_tot; sessions when the column is missing).
-	Requests int64 `json:"requests"`
-	// Errors are responses with status 5xx from the node.
+	// (req_tot), or with Connections set the connections (stot): a
+	// balancer in TLS passthrough sees no requests.
+	Requests    int64 `json:"requests"`
+	Connections bool  `json:"counts_connections,omitempty"`
+	// Errors are responses with status 5xx from the node (none counted
+	// with Connections).
 	Errors5xx int64 `json:"errors_5xx"`
+}
+
+// Unit is what Requests counts: "requests" or "connections".
+func (b BackendStats) Unit() string {
+	if b.Connections {
+		return "connections"
+	}
+	return "requests"
 }
 
 // serverStats reads the balancer's per-server counters from its CSV stats.
@@ -268,7 +279,7 @@ func parseHAProxyCSV(r io.Reader, backend string) ([]BackendStats, error) {
 		if _, ok := col["req_tot"]; ok && get(rec, "req_tot") != "" {
 			bs.Requests = num(rec, "req_tot")
 		} else {
-			bs.Requests = num(rec, "stot")
+			bs.Requests, bs.Connections = num(rec, "stot"), true
 		}
 		out = append(out, bs)
 	}

@@ -136,6 +136,9 @@ func (s *Stack) launchNode(i int, first bool) error {
 		return fmt.Errorf("the stack's node-db latency proxy lives in the kcbench process that started it (up --foreground); start or restart nodes from there")
 	}
 	external, err := s.nodeLink(ns) // may move the node's JGroups port: first
+	if ns.TLS && s.st.TLS == nil {
+		return fmt.Errorf("node %d: set to serve HTTPS, but the stack has no certificate", i)
+	}
 	args := s.st.Options.startArgs(s.nodeDB(), *ns, s.st.TLS)
 	if err != nil {
 		return err

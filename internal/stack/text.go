@@ -71,6 +71,10 @@ func (st Status) WriteText(w io.Writer) error {
 	if b := st.Balancer; b != nil {
 		fmt.Fprintf(tw, "haproxy\t%s; pid %s\n", b.URL, procLine(b.Process))
 		for _, bk := range b.Backends {
+			if bk.Connections {
+				fmt.Fprintf(tw, "  %s\t%s, %d connections (TLS passthrough: requests not seen)\n", bk.Node, bk.Status, bk.Requests)
+				continue
+			}
 			fmt.Fprintf(tw, "  %s\t%s, %d requests, %d 5xx\n", bk.Node, bk.Status, bk.Requests, bk.Errors5xx)
 		}
 		if b.Error != "" {

@@ -80,7 +80,9 @@ func certHosts() []string {
 }
 
 // makeTLSFiles makes a CA and a server certificate of key type key in
-// dir. Key files are 0600.
+// dir. Key files are 0600; the CA's key is not kept (the certificate
+// covers every address a node may have), and the CA may sign for
+// loopback names and addresses only.
 func makeTLSFiles(dir, key string) (*tlsFiles, error) {
 	caKey, err := newKey(key)
 	if err != nil {
@@ -96,6 +98,11 @@ func makeTLSFiles(dir, key string) (*tlsFiles, error) {
 		BasicConstraintsValid: true,
 		IsCA:                  true,
 		MaxPathLenZero:        true,
+		// It signs for loopback only, so that trusting it (curl, a
+		// browser) trusts nothing else.
+		PermittedDNSDomainsCritical: true,
+		PermittedDNSDomains:         []string{"localhost"},
+		PermittedIPRanges:           []*net.IPNet{{IP: net.IPv4(127, 0, 0, 0).To4(), Mask: net.CIDRMask(8, 32)}},
 	}
 	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, caKey.Public(), caKey)
 	if err != nil {
@@ -135,10 +142,6 @@ func makeTLSFiles(dir, key string) (*tlsFiles, error) {
 	if err != nil {
 		return nil, err
 	}
-	caKeyDER, err := x509.MarshalPKCS8PrivateKey(caKey)
-	if err != nil {
-		return nil, err
-	}
 	f := &tlsFiles{
 		Key:      key,
 		CA:       filepath.Join(dir, "ca.pem"),
@@ -154,7 +157,6 @@ func makeTLSFiles(dir, key string) (*tlsFiles, error) {
 		mode os.FileMode
 	}{
 		{f.CA, pemBlock("CERTIFICATE", caDER), 0o644},
-		{filepath.Join(dir, "ca-key.pem"), pemBlock("PRIVATE KEY", caKeyDER), 0o600},
 		{f.Cert, certPEM, 0o644},
 		{f.KeyFile, keyPEM, 0o600},
 		{f.Combined, append(append([]byte(nil), certPEM...), keyPEM...), 0o600},

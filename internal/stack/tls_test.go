@@ -23,7 +23,10 @@ func TestMakeTLSFiles(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, p := range []string{f.KeyFile, f.Combined, filepath.Join(dir, "ca-key.pem")} {
+			if _, err := os.Stat(filepath.Join(dir, "ca-key.pem")); err == nil {
+				t.Error("the CA's key is kept")
+			}
+			for _, p := range []string{f.KeyFile, f.Combined} {
 				fi, err := os.Stat(p)
 				if err != nil || fi.Mode().Perm() != 0o600 {
 					t.Errorf("%s: %v, mode %v, want 0600", p, err, fi.Mode().Perm())
@@ -61,6 +64,12 @@ func TestMakeTLSFiles(t *testing.T) {
 			}
 			if _, err := cert.Verify(x509.VerifyOptions{Roots: pool, DNSName: "127.0.0.99"}); err == nil {
 				t.Error("valid for 127.0.0.99, which no node has")
+			}
+			b, _ = os.ReadFile(f.CA)
+			blk, _ = pem.Decode(b)
+			ca, err := x509.ParseCertificate(blk.Bytes)
+			if err != nil || !ca.PermittedDNSDomainsCritical || len(ca.PermittedIPRanges) != 1 || ca.PermittedIPRanges[0].String() != "127.0.0.0/8" {
+				t.Errorf("CA name constraints: %v %v %v", err, ca.PermittedDNSDomains, ca.PermittedIPRanges)
 			}
 			comb, _ := os.ReadFile(f.Combined)
 			if !strings.Contains(string(comb), "BEGIN CERTIFICATE") || !strings.Contains(string(comb), "BEGIN PRIVATE KEY") {
