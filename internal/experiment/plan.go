@@ -1,9 +1,11 @@
 package experiment
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -58,6 +60,22 @@ func (p Point) Params() map[string]string {
 	// the embedded caches' sizes, "cache_users": "20000" (unset: Keycloak's own)
 	for name, n := range p.Stack.CacheSizes {
 		m[results.ParamCachePrefix+name] = fmt.Sprint(n)
+	}
+	maps.Copy(m, p.tlsParams())
+	return m
+}
+
+// tlsParams are the point's TLS as result params, as the running stack
+// records them (stack.RunParams): tls (on or off), and with TLS the
+// certificate's key type (tls_key) and, with a balancer, its TLS mode
+// (lb_tls).
+func (p Point) tlsParams() map[string]string {
+	if p.Stack.PlainHTTP {
+		return map[string]string{results.ParamTLS: "off"}
+	}
+	m := map[string]string{results.ParamTLS: "on", stack.ParamTLSKey: p.Stack.TLSKeyType()}
+	if p.Topology.LB != "" && p.Topology.LB != stack.LBNone {
+		m[stack.ParamLBTLS] = cmp.Or(p.Topology.LBTLS, stack.LBTLSPassthrough)
 	}
 	return m
 }
@@ -134,6 +152,7 @@ func Plan(f *File) ([]Point, error) {
 			policy = v.PasswordPolicy
 		}
 		ko.DB = dbOf(f.Stack, v)
+		ko.PlainHTTP, ko.TLSKey = tlsOf(f.Stack, v)
 		ldap := ldapOf(f.Stack, v)
 		pol, _ := dataset.ParsePolicy(policy)
 		for _, m := range f.Dataset.Modes {

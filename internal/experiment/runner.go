@@ -156,9 +156,14 @@ func key(v any) string {
 	return string(b)
 }
 
+// stackKey names the stack point p runs on: the runner keeps a stack
+// for the next point with the same key and starts another (a variant's
+// TLS, version, options or topology) otherwise.
+func (p Point) stackKey() string { return key([]any{p.Stack, p.PG, p.Topology, p.LDAP}) }
+
 // ensureStack starts (or keeps) a stack with the point's options.
 func (r *Runner) ensureStack(ctx context.Context, p Point) error {
-	k := key([]any{p.Stack, p.PG, p.Topology, p.LDAP})
+	k := p.stackKey()
 	if r.st != nil && r.stKey == k && r.st.Running() {
 		return nil
 	}
@@ -220,10 +225,12 @@ func (r *Runner) snapshotName(p Point, n int) string {
 }
 
 // datasetKey names point p's dataset among the file's: the variants whose
-// databases hold the same thing share it (see snapshotName).
+// databases hold the same thing share it (see snapshotName); TLS, the
+// balancer's included, is not in the database.
 func (p Point) datasetKey() string {
-	k := p.Stack
-	db := shortHash(key([]any{k.Version, k.BuildOptions, k.ExtraOptions, k.DB, p.PG, p.Topology}))
+	k, top := p.Stack, p.Topology
+	top.LBTLS = ""
+	db := shortHash(key([]any{k.Version, k.BuildOptions, k.ExtraOptions, k.DB, p.PG, top}))
 	return fmt.Sprintf("db%s-%s-%s", db, p.Mode, p.Spec.Fingerprint()[:8])
 }
 
