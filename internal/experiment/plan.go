@@ -34,7 +34,9 @@ type Point struct {
 	// in Keycloak's database.
 	LDAP stack.LDAPOptions
 	PG   string
-	Spec dataset.Spec
+	// PGDurable: the database syncs its writes (StackSpec.PGDurable).
+	PGDurable bool
+	Spec      dataset.Spec
 }
 
 // Params are the point's coordinates, as results record them, with the
@@ -81,12 +83,15 @@ func (p Point) tlsParams() map[string]string {
 }
 
 // backends describes a point's database and where its users live, for
-// the plan: "postgres", "mariadb", "postgres, users in slapd (import
-// off)".
+// the plan: "postgres", "mariadb", "postgres (durable)", "postgres,
+// users in slapd (import off)".
 func (p Point) backends() string {
 	s := stack.DBPostgres
 	if p.Stack.DB != "" {
 		s = p.Stack.DB
+	}
+	if p.PGDurable {
+		s += " (durable)"
 	}
 	if p.LDAP.Enabled() {
 		imp := "off"
@@ -161,7 +166,7 @@ func Plan(f *File) ([]Point, error) {
 				for r := 1; r <= f.Repeats; r++ {
 					spec := dataset.Spec{Mode: mode, Tenants: n, Content: content, Policy: pol, Prefix: "kcb", Seed: int64(f.Seed)}
 					id := fmt.Sprintf("%s-%s-n%05d-r%d", v.Name, mode, n, r)
-					pts = append(pts, Point{ID: id, Variant: v, Mode: mode, Tenants: n, Repeat: r, Stack: ko, Topology: topologyOf(f.Stack, v), LDAP: ldap, PG: f.Stack.PGVersion, Spec: spec})
+					pts = append(pts, Point{ID: id, Variant: v, Mode: mode, Tenants: n, Repeat: r, Stack: ko, Topology: topologyOf(f.Stack, v), LDAP: ldap, PG: f.Stack.PGVersion, PGDurable: f.Stack.PGDurable, Spec: spec})
 				}
 			}
 		}

@@ -227,3 +227,30 @@ func TestStackFlagsTLS(t *testing.T) {
 		}
 	}
 }
+
+// stack.pg_durable reaches the stack's database options, the plan, the
+// stack's key and the dataset's (not a snapshot without fsync); without it
+// the keys are what they were.
+func TestPGDurable(t *testing.T) {
+	t.Parallel()
+	f, err := Parse([]byte(tlsBase + "stack: {pg_durable: true}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, _ := Parse([]byte(tlsBase))
+	pts, _ := Plan(f)
+	base, _ := Plan(plain)
+	if !pts[0].PGDurable || base[0].PGDurable || pts[0].stackKey() == base[0].stackKey() {
+		t.Errorf("durable %v, default %v: keys %s / %s", pts[0].PGDurable, base[0].PGDurable, pts[0].stackKey(), base[0].stackKey())
+	}
+	if pts[0].datasetKey() == base[0].datasetKey() {
+		t.Error("a durable database restored a snapshot made without fsync (its postgresql.conf turns fsync off)")
+	}
+	if want := key([]any{base[0].Stack, base[0].PG, base[0].Topology, base[0].LDAP}); base[0].stackKey() != want {
+		t.Errorf("default stack key %s, want %s as before", base[0].stackKey(), want)
+	}
+	var b strings.Builder
+	if err := WritePlan(&b, f, pts, 1, nil); err != nil || !strings.Contains(b.String(), "postgres (durable)") {
+		t.Errorf("plan (%v):\n%s", err, b.String())
+	}
+}
