@@ -82,6 +82,20 @@ func (p Point) tlsParams() map[string]string {
 	return m
 }
 
+// tlsDesc describes a point's TLS for the plan: "off", "rsa-2048",
+// "ecdsa-p256, lb terminate".
+func (p Point) tlsDesc() string {
+	tp := p.tlsParams()
+	if tp[results.ParamTLS] == "off" {
+		return "off"
+	}
+	s := tp[stack.ParamTLSKey]
+	if m := tp[stack.ParamLBTLS]; m != "" {
+		s += ", lb " + m
+	}
+	return s
+}
+
 // backends describes a point's database and where its users live, for
 // the plan: "postgres", "mariadb", "postgres (durable)", "postgres,
 // users in slapd (import off)".
@@ -466,7 +480,7 @@ func WritePlan(w io.Writer, f *File, pts []Point, scale float64, costs *Costs) e
 		costs = &DefaultCosts
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "point\tvariant\tmode\ttenants\trepeat\tkeycloak\tpassword policy\ttopology\tdatabase\n")
+	fmt.Fprintf(tw, "point\tvariant\tmode\ttenants\trepeat\tkeycloak\tpassword policy\ttopology\ttls\tdatabase\n")
 	for _, p := range pts {
 		tp := p.Topology.Params()
 		top := tp["nodes"] + " node"
@@ -479,7 +493,7 @@ func WritePlan(w io.Writer, f *File, pts []Point, scale float64, costs *Costs) e
 		if tp["lb"] != stack.LBNone {
 			top += ", " + tp["lb"]
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\n", p.ID, p.Variant.Name, p.Mode, p.Tenants, p.Repeat, p.Stack.Version, p.Spec.Policy, top, p.backends())
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\n", p.ID, p.Variant.Name, p.Mode, p.Tenants, p.Repeat, p.Stack.Version, p.Spec.Policy, top, p.tlsDesc(), p.backends())
 	}
 	if err := tw.Flush(); err != nil {
 		return err

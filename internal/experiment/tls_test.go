@@ -101,6 +101,19 @@ variants:
 	if len(ids) != 5 || len(stacks) != 5 {
 		t.Errorf("%d point ids and %d stacks, want 5 of each", len(ids), len(stacks))
 	}
+	var b strings.Builder
+	if err := WritePlan(&b, f, pts, 1, nil); err != nil {
+		t.Fatal(err)
+	}
+	// each point's line: its TLS column
+	for variant, want := range map[string]string{"plain": " off ", "tls": " rsa-2048, lb passthrough ", "ecdsa": " ecdsa-p256, lb passthrough ",
+		"terminate": " rsa-2048, lb terminate ", "one": " rsa-2048 "} {
+		for line := range strings.Lines(b.String()) {
+			if strings.HasPrefix(line, variant+"-") && (!strings.Contains(line, want) || variant == "one" && strings.Contains(line, " lb ")) {
+				t.Errorf("plan: %s's line lacks %q:\n%s", variant, want, b.String())
+			}
+		}
+	}
 }
 
 // What a file says reaches the stack's options as `kcbench up` takes
