@@ -93,6 +93,7 @@ variants:
   - name: sticky
     nodes: 2
     lb_sticky: true
+    lb_tls: terminate # the balancer reads AUTH_SESSION_ID only where TLS ends
 `))
 	if err != nil {
 		t.Fatal(err)
@@ -105,7 +106,7 @@ variants:
 	for name, want := range map[string]map[string]string{
 		"one":    {"nodes": "1", "node_cpus": "2", "lb": "none"},
 		"two":    {"nodes": "2", "node_cpus": "1", "lb": "haproxy"},
-		"sticky": {"nodes": "2", "node_cpus": "2", "lb": "haproxy+sticky"},
+		"sticky": {"nodes": "2", "node_cpus": "2", "lb": "haproxy+sticky", "lb_tls": "terminate"},
 	} {
 		got := byVariant[name].Params()
 		for k, v := range want {

@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"flag"
 	"fmt"
@@ -69,6 +70,10 @@ type StackSpec struct {
 	BuildOptions    []string       `yaml:"build_options"`
 	Options         []string       `yaml:"options"`
 	PGVersion       string         `yaml:"pg_version"`
+	// PGDurable keeps the database's writes durable (as up --pg-durable:
+	// fsync, synchronous_commit and full_page_writes on; MariaDB flushes
+	// each commit); by default a benchmark database does not sync.
+	PGDurable bool `yaml:"pg_durable"`
 	// Topology: Keycloak nodes (1–4), the balancer in front of several
 	// (haproxy or none), its AUTH_SESSION_ID stickiness, and each node's
 	// CPU quota in cores (0: no limit).
@@ -90,6 +95,13 @@ type StackSpec struct {
 	LDAP            string `yaml:"ldap"`
 	LDAPImport      string `yaml:"ldap_import"`
 	LDAPCachePolicy string `yaml:"ldap_cache_policy"`
+	// TLS: the stack serves HTTPS (absent or true, the default) or plain
+	// HTTP (false); TLSKey is its certificate's key type (stack.TLSKeys,
+	// default rsa-2048) and LBTLS how a balancer handles TLS
+	// (stack.LBTLSModes, default passthrough).
+	TLS    *bool  `yaml:"tls"`
+	TLSKey string `yaml:"tls_key"`
+	LBTLS  string `yaml:"lb_tls"`
 }
 
 // DatasetSpec says what each point holds.
@@ -231,6 +243,11 @@ type Variant struct {
 	DB         string `yaml:"db"`
 	LDAP       string `yaml:"ldap"`
 	LDAPImport string `yaml:"ldap_import"`
+	// TLS, TLSKey and LBTLS override the stack's; tls: false also drops
+	// the stack's tls_key and lb_tls, which need TLS.
+	TLS    *bool  `yaml:"tls"`
+	TLSKey string `yaml:"tls_key"`
+	LBTLS  string `yaml:"lb_tls"`
 }
 
 // Watchdog limits a point; crossing one aborts it, and larger tenant
@@ -349,6 +366,15 @@ var nameRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
 func (f *File) Validate() error {
 	var errs []error
 	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	// addOnce adds a message that each variant may find again (a problem
+	// of the stack's) once.
+	seen := map[string]bool{}
+	addOnce := func(format string, args ...any) {
+		if msg := fmt.Sprintf(format, args...); !seen[msg] {
+			seen[msg] = true
+			errs = append(errs, errors.New(msg))
+		}
+	}
 	if !nameRe.MatchString(f.Name) {
 		add("name: %q: want letters, digits, '-', '_' or '.'", f.Name)
 	}
@@ -476,6 +502,7 @@ func (f *File) Validate() error {
 			add("variants[%d].node_cpus: %g: must be > 0 (cores; 0: no limit)", i, v.NodeCPUs)
 		}
 		f.validateBackends(fmt.Sprintf("variants[%d].", i), v, add)
+		f.validateTLS(i, v, addOnce)
 		if top := topologyOf(f.Stack, v); top.Sticky && top.LB == stack.LBNone {
 			add("variants[%d]: lb_sticky needs a balancer (stack.lb: haproxy)", i)
 		} else if !top.Latency.NodeNode.Zero() && top.Nodes < 2 {
@@ -611,10 +638,86 @@ func dbOf(sp StackSpec, v Variant) string {
 	return db
 }
 
+// tlsOf is a variant's TLS as the stack takes it: the stack's, with the
+// variant's overrides; a variant that turns TLS off drops the stack's
+// key (see topologyOf for lb_tls).
+func tlsOf(sp StackSpec, v Variant) (plain bool, key string) {
+	on := sp.TLS == nil || *sp.TLS
+	if v.TLS != nil {
+		on = *v.TLS
+	}
+	if !on {
+		return true, v.TLSKey // Validate refuses a variant's own key without TLS
+	}
+	return false, cmp.Or(v.TLSKey, sp.TLSKey)
+}
+
+// validateTLS checks the TLS settings of the stack and of variant i
+// (addOnce: the stack's problems come once, whichever variant finds
+// them). It mirrors stack.KeycloakOptions.Validate, Topology.Validate and
+// stack.ValidateTLS, naming the file's keys instead of the flags.
+func (f *File) validateTLS(i int, v Variant, addOnce func(string, ...any)) {
+	sp := f.Stack
+	vp := fmt.Sprintf("variants[%d]", i)
+	for _, c := range []struct{ path, key, lb string }{{"stack", sp.TLSKey, sp.LBTLS}, {vp, v.TLSKey, v.LBTLS}} {
+		if c.key != "" && !slices.Contains(stack.TLSKeys, c.key) {
+			addOnce("%s.tls_key: %q: want %s", c.path, c.key, strings.Join(stack.TLSKeys, " or "))
+		}
+		if c.lb != "" && !slices.Contains(stack.LBTLSModes, c.lb) {
+			addOnce("%s.lb_tls: %q: want %s", c.path, c.lb, strings.Join(stack.LBTLSModes, ", "))
+		}
+	}
+	if sp.TLS != nil && !*sp.TLS {
+		if sp.TLSKey != "" {
+			addOnce("stack.tls_key: needs TLS (stack.tls is false)")
+		}
+		if sp.LBTLS != "" {
+			addOnce("stack.lb_tls: needs TLS (stack.tls is false)")
+		}
+	}
+	plain, _ := tlsOf(sp, v)
+	if plain {
+		if v.TLSKey != "" {
+			addOnce("%s.tls_key: needs TLS (tls is false here or in stack)", vp)
+		}
+		if v.LBTLS != "" {
+			addOnce("%s.lb_tls: needs TLS (tls is false here or in stack)", vp)
+		}
+		return
+	}
+	// whose setting it is: the variant's when it sets a part of it
+	who := func(own bool) string {
+		if own {
+			return vp
+		}
+		return "stack"
+	}
+	top := topologyOf(sp, v)
+	if top.LBTLS != "" && top.LB == stack.LBNone {
+		switch {
+		case v.LBTLS != "":
+			addOnce("%s.lb_tls: needs a balancer (2 nodes or more, or stack.lb: haproxy)", vp)
+		case v.Nodes != 0:
+			addOnce("%s: stack.lb_tls needs a balancer, and this variant's %d node has none (move lb_tls to the variants with several nodes)", vp, top.Nodes)
+		default:
+			addOnce("stack.lb_tls: needs a balancer (stack.nodes 2 or more, or stack.lb: haproxy)")
+		}
+	}
+	if top.Sticky && top.LB != stack.LBNone && cmp.Or(top.LBTLS, stack.LBTLSPassthrough) == stack.LBTLSPassthrough {
+		own := v.LBSticky != nil || v.LBTLS != "" || v.TLS != nil || v.Nodes != 0
+		addOnce("%s: lb_sticky reads a cookie, which a balancer in TLS passthrough cannot see: set lb_tls: terminate or reencrypt, or tls: false", who(own))
+	}
+}
+
 // topologyOf is a variant's topology: the stack's, with the variant's
 // overrides.
 func topologyOf(sp StackSpec, v Variant) stack.Topology {
-	t := stack.Topology{Nodes: sp.Nodes, LB: sp.LB, Sticky: sp.LBSticky, NodeCPUs: sp.NodeCPUs, HAProxy: sp.HAProxy}
+	t := stack.Topology{Nodes: sp.Nodes, LB: sp.LB, Sticky: sp.LBSticky, NodeCPUs: sp.NodeCPUs, HAProxy: sp.HAProxy, LBTLS: sp.LBTLS}
+	if plain, _ := tlsOf(sp, v); plain {
+		t.LBTLS = v.LBTLS // the stack's needs TLS; Validate refuses the variant's
+	} else if v.LBTLS != "" {
+		t.LBTLS = v.LBTLS
+	}
 	if v.Nodes != 0 {
 		t.Nodes = v.Nodes
 	}
@@ -684,16 +787,21 @@ func (f *File) validateEvents(i int, w Workload, add func(string, ...any)) {
 }
 
 // StackFlags are the stack flags a command running a shipped experiment
-// takes (quickstart): the topology and the database.
+// takes (quickstart): the topology (--lb-tls among it), TLS and the
+// database.
 type StackFlags struct {
-	Top stack.Topology
-	DB  string
+	Top    stack.Topology
+	DB     string
+	TLS    bool
+	TLSKey string
 }
 
-// RegisterFlags adds the topology flags and --db.
+// RegisterFlags adds the topology flags, --tls, --tls-key and --db.
 func (s *StackFlags) RegisterFlags(fs *flag.FlagSet) {
 	s.Top.RegisterFlags(fs)
 	fs.StringVar(&s.DB, "db", "", "database Keycloak runs on: postgres (default) or mariadb (a private MariaDB from the installed mariadb-server package)")
+	fs.BoolVar(&s.TLS, "tls", true, "serve HTTPS with a CA and certificate made for the stack; --tls=false serves plain HTTP")
+	fs.StringVar(&s.TLSKey, "tls-key", "", "key type of the stack's certificate: "+strings.Join(stack.TLSKeys, " or ")+" (default "+stack.TLSKeyRSA2048+")")
 }
 
 // Apply checks the flags (usage errors) and sets them in f's stack.
@@ -704,7 +812,14 @@ func (s *StackFlags) Apply(f *File) error {
 	if s.DB != "" && !slices.Contains(stack.DBKinds, s.DB) {
 		return cliutil.Usagef("--db %q: want %s", s.DB, strings.Join(stack.DBKinds, " or "))
 	}
+	ko := stack.KeycloakOptions{Version: f.Stack.KeycloakVersion, PlainHTTP: !s.TLS, TLSKey: s.TLSKey}
+	if err := errors.Join(ko.Validate(), stack.ValidateTLS(ko, s.Top)); err != nil {
+		return cliutil.Usage(err)
+	}
 	f.Stack.Nodes, f.Stack.LB, f.Stack.LBSticky, f.Stack.NodeCPUs, f.Stack.HAProxy = s.Top.Nodes, s.Top.LB, s.Top.Sticky, s.Top.NodeCPUs, s.Top.HAProxy
+	f.Stack.LBTLS, f.Stack.TLSKey = s.Top.LBTLS, s.TLSKey
+	tls := s.TLS
+	f.Stack.TLS = &tls
 	f.Stack.DB = s.DB
 	return nil
 }

@@ -1,9 +1,11 @@
 package experiment
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -32,7 +34,9 @@ type Point struct {
 	// in Keycloak's database.
 	LDAP stack.LDAPOptions
 	PG   string
-	Spec dataset.Spec
+	// PGDurable: the database syncs its writes (StackSpec.PGDurable).
+	PGDurable bool
+	Spec      dataset.Spec
 }
 
 // Params are the point's coordinates, as results record them, with the
@@ -59,16 +63,49 @@ func (p Point) Params() map[string]string {
 	for name, n := range p.Stack.CacheSizes {
 		m[results.ParamCachePrefix+name] = fmt.Sprint(n)
 	}
+	maps.Copy(m, p.tlsParams())
 	return m
 }
 
+// tlsParams are the point's TLS as result params, as the running stack
+// records them (stack.RunParams): tls (on or off), and with TLS the
+// certificate's key type (tls_key) and, with a balancer, its TLS mode
+// (lb_tls).
+func (p Point) tlsParams() map[string]string {
+	if p.Stack.PlainHTTP {
+		return map[string]string{results.ParamTLS: "off"}
+	}
+	m := map[string]string{results.ParamTLS: "on", stack.ParamTLSKey: p.Stack.TLSKeyType()}
+	if p.Topology.LB != "" && p.Topology.LB != stack.LBNone {
+		m[stack.ParamLBTLS] = cmp.Or(p.Topology.LBTLS, stack.LBTLSPassthrough)
+	}
+	return m
+}
+
+// tlsDesc describes a point's TLS for the plan: "off", "rsa-2048",
+// "ecdsa-p256, lb terminate".
+func (p Point) tlsDesc() string {
+	tp := p.tlsParams()
+	if tp[results.ParamTLS] == "off" {
+		return "off"
+	}
+	s := tp[stack.ParamTLSKey]
+	if m := tp[stack.ParamLBTLS]; m != "" {
+		s += ", lb " + m
+	}
+	return s
+}
+
 // backends describes a point's database and where its users live, for
-// the plan: "postgres", "mariadb", "postgres, users in slapd (import
-// off)".
+// the plan: "postgres", "mariadb", "postgres (durable)", "postgres,
+// users in slapd (import off)".
 func (p Point) backends() string {
 	s := stack.DBPostgres
 	if p.Stack.DB != "" {
 		s = p.Stack.DB
+	}
+	if p.PGDurable {
+		s += " (durable)"
 	}
 	if p.LDAP.Enabled() {
 		imp := "off"
@@ -134,6 +171,7 @@ func Plan(f *File) ([]Point, error) {
 			policy = v.PasswordPolicy
 		}
 		ko.DB = dbOf(f.Stack, v)
+		ko.PlainHTTP, ko.TLSKey = tlsOf(f.Stack, v)
 		ldap := ldapOf(f.Stack, v)
 		pol, _ := dataset.ParsePolicy(policy)
 		for _, m := range f.Dataset.Modes {
@@ -142,7 +180,7 @@ func Plan(f *File) ([]Point, error) {
 				for r := 1; r <= f.Repeats; r++ {
 					spec := dataset.Spec{Mode: mode, Tenants: n, Content: content, Policy: pol, Prefix: "kcb", Seed: int64(f.Seed)}
 					id := fmt.Sprintf("%s-%s-n%05d-r%d", v.Name, mode, n, r)
-					pts = append(pts, Point{ID: id, Variant: v, Mode: mode, Tenants: n, Repeat: r, Stack: ko, Topology: topologyOf(f.Stack, v), LDAP: ldap, PG: f.Stack.PGVersion, Spec: spec})
+					pts = append(pts, Point{ID: id, Variant: v, Mode: mode, Tenants: n, Repeat: r, Stack: ko, Topology: topologyOf(f.Stack, v), LDAP: ldap, PG: f.Stack.PGVersion, PGDurable: f.Stack.PGDurable, Spec: spec})
 				}
 			}
 		}
@@ -442,7 +480,7 @@ func WritePlan(w io.Writer, f *File, pts []Point, scale float64, costs *Costs) e
 		costs = &DefaultCosts
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "point\tvariant\tmode\ttenants\trepeat\tkeycloak\tpassword policy\ttopology\tdatabase\n")
+	fmt.Fprintf(tw, "point\tvariant\tmode\ttenants\trepeat\tkeycloak\tpassword policy\ttopology\ttls\tdatabase\n")
 	for _, p := range pts {
 		tp := p.Topology.Params()
 		top := tp["nodes"] + " node"
@@ -455,7 +493,7 @@ func WritePlan(w io.Writer, f *File, pts []Point, scale float64, costs *Costs) e
 		if tp["lb"] != stack.LBNone {
 			top += ", " + tp["lb"]
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\n", p.ID, p.Variant.Name, p.Mode, p.Tenants, p.Repeat, p.Stack.Version, p.Spec.Policy, top, p.backends())
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\n", p.ID, p.Variant.Name, p.Mode, p.Tenants, p.Repeat, p.Stack.Version, p.Spec.Policy, top, p.tlsDesc(), p.backends())
 	}
 	if err := tw.Flush(); err != nil {
 		return err

@@ -156,9 +156,20 @@ func key(v any) string {
 	return string(b)
 }
 
+// stackKey names the stack point p runs on: the runner keeps a stack
+// for the next point with the same key and starts another (a variant's
+// TLS, version, options or topology) otherwise.
+func (p Point) stackKey() string {
+	k := []any{p.Stack, p.PG, p.Topology, p.LDAP}
+	if p.PGDurable { // absent otherwise: the keys of earlier runs stay
+		k = append(k, "durable")
+	}
+	return key(k)
+}
+
 // ensureStack starts (or keeps) a stack with the point's options.
 func (r *Runner) ensureStack(ctx context.Context, p Point) error {
-	k := key([]any{p.Stack, p.PG, p.Topology, p.LDAP})
+	k := p.stackKey()
 	if r.st != nil && r.stKey == k && r.st.Running() {
 		return nil
 	}
@@ -173,7 +184,7 @@ func (r *Runner) ensureStack(ctx context.Context, p Point) error {
 		}
 	}
 	ko := p.Stack
-	cfg := stack.Config{Name: name, Dirs: r.Dirs, Keycloak: ko, Topology: p.Topology, PG: stack.PGOptions{Version: p.PG}, LDAP: p.LDAP, Logf: r.Logf}
+	cfg := stack.Config{Name: name, Dirs: r.Dirs, Keycloak: ko, Topology: p.Topology, PG: stack.PGOptions{Version: p.PG, Durable: p.PGDurable}, LDAP: p.LDAP, Logf: r.Logf}
 	s, err := stack.Start(ctx, cfg)
 	if err != nil {
 		return err
@@ -220,10 +231,18 @@ func (r *Runner) snapshotName(p Point, n int) string {
 }
 
 // datasetKey names point p's dataset among the file's: the variants whose
-// databases hold the same thing share it (see snapshotName).
+// databases hold the same thing share it (see snapshotName); TLS, the
+// balancer's included, is not in the database. A durable database's
+// snapshots are its own: a snapshot carries its postgresql.conf, fsync
+// setting included, into the stack that restores it.
 func (p Point) datasetKey() string {
-	k := p.Stack
-	db := shortHash(key([]any{k.Version, k.BuildOptions, k.ExtraOptions, k.DB, p.PG, p.Topology}))
+	k, top := p.Stack, p.Topology
+	top.LBTLS = ""
+	parts := []any{k.Version, k.BuildOptions, k.ExtraOptions, k.DB, p.PG, top}
+	if p.PGDurable {
+		parts = append(parts, "durable")
+	}
+	db := shortHash(key(parts))
 	return fmt.Sprintf("db%s-%s-%s", db, p.Mode, p.Spec.Fingerprint()[:8])
 }
 

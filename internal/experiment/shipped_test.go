@@ -148,3 +148,53 @@ func checkCaching(t *testing.T, f *File) {
 		t.Errorf("caching: estimated %v", d)
 	}
 }
+
+// sizing-guide.yaml and vertical.yaml measure under the sizing guide's
+// conditions: TLS at the node, argon2id, a durable database, one realm of
+// 20,000 users (and 20,000 clients), capacity at p99 < 500 ms.
+func TestSizingGuideExperiments(t *testing.T) {
+	guide, err := LoadNamed("sizing-guide")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds := guide.Dataset
+	if ds.Users != 20_000 || ds.Clients != 20_000 || ds.PasswordPolicy != "default" || !slices.Equal(ds.Tenants, []int{1}) || !guide.Stack.PGDurable {
+		t.Errorf("sizing-guide: dataset %+v, durable %v", ds, guide.Stack.PGDurable)
+	}
+	var names []string
+	for _, w := range guide.Workload {
+		names = append(names, w.Name)
+		if w.Capacity == nil || w.Capacity.SLO != "p99<500ms,errors<0.1%" {
+			t.Errorf("sizing-guide %s: capacity %+v", w.Name, w.Capacity)
+		}
+	}
+	if !slices.Equal(names, []string{"password-grant", "client-credentials", "refresh"}) || guide.Workload[1].Config.Policy() != "per-iteration" {
+		t.Errorf("sizing-guide: workloads %v, client-credentials policy %s", names, guide.Workload[1].Config.Policy())
+	}
+	pts, _ := Plan(guide)
+	var tops []string
+	for _, p := range pts {
+		ps := p.Params()
+		tops = append(tops, ps["nodes"]+"/"+ps["tls"]+"/"+ps["tls_key"]+"/"+ps["lb_tls"])
+	}
+	if !slices.Equal(tops, []string{"1/on/rsa-2048/", "3/on/rsa-2048/passthrough"}) {
+		t.Errorf("sizing-guide: nodes/tls/tls_key/lb_tls %v", tops)
+	}
+
+	vert, err := LoadNamed("vertical")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := vert.Workload
+	if len(w) != 1 || w[0].Scenario != "mix" || w[0].Mix["login-form"] != 1 || w[0].Mix["refresh"] != 5 || len(w[0].Mix) != 2 || w[0].Capacity == nil {
+		t.Errorf("vertical: workloads %+v", w)
+	}
+	pts, _ = Plan(vert)
+	var cpus []string
+	for _, p := range pts {
+		cpus = append(cpus, p.Params()["nodes"]+"×"+p.Params()["node_cpus"]+"/"+p.Params()["tls"])
+	}
+	if !slices.Equal(cpus, []string{"1×0.5/on", "1×1/on", "1×1.5/on", "1×2/on"}) {
+		t.Errorf("vertical: nodes×cpus/tls %v", cpus)
+	}
+}

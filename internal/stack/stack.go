@@ -193,7 +193,7 @@ func (c Config) Validate() error {
 	if err := c.Topology.Validate(); err != nil {
 		errs = append(errs, err)
 	}
-	if err := validateTLS(c.Keycloak, c.Topology); err != nil {
+	if err := ValidateTLS(c.Keycloak, c.Topology); err != nil {
 		errs = append(errs, err)
 	}
 	if c.DB != nil {

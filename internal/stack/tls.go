@@ -190,9 +190,10 @@ func pemBlock(typ string, der []byte) []byte {
 	return pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der})
 }
 
-// validateTLS checks what the TLS settings ask of the rest of a
-// stack's config.
-func validateTLS(o KeycloakOptions, t Topology) error {
+// ValidateTLS checks what the TLS settings ask of the rest of a
+// stack's config; its messages name the flags (Config.Validate, and
+// commands that take the stack's flags).
+func ValidateTLS(o KeycloakOptions, t Topology) error {
 	var errs []error
 	if o.PlainHTTP && t.LBTLS != "" {
 		errs = append(errs, errors.New("--lb-tls needs TLS: drop it or --tls=false"))
