@@ -63,7 +63,7 @@ func cmdK8sCollect(e *env, args []string) error {
 	if len(logs) > 0 {
 		var rs []io.Reader
 		for _, l := range logs {
-			f, err := os.Open(l)
+			f, err := fileutil.Open(l, fileutil.MaxResultFile)
 			if err != nil {
 				return cliutil.Usage(err)
 			}

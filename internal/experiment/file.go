@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"regexp"
 	"slices"
 	"strconv"
@@ -18,6 +17,7 @@ import (
 	"github.com/kcbench/kcbench/internal/capacity"
 	"github.com/kcbench/kcbench/internal/cliutil"
 	"github.com/kcbench/kcbench/internal/dataset"
+	"github.com/kcbench/kcbench/internal/fileutil"
 	"github.com/kcbench/kcbench/internal/results"
 	"github.com/kcbench/kcbench/internal/scenario"
 	"github.com/kcbench/kcbench/internal/stack"
@@ -244,7 +244,7 @@ type Watchdog struct {
 // Load reads and checks an experiment file: unknown keys are errors, and
 // every error names the line or the field.
 func Load(path string) (*File, error) {
-	b, err := os.ReadFile(path)
+	b, err := fileutil.ReadFile(path, fileutil.MaxConfigFile)
 	if err != nil {
 		return nil, err
 	}

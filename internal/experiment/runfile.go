@@ -5,13 +5,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"time"
 
 	"gopkg.in/yaml.v3"
 
 	"github.com/kcbench/kcbench/internal/cliutil"
 	"github.com/kcbench/kcbench/internal/dataset"
+	"github.com/kcbench/kcbench/internal/fileutil"
 	"github.com/kcbench/kcbench/internal/load"
 	"github.com/kcbench/kcbench/internal/results"
 	"github.com/kcbench/kcbench/internal/scenario"
@@ -129,7 +129,7 @@ func (m *MixFlag) Set(v string) error {
 // over the defaults.
 func ReadRunFile(path string) (RunFile, error) {
 	f := RunFile{Procs: DefaultProcs}
-	r, err := os.Open(path)
+	r, err := fileutil.Open(path, fileutil.MaxConfigFile)
 	if err != nil {
 		return f, err
 	}

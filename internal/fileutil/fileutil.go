@@ -1,6 +1,7 @@
 // Package fileutil holds the few file helpers every stage shares: atomic
-// writes (temp file + rename, so readers never see half a file) and secret
-// files (mode 0600).
+// writes (temp file + rename, so readers never see half a file), secret
+// files (mode 0600), and the one bounded reader of every file the user
+// gives (regular files only, a size limit per kind of file).
 package fileutil
 
 import (
@@ -78,9 +79,10 @@ func WriteSecret(path, secret string) error {
 }
 
 // ReadSecret reads a secret file written by WriteSecret (or by hand) and
-// trims one trailing newline. It refuses empty files.
+// trims one trailing newline. It refuses empty files and, through
+// ReadFile, anything that is not a regular file of at most MaxSecretFile.
 func ReadSecret(path string) (string, error) {
-	b, err := os.ReadFile(path)
+	b, err := ReadFile(path, MaxSecretFile)
 	if err != nil {
 		return "", fmt.Errorf("read secret: %w", err)
 	}

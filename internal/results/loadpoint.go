@@ -4,10 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/kcbench/kcbench/internal/fileutil"
 )
 
 // ParamVariant is the param naming a point's variant (the experiment's
@@ -50,7 +51,7 @@ type loadExtras struct {
 // reads as a point of one workload named after the scenario, so that
 // report and size --from take it as they take an experiment's point.
 func readLoadPoint(dir string) (*Point, error) {
-	b, err := os.ReadFile(filepath.Join(dir, SummaryFile))
+	b, err := fileutil.ReadFile(filepath.Join(dir, SummaryFile), fileutil.MaxResultFile)
 	if err != nil {
 		return nil, err
 	}

@@ -26,6 +26,8 @@ import (
 	"path/filepath"
 	"sort"
 	"time"
+
+	"github.com/kcbench/kcbench/internal/fileutil"
 )
 
 // Schema is the version of these files.
@@ -248,7 +250,7 @@ func ReadExperiment(dir string) ([]*Point, error) {
 }
 
 func readJSON(path string, v any) error {
-	b, err := os.ReadFile(path)
+	b, err := fileutil.ReadFile(path, fileutil.MaxResultFile)
 	if err != nil {
 		return err
 	}

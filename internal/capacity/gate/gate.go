@@ -34,6 +34,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/kcbench/kcbench/internal/fileutil"
 	"github.com/kcbench/kcbench/internal/results"
 )
 
@@ -266,7 +267,7 @@ func (s *side) addPoint(p *results.Point) {
 // readLoad reads a `kcbench load --out` folder: the engine's summary with
 // the server CPU beside it.
 func (s *side) readLoad(dir string) error {
-	b, err := os.ReadFile(filepath.Join(dir, results.SummaryFile))
+	b, err := fileutil.ReadFile(filepath.Join(dir, results.SummaryFile), fileutil.MaxResultFile)
 	if err != nil {
 		return err
 	}
