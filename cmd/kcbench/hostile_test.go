@@ -107,3 +107,40 @@ func TestHostileInputFiles(t *testing.T) {
 		{"compare summary FIFO", []string{"compare", res, res}, exitError, "is a FIFO"},
 	})
 }
+
+// Values that were accepted silently (an empty --target fell back to the
+// local stack, --precision 0 became 1 %, --tenants 0 became 1, SLOs no
+// server can meet) are refused before anything runs, naming the flag.
+func TestHostileFlagValues(t *testing.T) {
+	pw := filepath.Join(t.TempDir(), "pw")
+	os.WriteFile(pw, []byte("x\n"), 0o600)
+	load := func(extra ...string) []string {
+		return append([]string{"load", "--scenario", "jwks", "--realm", "r"}, extra...)
+	}
+	capa := func(extra ...string) []string { return append([]string{"capacity", "--scenario", "jwks"}, extra...) }
+	runHostile(t, []hostileCase{
+		{"target empty", load("--target", ""), exitUsage, `--target "": empty (an unset variable?)`},
+		{"target empty, status", []string{"status", "--target=", "--admin-password-file", pw}, exitUsage, `--target "": empty`},
+		{"target query", load("--target", "http://127.0.0.1:1/?a=b"), exitUsage, "a query (?…) cannot be part of a base URL"},
+		{"target fragment", load("--target", "http://127.0.0.1:1/#x"), exitUsage, "a fragment (#…) cannot be part of a base URL"},
+		{"target user info", load("--target", "http://u:p@127.0.0.1:1"), exitUsage, "user info in the URL"},
+		{"target scheme", load("--target", "ftp://127.0.0.1:1"), exitUsage, `scheme "ftp"`},
+		{"target no scheme", load("--target", "127.0.0.1:8080"), exitUsage, "want an http:// or https:// URL"},
+		{"management url empty", load("--target", "http://127.0.0.1:1", "--management-url", ""), exitUsage, `--management-url "": empty`},
+		{"precision 0", capa("--precision", "0"), exitUsage, "--precision 0: must be a percentage above 0 and at most 50 (1 for 1%)"},
+		{"precision 60", capa("--precision", "60"), exitUsage, "--precision 60: must be a percentage"},
+		{"precision NaN", capa("--precision", "NaN"), exitUsage, "--precision NaN: must be a percentage"},
+		{"slo errors 200%", capa("--slo", "errors<200%"), exitUsage, "an error rate is at most 100%"},
+		{"slo errors fraction 2", capa("--slo", "errors<2"), exitUsage, "an error rate is at most 100%"},
+		{"slo p99.9<0ms", capa("--slo", "p99.9<0ms"), exitUsage, "can never pass"},
+		{"slo max>5ms", capa("--slo", "max>5ms"), exitUsage, "max must be bounded from above"},
+		{"slo errors>1%", capa("--slo", "errors>1%"), exitUsage, "errors must be bounded from above"},
+		{"slo negative", capa("--slo", "p99<-5ms"), exitUsage, "negative"},
+		{"threshold errors 200%", load("--threshold", "errors<200%"), exitUsage, "an error rate is at most 100%"},
+		{"threshold p95<=0", load("--threshold", "p95<=0"), exitUsage, "can never pass"},
+		{"tenants 0", []string{"seed", "--tenants", "0"}, exitUsage, "--tenants: 0: must be between 1 and"},
+		{"users 0", []string{"seed", "--users", "0"}, exitUsage, "--users: 0: must be between 1 and"},
+		{"vus not a number", load("--vus", "ten"), exitUsage, `--vus "ten": want a whole number`},
+		{"duration without unit", load("--duration", "30"), exitUsage, `--duration "30": want a duration`},
+	})
+}

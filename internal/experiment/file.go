@@ -192,6 +192,9 @@ func (c *CapacitySpec) Options(scale float64) (capacity.Options, error) {
 	if adaptive && (c.Step != 0 || c.Resolution != 0) {
 		return capacity.Options{}, errors.New("step and resolution apply to the linear search (mode: linear)")
 	}
+	if !(c.Precision >= 0 && c.Precision <= maxPrecisionPct) {
+		return capacity.Options{}, fmt.Errorf("precision_pct: %v: must be a percentage above 0 and at most %v (1 for 1%%; leave it out for the default)", c.Precision, maxPrecisionPct)
+	}
 	o := capacity.Options{SLOs: slos, Adaptive: adaptive, Precision: c.Precision / 100, Start: c.Start, Step: c.Step,
 		StepDuration: f(c.StepDuration.Duration), Warmup: f(c.Warmup.Duration), Resolution: c.Resolution, MaxRate: c.MaxRate}
 	if adaptive {
