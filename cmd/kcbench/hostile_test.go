@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +12,7 @@ import (
 	"time"
 
 	"github.com/kcbench/kcbench/internal/fileutil"
+	"github.com/kcbench/kcbench/internal/results"
 )
 
 // hostileCase is one command run on hostile input: the exit code and the
@@ -143,4 +146,115 @@ func TestHostileFlagValues(t *testing.T) {
 		{"vus not a number", load("--vus", "ten"), exitUsage, `--vus "ten": want a whole number`},
 		{"duration without unit", load("--duration", "30"), exitUsage, `--duration "30": want a duration`},
 	})
+}
+
+// writeLoadRun writes the folder of a `kcbench load --out` run of
+// client-credentials at 100/s, 4 ms p95 and cpu CPU-ms per iteration,
+// changed by edit, as the engine writes it.
+func writeLoadRun(t *testing.T, dir string, cpu float64, edit func(*results.OpStats)) string {
+	t.Helper()
+	it := results.OpStats{Name: results.IterationOp, Count: 1000, OK: 1000, Rate: 100,
+		Latency: results.Dist{Min: time.Millisecond, P50: 2 * time.Millisecond, P90: 3 * time.Millisecond, P95: 4 * time.Millisecond,
+			P99: 5 * time.Millisecond, P999: 6 * time.Millisecond, Max: 7 * time.Millisecond}}
+	it.Service = it.Latency
+	if edit != nil {
+		edit(&it)
+	}
+	st := results.Stats{Scenario: results.ScenarioClientCredentials, Executor: "constant-arrival-rate", Model: results.ModelOpen,
+		Start: time.Date(2026, 1, 2, 10, 0, 0, 0, time.UTC), Duration: 10 * time.Second, Elapsed: 10 * time.Second,
+		Iterations: it.Count, Ops: []results.OpStats{it}}
+	var b bytes.Buffer
+	if err := results.WriteStatsJSON(&b, st); err != nil {
+		t.Fatal(err)
+	}
+	sum := strings.TrimSuffix(strings.TrimSpace(b.String()), "}") +
+		fmt.Sprintf(`, "server_cpu": {"available": true, "source": "proc", "cpu_ms_per_iteration": %v}, "params": {"target": "local"}}`, cpu)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, results.SummaryFile), []byte(sum), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var tl bytes.Buffer
+	results.WriteTimelineCSV(&tl, nil)
+	os.WriteFile(filepath.Join(dir, results.TimelineFile), tl.Bytes(), 0o644)
+	return dir
+}
+
+// Analysis refuses figures it cannot judge, naming the file and the field,
+// instead of dropping or passing them.
+func TestHostileResultFigures(t *testing.T) {
+	dir := t.TempDir()
+	good := writeLoadRun(t, filepath.Join(dir, "good"), 1.5, nil)
+	bad := map[string]string{
+		"negative p95":      writeLoadRun(t, filepath.Join(dir, "neg-p95"), 1.5, func(o *results.OpStats) { o.Latency.P95 = -3 * time.Millisecond }),
+		"p95 0":             writeLoadRun(t, filepath.Join(dir, "zero-p95"), 1.5, func(o *results.OpStats) { o.Latency.P95 = 0 }),
+		"errors > count":    writeLoadRun(t, filepath.Join(dir, "errors"), 1.5, func(o *results.OpStats) { o.Errors, o.OK = 1500, 0 }),
+		"negative rate":     writeLoadRun(t, filepath.Join(dir, "neg-rate"), 1.5, func(o *results.OpStats) { o.Rate = -100 }),
+		"negative cpu":      writeLoadRun(t, filepath.Join(dir, "neg-cpu"), -1.5, nil),
+		"latency max int64": writeLoadRun(t, filepath.Join(dir, "huge"), 1.5, func(o *results.OpStats) { o.Latency.Max = 1<<63 - 1 }),
+	}
+	want := map[string]string{
+		"negative p95":      `summary.json: op "iteration": latency: p95_ms -3: a latency cannot be negative`,
+		"p95 0":             `summary.json: op "iteration": latency.p95_ms 0: 1000 operations ran, none takes no time`,
+		"errors > count":    `summary.json: op "iteration": errors 1500: more than the 1000 operations (an error rate above 100%)`,
+		"negative rate":     `summary.json: op "iteration": rate_per_s -100: a rate cannot be negative`,
+		"negative cpu":      "summary.json: ",
+		"latency max int64": `summary.json: op "iteration": latency: max_ms 9.223372036854775e+12: a latency above a day`,
+	}
+	var cases []hostileCase
+	for name, d := range bad {
+		w := filepath.Join(d, "summary.json") + ": " + strings.TrimPrefix(want[name], "summary.json: ")
+		if name == "negative cpu" {
+			w = "cannot be negative"
+		}
+		cases = append(cases,
+			hostileCase{"gate " + name, []string{"gate", "--baseline", good, "--current", d}, exitError, w},
+			hostileCase{"compare " + name, []string{"compare", good, d}, exitError, w},
+			hostileCase{"report " + name, []string{"report", d}, exitError, w},
+			hostileCase{"size " + name, []string{"size", "--from", d, "--logins", "10"}, exitError, w})
+	}
+	runHostile(t, cases)
+}
+
+// A run in which nothing ran has no latency: compare does not call
+// 1.80 → 0.00 ms better, gate refuses to judge it.
+func TestHostileEmptyRun(t *testing.T) {
+	dir := t.TempDir()
+	good := writeLoadRun(t, filepath.Join(dir, "good"), 1.5, nil)
+	empty := writeLoadRun(t, filepath.Join(dir, "empty"), 0, func(o *results.OpStats) { *o = results.OpStats{Name: results.IterationOp} })
+	failed := writeLoadRun(t, filepath.Join(dir, "failed"), 0, func(o *results.OpStats) { o.OK, o.Errors = 0, o.Count })
+	code, out, errs := runCLI(t, "compare", good, empty)
+	if code != exitOK {
+		t.Fatalf("compare: exit %d\n%s%s", code, out, errs)
+	}
+	for _, l := range strings.Split(out, "\n") {
+		if strings.Contains(l, " ms ") && strings.Contains(l, "better") {
+			t.Errorf("compare calls a run with no operation's latency better:\n%s", l)
+		}
+	}
+	runHostile(t, []hostileCase{
+		{"gate, nothing ran", []string{"gate", "--baseline", good, "--current", empty}, exitError, "no iteration succeeded (0 ran, 0 failed)"},
+		{"gate, all failed", []string{"gate", "--baseline", good, "--current", failed}, exitError, "no iteration succeeded (1000 ran, 1000 failed)"},
+	})
+}
+
+// size refuses to size nothing (it printed cpu: "0" in its Kubernetes
+// YAML) and a pod no machine holds (666,666.666 vCPU ÷ 1 pod).
+func TestHostileSize(t *testing.T) {
+	runHostile(t, []hostileCase{
+		{"no rate", []string{"size"}, exitUsage, "size needs a rate: give --logins N, --client-credentials N or --refresh N"},
+		{"all rates 0", []string{"size", "--logins", "0", "--client-credentials", "0", "--refresh", "0", "--k8s"}, exitUsage, "size needs a rate"},
+		{"logouts only", []string{"size", "--logouts", "50"}, exitUsage, "size needs a rate"},
+		{"10M logins on one pod", []string{"size", "--logins", "10000000", "--pods", "1"}, exitUsage,
+			"--pods: 666,666.667 vCPU over 1 pod is 666,666.667 vCPU a pod, more than the 512 vCPU one pod can use: give 1,303 pods or more"},
+	})
+	code, out, errs := runCLI(t, "size", "--logins", "10000000", "--pods", "1303")
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s%s", code, out, errs)
+	}
+	// 666,666.667 vCPU ÷ 1,303 pods = 511.6398…, rounded up to the millicore.
+	if !strings.Contains(out, "= 511.64 vCPU") {
+		t.Errorf("per-pod CPU not rounded up:\n%s", out)
+	}
 }

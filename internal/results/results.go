@@ -218,6 +218,9 @@ func ReadPoint(dir string) (*Point, error) {
 	if p.Summary.Schema != Schema {
 		return nil, fmt.Errorf("%s: schema %d, this kcbench reads %d", dir, p.Summary.Schema, Schema)
 	}
+	if err := p.Summary.checkFigures(); err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, SummaryFile), err)
+	}
 	return p, nil
 }
 
