@@ -4,9 +4,17 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
+	"io/fs"
+	"net/http"
+	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -256,5 +264,110 @@ func TestHostileSize(t *testing.T) {
 	// 666,666.667 vCPU ÷ 1,303 pods = 511.6398…, rounded up to the millicore.
 	if !strings.Contains(out, "= 511.64 vCPU") {
 		t.Errorf("per-pod CPU not rounded up:\n%s", out)
+	}
+}
+
+// mountTmpfs mounts a tmpfs of size bytes on a new folder (unmounted at
+// the end of the test): a disk that fills up. Only root can; the test is
+// skipped otherwise.
+func mountTmpfs(t *testing.T, size int) string {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("a full disk needs a tmpfs: run as root")
+	}
+	dir := t.TempDir()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", fmt.Sprintf("size=%d", size), "tmpfs", dir).CombinedOutput(); err != nil {
+		t.Skipf("mount tmpfs: %v: %s", err, out)
+	}
+	t.Cleanup(func() {
+		if out, err := exec.Command("umount", dir).CombinedOutput(); err != nil {
+			t.Errorf("umount %s: %v: %s", dir, err, out)
+		}
+	})
+	return dir
+}
+
+// fill writes into dir until the disk is full.
+func fill(t *testing.T, dir string) {
+	t.Helper()
+	f, err := os.CreateTemp(dir, "filler")
+	if err != nil {
+		return // already full
+	}
+	defer f.Close()
+	chunk := make([]byte, 4096)
+	for {
+		if _, err := f.Write(chunk); err != nil {
+			return
+		}
+	}
+}
+
+// A full disk: --out is checked before the run (a full one is refused
+// before a request is sent); a disk that fills during the run leaves no
+// half-written folder and exits non-zero.
+func TestHostileFullDisk(t *testing.T) {
+	disk := mountTmpfs(t, 256<<10)
+	var served atomic.Int64
+	fillAt := make(chan struct{})
+	var once sync.Once
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if served.Add(1) == 20 {
+			once.Do(func() { close(fillAt) })
+		}
+		io.WriteString(w, `{"keys":[]}`)
+	}))
+	defer srv.Close()
+	loadTo := func(out string) []string {
+		return []string{"load", "--target", srv.URL, "--realm", "r", "--scenario", "jwks", "--vus", "2", "--duration", "2s", "--out", out, "--quiet"}
+	}
+
+	out := filepath.Join(disk, "during", "res")
+	go func() { <-fillAt; fill(t, disk) }()
+	code, stdout, stderr := runCLI(t, loadTo(out)...)
+	if code == exitOK || !strings.Contains(errorLine(stderr), "no space left on device") {
+		t.Errorf("disk full during the run: exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+	if ents, _ := os.ReadDir(filepath.Dir(out)); len(ents) != 0 {
+		t.Errorf("a half-written result is left: %v", ents)
+	}
+
+	before := served.Load()
+	code, _, stderr = runCLI(t, loadTo(filepath.Join(disk, "full", "res"))...)
+	if code != exitUsage || !strings.Contains(errorLine(stderr), "--out: "+filepath.Join(disk, "full", "res")+": cannot") {
+		t.Errorf("full disk before the run: exit %d\nstderr: %s", code, stderr)
+	}
+	if n := served.Load() - before; n != 0 {
+		t.Errorf("the run started on a full disk: %d requests", n)
+	}
+	if _, err := os.Stat(filepath.Join(disk, "full")); err == nil {
+		t.Errorf("the check left %s", filepath.Join(disk, "full"))
+	}
+}
+
+// report on a full disk leaves no chart without its page.
+func TestHostileReportFullDisk(t *testing.T) {
+	disk := mountTmpfs(t, 1<<20)
+	dir := filepath.Join(disk, "res")
+	src := writeLoadRun(t, filepath.Join(t.TempDir(), "res"), 1.5, nil)
+	os.Mkdir(dir, 0o755)
+	for _, n := range []string{results.SummaryFile, results.TimelineFile} {
+		b, _ := os.ReadFile(filepath.Join(src, n))
+		os.WriteFile(filepath.Join(dir, n), b, 0o644)
+	}
+	fill(t, disk)
+	code, stdout, stderr := runCLI(t, "report", dir)
+	if code == exitOK || !strings.Contains(errorLine(stderr), "no space left on device") {
+		t.Errorf("exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+	var names []string
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if p != dir {
+			names = append(names, strings.TrimPrefix(p, dir+"/"))
+		}
+		return nil
+	})
+	if !slices.Equal(names, []string{results.SummaryFile, results.TimelineFile}) {
+		t.Errorf("the results folder holds %v, want only what was there", names)
 	}
 }

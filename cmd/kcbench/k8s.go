@@ -56,7 +56,7 @@ func cmdK8sCollect(e *env, args []string) error {
 	if *out == "" {
 		return usagef("k8s collect: --out DIR is required")
 	}
-	if err := fileutil.CheckWritableDir(*out); err != nil {
+	if err := fileutil.CheckOutDir(*out); err != nil {
 		return usagef("--out: %v", err)
 	}
 	var r io.Reader = os.Stdin

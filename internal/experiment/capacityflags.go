@@ -339,7 +339,7 @@ func (f *CapacityFlags) CheckStack(fs *flag.FlagSet, targetSet bool) error {
 	if f.Out == "" {
 		f.Out = filepath.Join("results", fmt.Sprintf("capacity-%s-%s", f.Scen.Scenario, time.Now().Format("20060102-150405")))
 	}
-	if err := fileutil.CheckWritableDir(f.Out); err != nil {
+	if err := fileutil.CheckOutDir(f.Out); err != nil {
 		return cliutil.Usagef("--out: %v", err)
 	}
 	return nil

@@ -550,9 +550,11 @@ func (res *Result) WriteDir(dir string) error {
 			return fmt.Errorf("merge: the output %s is one of the agents' folders", dir)
 		}
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
+	return fileutil.WriteDir(dir, results.SummaryFile, res.writeFiles)
+}
+
+// writeFiles writes the merged folder's files into dir, summary.json last.
+func (res *Result) writeFiles(dir string) error {
 	for name, hl := range res.hlogs {
 		for ser, file := range hlogNames(name) {
 			if ser == 1 && res.Stats.Model != results.ModelOpen {
