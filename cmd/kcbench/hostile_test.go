@@ -371,3 +371,23 @@ func TestHostileReportFullDisk(t *testing.T) {
 		t.Errorf("the results folder holds %v, want only what was there", names)
 	}
 }
+
+// A load against a server that accepts connections and never answers, in
+// which every iteration is cut off by the graceful stop, measured nothing:
+// exit 5, not 0.
+func TestHostileNothingMeasured(t *testing.T) {
+	tg := startBadTargets(t)
+	out := filepath.Join(t.TempDir(), "res")
+	start := time.Now()
+	code, stdout, stderr := runCLI(t, "load", "--target", tg.hang, "--realm", "r", "--scenario", "jwks",
+		"--vus", "2", "--duration", "1s", "--graceful-stop", "2s", "--out", out, "--quiet")
+	if code != exitTargetDown || !strings.Contains(errorLine(stderr), "no iteration completed: 2 interrupted") {
+		t.Errorf("exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+	if d := time.Since(start); d > 15*time.Second {
+		t.Errorf("took %s", d)
+	}
+	if st, err := results.ReadStats(out); err != nil || st.Interrupted != 2 {
+		t.Errorf("summary.json: %v, interrupted %d", err, st.Interrupted)
+	}
+}
