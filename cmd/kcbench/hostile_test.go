@@ -372,6 +372,47 @@ func TestHostileReportFullDisk(t *testing.T) {
 	}
 }
 
+// --password-file and --client-secret-file keep secrets off the command
+// line (ps shows it), read through the bounded reader.
+func TestHostileSecretFiles(t *testing.T) {
+	dir := t.TempDir()
+	pw, secret := filepath.Join(dir, "pw"), filepath.Join(dir, "secret")
+	os.WriteFile(pw, []byte(probeSecret+"\n"), 0o600)
+	os.WriteFile(secret, []byte("client-"+probeSecret+"\n"), 0o600)
+	fifo, _, _, big := hostileFiles(t, dir, fileutil.MaxSecretFile+1)
+	var grants, wrong atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.ParseForm()
+		if r.PostForm.Get("password") != probeSecret || r.PostForm.Get("client_secret") != "client-"+probeSecret {
+			wrong.Add(1)
+			w.WriteHeader(http.StatusUnauthorized)
+			io.WriteString(w, `{"error":"invalid_grant"}`)
+			return
+		}
+		grants.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"access_token":"a.b.c","token_type":"Bearer","expires_in":300,"refresh_token":"r.s.t"}`)
+	}))
+	defer srv.Close()
+	args := func(extra ...string) []string {
+		return append([]string{"load", "--target", srv.URL, "--realm", "r", "--client-id", "c", "--username", "u",
+			"--scenario", "password-grant", "--vus", "1", "--duration", "1s", "--quiet"}, extra...)
+	}
+	code, stdout, stderr := runCLI(t, args("--password-file", pw, "--client-secret-file", secret)...)
+	if code != exitOK || grants.Load() == 0 || wrong.Load() != 0 {
+		t.Errorf("exit %d, %d grants, %d refused\nstdout: %s\nstderr: %s", code, grants.Load(), wrong.Load(), stdout, stderr)
+	}
+	if strings.Contains(stdout+stderr, probeSecret) {
+		t.Errorf("the output holds the secret")
+	}
+	runHostile(t, []hostileCase{
+		{"password file FIFO", args("--password-file", fifo), exitUsage, `--password-file "` + fifo + `": read secret: ` + fifo + " is a FIFO"},
+		{"password file /dev/zero", args("--password-file", "/dev/zero"), exitUsage, "/dev/zero is a character device"},
+		{"client secret file too large", args("--client-secret-file", big), exitUsage, "larger than the 64 KiB limit"},
+		{"password file missing", args("--password-file", filepath.Join(dir, "nope")), exitUsage, "no such file"},
+	})
+}
+
 // A load against a server that accepts connections and never answers, in
 // which every iteration is cut off by the graceful stop, measured nothing:
 // exit 5, not 0.
