@@ -131,7 +131,7 @@ Commands:
 Run 'kcbench <command> -h' for a command's flags.
 
 Exit codes: 0 ok, 1 error, 2 usage, 3 threshold/SLO failed, 4 interrupted,
-5 target down (died, unreachable or failed every iteration during a load).
+5 target down (died, unreachable, failed or completed no iteration during a load).
 `)
 }
 

@@ -56,14 +56,14 @@ func cmdK8sCollect(e *env, args []string) error {
 	if *out == "" {
 		return usagef("k8s collect: --out DIR is required")
 	}
-	if err := fileutil.CheckWritableDir(*out); err != nil {
+	if err := fileutil.CheckOutDir(*out); err != nil {
 		return usagef("--out: %v", err)
 	}
 	var r io.Reader = os.Stdin
 	if len(logs) > 0 {
 		var rs []io.Reader
 		for _, l := range logs {
-			f, err := os.Open(l)
+			f, err := fileutil.Open(l, fileutil.MaxResultFile)
 			if err != nil {
 				return cliutil.Usage(err)
 			}

@@ -24,7 +24,7 @@ func cmdMerge(ctx context.Context, e *env, args []string) error {
 	if *out == "" {
 		return usagef("merge: --out DIR is required")
 	}
-	if err := fileutil.CheckWritableDir(*out); err != nil {
+	if err := fileutil.CheckOutDir(*out); err != nil {
 		return usagef("--out: %v", err)
 	}
 	start := time.Now()

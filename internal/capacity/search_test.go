@@ -419,3 +419,23 @@ func TestConclusionNamesTheBracketsTop(t *testing.T) {
 		t.Errorf("text (%v):\n%s", err, b.String())
 	}
 }
+
+func TestParseSLOsRefusesWhatNoServiceLevelIs(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ in, want string }{
+		{"max>5ms", "max must be bounded from above"},
+		{"token:p99>=1s", "p99 must be bounded from above"},
+		{"errors>1%", "errors must be bounded from above"},
+		{"errors<200%", "an error rate is at most 100%"},
+		{"p99.9<0ms", "can never pass"},
+		{"p99<-5ms", "negative"},
+	}
+	for _, tt := range tests {
+		if _, err := ParseSLOs(tt.in); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("ParseSLOs(%q) = %v, want an error saying %q", tt.in, err, tt.want)
+		}
+	}
+	if _, err := ParseSLOs("rate>100,p99<1s,errors<=0%"); err != nil {
+		t.Errorf("a lower bound on the rate and no errors at all: %v", err)
+	}
+}

@@ -2,6 +2,7 @@ package capacity
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/kcbench/kcbench/internal/results"
@@ -22,6 +23,9 @@ func ParseSLOs(s string) ([]results.Threshold, error) {
 			continue
 		}
 		t, err := results.ParseThreshold(part)
+		if err == nil {
+			err = checkSLO(part, t)
+		}
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -35,6 +39,16 @@ func ParseSLOs(s string) ([]results.Threshold, error) {
 		return nil, errors.New("no SLO given (e.g. 'p99<500ms,errors<0.1%')")
 	}
 	return out, nil
+}
+
+// checkSLO refuses a threshold that is no service level: a latency or an
+// error rate bounded from below (max>5ms) is met by a server that gets
+// slower or fails more, so the search would look for the wrong edge.
+func checkSLO(expr string, t results.Threshold) error {
+	if t.Metric != "rate" && strings.HasPrefix(t.Cmp, ">") {
+		return fmt.Errorf("slo %q: %s must be bounded from above (%s<…): a lower bound is met by a slower or failing server", expr, t.Metric, t.Metric)
+	}
+	return nil
 }
 
 // DefaultSLOs are the SLOs of a search that names none: p99 under 500 ms

@@ -27,7 +27,7 @@ func Usagef(format string, args ...any) error { return UsageError{fmt.Errorf(for
 
 // Parse parses flags and rejects positional arguments beyond maxArgs.
 func Parse(fs *flag.FlagSet, args []string, maxArgs int) error {
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
 		}
@@ -45,7 +45,7 @@ func Parse(fs *flag.FlagSet, args []string, maxArgs int) error {
 func ParseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	var pos []string
 	for {
-		if err := fs.Parse(args); err != nil {
+		if err := parseFlags(fs, args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
 				return nil, err
 			}

@@ -9,13 +9,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/kcbench/kcbench/internal/fileutil"
 	"github.com/kcbench/kcbench/internal/kc"
 )
 
@@ -49,24 +49,12 @@ type FileRealm struct {
 	Clients []FileClient `json:"clients"`
 }
 
-// maxRealmFile bounds a realm file (a realm with a million users is about
-// 1 GiB of JSON).
-const maxRealmFile = 2 << 30
-
 // ReadRealmFile reads and checks one realm file. Errors name the file and
 // the field.
 func ReadRealmFile(path string) (*RealmFile, error) {
-	f, err := os.Open(path)
+	b, err := fileutil.ReadFile(path, fileutil.MaxRealmFile)
 	if err != nil {
 		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxRealmFile+1))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	if len(b) > maxRealmFile {
-		return nil, fmt.Errorf("%s: larger than %d bytes", path, maxRealmFile)
 	}
 	rf, err := ParseRealm(b)
 	if err != nil {

@@ -16,10 +16,12 @@ type SpecFlags struct {
 	clientRoles                   int
 	Seed                          int64
 	uniqueSalts                   bool
+	fs                            *flag.FlagSet // the flags were registered on; nil: a value that is not unset was given
 }
 
 // RegisterFlags adds the dataset flags.
 func (f *SpecFlags) RegisterFlags(fs *flag.FlagSet) {
+	f.fs = fs
 	fs.StringVar(&f.mode, "mode", "realms", "tenant mode: realms (a realm per tenant) or orgs (organizations in one realm)")
 	fs.IntVar(&f.Tenants, "tenants", 0, "number of tenants (default 1, or the preset's)")
 	fs.StringVar(&f.Preset, "preset", "", "dataset preset: small (1 realm, 100 users, 10 clients), baseline (5 realms, 5,000 users, 500 clients), large (10 realms, 100,000 users, 10,000 clients)")
@@ -63,17 +65,17 @@ func (f *SpecFlags) Spec() (Spec, error) {
 			s.Tenants, s.Content = p.Tenants, p.Content
 		}
 	}
-	set := func(dst *int, v, unset int) {
-		if v != unset {
+	set := func(dst *int, name string, v, unset int) {
+		if f.given(name, v, unset) {
 			*dst = v
 		}
 	}
-	set(&s.Tenants, f.Tenants, 0)
-	set(&s.Content.Users, f.users, 0)
-	set(&s.Content.Clients, f.clients, 0)
-	set(&s.Content.RealmRoles, f.roles, 0)
-	set(&s.Content.Groups, f.groups, 0)
-	set(&s.Content.ClientRolesPerClient, f.clientRoles, -1)
+	set(&s.Tenants, "tenants", f.Tenants, 0)
+	set(&s.Content.Users, "users", f.users, 0)
+	set(&s.Content.Clients, "clients", f.clients, 0)
+	set(&s.Content.RealmRoles, "roles", f.roles, 0)
+	set(&s.Content.Groups, "groups", f.groups, 0)
+	set(&s.Content.ClientRolesPerClient, "client-roles", f.clientRoles, -1)
 	for _, c := range []struct {
 		flag     string
 		v, unset int
@@ -86,7 +88,7 @@ func (f *SpecFlags) Spec() (Spec, error) {
 		{"groups", f.groups, 0, 1, maxSeedCount},
 		{"client-roles", f.clientRoles, -1, 0, maxSeedCount},
 	} {
-		if c.v != c.unset && (c.v < c.lo || c.v > c.hi) {
+		if f.given(c.flag, c.v, c.unset) && (c.v < c.lo || c.v > c.hi) {
 			errs = append(errs, fmt.Errorf("--%s: %d: must be between %d and %d", c.flag, c.v, c.lo, c.hi))
 		}
 	}
@@ -99,6 +101,18 @@ func (f *SpecFlags) Spec() (Spec, error) {
 		return s, cliutil.Usage(err)
 	}
 	return s, nil
+}
+
+// given tells whether flag name was given: on the command line when the
+// flags were registered (so --tenants 0 is refused, not taken for "the
+// default"), else whether v differs from unset.
+func (f *SpecFlags) given(name string, v, unset int) bool {
+	if f.fs == nil {
+		return v != unset
+	}
+	found := false
+	f.fs.Visit(func(fl *flag.Flag) { found = found || fl.Name == name })
+	return found
 }
 
 // SpecFlagNames are the names of the dataset flags.
@@ -114,7 +128,7 @@ func SpecFlagNames() map[string]bool {
 // (--manifest), else the flags' if any was set, else the manifest
 // localManifest gives (the local stack's; "" when none).
 func (f *SpecFlags) ExportSpec(manifest string, localManifest func() string) (Spec, error) {
-	if manifest == "" && f.Tenants == 0 && f.Preset == "" {
+	if manifest == "" && !f.given("tenants", f.Tenants, 0) && f.Preset == "" {
 		manifest = localManifest()
 	}
 	if manifest != "" {

@@ -123,7 +123,7 @@ var ErrNoManifest = errors.New("no dataset manifest")
 
 // ReadManifest reads a manifest file.
 func ReadManifest(path string) (*Manifest, error) {
-	b, err := os.ReadFile(path)
+	b, err := fileutil.ReadFile(path, fileutil.MaxConfigFile)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("%w at %s (seed first: kcbench seed)", ErrNoManifest, path)
 	}

@@ -171,6 +171,9 @@ func (f *CapacityFlags) searchOptions() (capacity.Options, error) {
 		return o, fmt.Errorf("--search %q: must be %s or %s", f.mode, results.ModeAdaptive, results.ModeLinear)
 	}
 	if o.Adaptive {
+		if !(f.precisionPct > 0 && f.precisionPct <= maxPrecisionPct) {
+			return o, fmt.Errorf("--precision %v: must be a percentage above 0 and at most %v (1 for 1%%)", f.precisionPct, maxPrecisionPct)
+		}
 		o.Precision = f.precisionPct / 100
 	} else if f.set["precision"] || f.set["cores"] {
 		return o, errors.New("--precision and --cores apply to the adaptive search")
@@ -191,6 +194,10 @@ func (f *CapacityFlags) searchOptions() (capacity.Options, error) {
 	o = o.WithDefaults()
 	return o, o.Validate()
 }
+
+// maxPrecisionPct bounds --precision: an answer known within more than
+// half of itself is no answer (capacity.Options.Precision ≤ 0.5).
+const maxPrecisionPct = 50
 
 // maxRepeats bounds --repeats (as experiments' repeats).
 const maxRepeats = 100
@@ -334,7 +341,7 @@ func (f *CapacityFlags) CheckStack(fs *flag.FlagSet, targetSet bool) error {
 	if f.Out == "" {
 		f.Out = filepath.Join("results", fmt.Sprintf("capacity-%s-%s", f.Scen.Scenario, time.Now().Format("20060102-150405")))
 	}
-	if err := fileutil.CheckWritableDir(f.Out); err != nil {
+	if err := fileutil.CheckOutDir(f.Out); err != nil {
 		return cliutil.Usagef("--out: %v", err)
 	}
 	return nil

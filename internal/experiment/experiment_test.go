@@ -139,6 +139,8 @@ func TestBadFiles(t *testing.T) {
 		"name: x\nworkloads:\n  - scenario: jwks\n    capacity: {slo: 'p99<<1'}\n":                                                            "workloads[0] (jwks).capacity: slo:",
 		"name: x\nworkloads:\n  - scenario: jwks\n    capacity: {step: -5}\n":                                                                 "workloads[0] (jwks).capacity: step: -5",
 		"name: x\nworkloads:\n  - scenario: jwks\n    capacity: {step_duration: 2}\n":                                                         "line 4",
+		"name: x\nworkloads:\n  - scenario: jwks\n    capacity: {precision_pct: 60}\n":                                                        "capacity: precision_pct: 60: must be a percentage above 0 and at most 50",
+		"name: x\nworkloads:\n  - scenario: jwks\n    capacity: {slo: 'max>5ms'}\n":                                                           "capacity: slo:",
 		"name: x\nworkloads:\n  - scenario: jwks\n    capacity: {rate: 5}\n":                                                                  "field rate not found",
 		"name: x\nstack: {nodes: 9}\nworkloads:\n  - scenario: jwks\n":                                                                        "stack.nodes: 9",
 		"name: x\nstack: {lb: nginx}\nworkloads:\n  - scenario: jwks\n":                                                                       `stack: lb "nginx"`,

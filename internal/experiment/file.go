@@ -7,7 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"regexp"
 	"slices"
 	"strconv"
@@ -19,6 +18,7 @@ import (
 	"github.com/kcbench/kcbench/internal/capacity"
 	"github.com/kcbench/kcbench/internal/cliutil"
 	"github.com/kcbench/kcbench/internal/dataset"
+	"github.com/kcbench/kcbench/internal/fileutil"
 	"github.com/kcbench/kcbench/internal/results"
 	"github.com/kcbench/kcbench/internal/scenario"
 	"github.com/kcbench/kcbench/internal/stack"
@@ -204,6 +204,9 @@ func (c *CapacitySpec) Options(scale float64) (capacity.Options, error) {
 	if adaptive && (c.Step != 0 || c.Resolution != 0) {
 		return capacity.Options{}, errors.New("step and resolution apply to the linear search (mode: linear)")
 	}
+	if !(c.Precision >= 0 && c.Precision <= maxPrecisionPct) {
+		return capacity.Options{}, fmt.Errorf("precision_pct: %v: must be a percentage above 0 and at most %v (1 for 1%%; leave it out for the default)", c.Precision, maxPrecisionPct)
+	}
 	o := capacity.Options{SLOs: slos, Adaptive: adaptive, Precision: c.Precision / 100, Start: c.Start, Step: c.Step,
 		StepDuration: f(c.StepDuration.Duration), Warmup: f(c.Warmup.Duration), Resolution: c.Resolution, MaxRate: c.MaxRate}
 	if adaptive {
@@ -261,7 +264,7 @@ type Watchdog struct {
 // Load reads and checks an experiment file: unknown keys are errors, and
 // every error names the line or the field.
 func Load(path string) (*File, error) {
-	b, err := os.ReadFile(path)
+	b, err := fileutil.ReadFile(path, fileutil.MaxConfigFile)
 	if err != nil {
 		return nil, err
 	}

@@ -4,12 +4,12 @@ import (
 	"errors"
 	"flag"
 	"io"
-	"os"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/kcbench/kcbench/internal/cliutil"
+	"github.com/kcbench/kcbench/internal/fileutil"
 	"github.com/kcbench/kcbench/internal/k8s"
 	"github.com/kcbench/kcbench/internal/kc"
 	"github.com/kcbench/kcbench/internal/load"
@@ -66,14 +66,14 @@ func (f *K8sFlags) Manifests(fs *flag.FlagSet, now time.Time, getenv func(string
 		if err != nil {
 			return nil, err
 		}
-		if o.RunYAML, err = os.ReadFile(f.file); err != nil {
+		if o.RunYAML, err = fileutil.ReadFile(f.file, fileutil.MaxConfigFile); err != nil {
 			return nil, cliutil.Usage(err)
 		}
 		realm = cfg.Realm
 	}
 	if f.dataset != "" {
 		var err error
-		if o.Dataset, err = os.ReadFile(f.dataset); err != nil {
+		if o.Dataset, err = fileutil.ReadFile(f.dataset, fileutil.MaxConfigFile); err != nil {
 			return nil, cliutil.Usagef("--manifest: %v", err)
 		}
 	} else if realm == "" {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"runtime"
 	"strconv"
 	"time"
@@ -27,7 +26,7 @@ func (c *RunFile) CheckOut(emit bool) error {
 		return cliutil.Usagef("--emit-results needs --out")
 	}
 	if c.Out != "" {
-		if err := fileutil.CheckWritableDir(c.Out); err != nil {
+		if err := fileutil.CheckOutDir(c.Out); err != nil {
 			return cliutil.Usagef("--out: %v", err)
 		}
 	}
@@ -159,11 +158,8 @@ func (r *LoadRun) Write(w io.Writer, res *scenario.RunResult, out string, emit b
 	if out == "" {
 		return nil
 	}
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		return err
-	}
 	res.Params = r.Params
-	if err := res.WriteDir(out); err != nil {
+	if err := fileutil.WriteDir(out, results.SummaryFile, res.WriteDir); err != nil {
 		return err
 	}
 	logf("load: results in %s", out)

@@ -11,9 +11,11 @@ import (
 )
 
 // LoadNamed reads an experiment file, or a shipped one by name
-// (quickstart, multitenancy, hashing, versions).
+// (quickstart, multitenancy, hashing, versions). Any path that exists,
+// even as a broken or looping symbolic link, is read as a file, so that
+// its problem is named rather than hidden behind "no such file".
 func LoadNamed(arg string) (*File, error) {
-	if _, err := os.Stat(arg); err == nil {
+	if _, err := os.Lstat(arg); err == nil {
 		f, err := Load(arg)
 		if err != nil {
 			return nil, cliutil.Usage(err)

@@ -5,13 +5,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"time"
 
 	"gopkg.in/yaml.v3"
 
 	"github.com/kcbench/kcbench/internal/cliutil"
 	"github.com/kcbench/kcbench/internal/dataset"
+	"github.com/kcbench/kcbench/internal/fileutil"
 	"github.com/kcbench/kcbench/internal/load"
 	"github.com/kcbench/kcbench/internal/results"
 	"github.com/kcbench/kcbench/internal/scenario"
@@ -131,7 +131,7 @@ func (m *MixFlag) Set(v string) error {
 // over the defaults.
 func ReadRunFile(path string) (RunFile, error) {
 	f := RunFile{Procs: DefaultProcs}
-	r, err := os.Open(path)
+	r, err := fileutil.Open(path, fileutil.MaxConfigFile)
 	if err != nil {
 		return f, err
 	}
@@ -154,13 +154,14 @@ const LoadSynopsis = `load --scenario NAME [--executor E] [--vus N | --rate R | 
 
 Runs a workload against the local stack (or --target) with users and clients
 from the seeded dataset (--manifest, default the stack's dataset.json), or
-from --realm --client-id --username --password. Prints a summary on stdout,
-progress on stderr, and with --out writes summary.json, timeline.csv and
-<op>.hlog files. Server CPU per successful iteration is measured from
-/proc for the local stack, or from --management-url's /metrics.
-Exit code 3 when a --threshold fails, 5 when the target died, was
-unreachable or failed every iteration (after the results of what ran are
-written; --keep-going runs on and exits 0 instead).
+from --realm --client-id --username --password-file (or --password).
+Prints a summary on stdout, progress on stderr, and with --out writes
+summary.json, timeline.csv and <op>.hlog files. Server CPU per successful
+iteration is measured from /proc for the local stack, or from
+--management-url's /metrics. Exit code 3 when a --threshold fails, 5 when
+the target died, was unreachable, failed every iteration or completed none
+(after the results of what ran are written; --keep-going runs on and exits
+0 instead).
 
 --event "AT ACTION [node=N]" acts on the local stack during the run
 (kill, stop, start, restart a node; add-node, remove-node behind the
@@ -190,7 +191,25 @@ func ReadSplitRunFile(file string, agents int) (RunFile, error) {
 func registerSingle(fs *flag.FlagSet, c *scenario.Config) {
 	fs.StringVar(&c.Realm, "realm", c.Realm, "without a manifest: the realm")
 	fs.StringVar(&c.ClientID, "client-id", c.ClientID, "without a manifest: the client for grants and the login form")
-	fs.StringVar(&c.ClientSecret, "client-secret", c.ClientSecret, "without a manifest: the client's secret (none for a public client)")
+	fs.StringVar(&c.ClientSecret, "client-secret", c.ClientSecret, "without a manifest: the client's secret (none for a public client; ps shows it: prefer --client-secret-file)")
+	fs.Var(secretFile{&c.ClientSecret}, "client-secret-file", "without a manifest: `FILE` holding the client's secret (instead of --client-secret)")
 	fs.StringVar(&c.Username, "username", c.Username, "without a manifest: the user")
-	fs.StringVar(&c.Password, "password", c.Password, "without a manifest: the user's password")
+	fs.StringVar(&c.Password, "password", c.Password, "without a manifest: the user's password (ps shows it: prefer --password-file)")
+	fs.Var(secretFile{&c.Password}, "password-file", "without a manifest: `FILE` holding the user's password (instead of --password)")
+}
+
+// secretFile is a flag naming a file whose content (fileutil.ReadSecret:
+// bounded, regular files only, one trailing newline trimmed) sets dst, so
+// that a secret need not be on the command line.
+type secretFile struct{ dst *string }
+
+func (s secretFile) String() string { return "" }
+
+func (s secretFile) Set(path string) error {
+	v, err := fileutil.ReadSecret(path)
+	if err != nil {
+		return err
+	}
+	*s.dst = v
+	return nil
 }

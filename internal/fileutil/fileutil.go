@@ -1,6 +1,7 @@
 // Package fileutil holds the few file helpers every stage shares: atomic
-// writes (temp file + rename, so readers never see half a file) and secret
-// files (mode 0600).
+// writes (temp file + rename, so readers never see half a file), secret
+// files (mode 0600), and the one bounded reader of every file the user
+// gives (regular files only, a size limit per kind of file).
 package fileutil
 
 import (
@@ -14,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -30,10 +32,24 @@ func WriteAtomic(path string, data []byte, perm os.FileMode) error {
 // path only if write and every file operation succeed. Readers never see a
 // partial file; on any error path is left untouched and the temporary file
 // is removed.
-func WriteFile(path string, perm os.FileMode, write func(io.Writer) error) (err error) {
+func WriteFile(path string, perm os.FileMode, write func(io.Writer) error) error {
+	tmp, err := stage(path, perm, write)
+	if err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+// stage writes a synced temporary file of mode perm beside path, for a
+// rename to path, and returns its name; on error it leaves nothing.
+func stage(path string, perm os.FileMode, write func(io.Writer) error) (name string, err error) {
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
 	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+		return "", fmt.Errorf("write %s: %w", path, err)
 	}
 	defer func() {
 		if err != nil {
@@ -42,25 +58,22 @@ func WriteFile(path string, perm os.FileMode, write func(io.Writer) error) (err 
 		}
 	}()
 	if err := f.Chmod(perm); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+		return "", fmt.Errorf("write %s: %w", path, err)
 	}
 	bw := bufio.NewWriter(f)
 	if err := write(bw); err != nil {
-		return err
+		return "", err
 	}
 	if err := bw.Flush(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+		return "", fmt.Errorf("write %s: %w", path, err)
 	}
 	if err := f.Sync(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+		return "", fmt.Errorf("write %s: %w", path, err)
 	}
 	if err := f.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+		return "", fmt.Errorf("write %s: %w", path, err)
 	}
-	if err := os.Rename(f.Name(), path); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
+	return f.Name(), nil
 }
 
 // WriteJSON marshals v with indentation and writes it atomically.
@@ -78,9 +91,10 @@ func WriteSecret(path, secret string) error {
 }
 
 // ReadSecret reads a secret file written by WriteSecret (or by hand) and
-// trims one trailing newline. It refuses empty files.
+// trims one trailing newline. It refuses empty files and, through
+// ReadFile, anything that is not a regular file of at most MaxSecretFile.
 func ReadSecret(path string) (string, error) {
-	b, err := os.ReadFile(path)
+	b, err := ReadFile(path, MaxSecretFile)
 	if err != nil {
 		return "", fmt.Errorf("read secret: %w", err)
 	}
@@ -109,8 +123,8 @@ func CheckWritableDir(dir string) error {
 				return fmt.Errorf("%s is not writable", p)
 			}
 			return nil
-		case !errors.Is(err, fs.ErrNotExist):
-			return err
+		case !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR):
+			return err // below a file (ENOTDIR): the loop names that file
 		}
 		parent := filepath.Dir(p)
 		if parent == p {

@@ -1,6 +1,7 @@
 package kc
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"net/url"
@@ -19,8 +20,8 @@ type TargetFlags struct {
 
 // RegisterFlags adds --target, --management-url and the admin credentials.
 func (t *TargetFlags) RegisterFlags(fs *flag.FlagSet) {
-	fs.StringVar(&t.URL, "target", "", "an external Keycloak's base URL (instead of the local stack)")
-	fs.StringVar(&t.MgmtURL, "management-url", "", "the external Keycloak's management URL (health, metrics)")
+	fs.Var(urlFlag{&t.URL}, "target", "an external Keycloak's base `URL`, http:// or https:// (instead of the local stack)")
+	fs.Var(urlFlag{&t.MgmtURL}, "management-url", "the external Keycloak's management `URL` (health, metrics)")
 	fs.StringVar(&t.user, "admin-user", "admin", "admin user of the external Keycloak (master realm)")
 	fs.StringVar(&t.passwordFile, "admin-password-file", "", "file holding the admin password")
 	fs.StringVar(&t.clientID, "admin-client-id", "", "admin service-account client id (instead of user and password)")
@@ -112,14 +113,51 @@ func (t *TargetFlags) LoadTarget() (Target, error) {
 	return tg, nil
 }
 
-// CheckURL accepts absolute http and https URLs.
+// urlFlag is a URL flag checked when it is given: an empty value (an
+// unset shell variable) is an error, never the local stack.
+type urlFlag struct{ p *string }
+
+func (f urlFlag) String() string {
+	if f.p == nil {
+		return ""
+	}
+	return *f.p
+}
+
+func (f urlFlag) Set(v string) error {
+	if v == "" {
+		return errors.New("empty (an unset variable?): give a URL, or leave the flag out for the local stack")
+	}
+	if err := CheckURL(v); err != nil {
+		return err
+	}
+	*f.p = v
+	return nil
+}
+
+// CheckURL accepts absolute http and https URLs of a host and an optional
+// path: kcbench appends its paths to them, so a query, a fragment or user
+// info (credentials go in files) is refused rather than glued into every
+// request.
 func CheckURL(raw string) error {
 	u, err := url.Parse(raw)
+	if ue := (*url.Error)(nil); errors.As(err, &ue) {
+		return fmt.Errorf("%q: want an http:// or https:// URL (%v)", raw, ue.Err)
+	}
 	if err != nil {
 		return err
 	}
-	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("%q: want an http:// or https:// URL", raw)
+	switch {
+	case u.Scheme != "http" && u.Scheme != "https":
+		return fmt.Errorf("%q: scheme %q: want an http:// or https:// URL", raw, u.Scheme)
+	case u.Host == "" || u.Opaque != "":
+		return fmt.Errorf("%q: no host: want an http:// or https:// URL", raw)
+	case u.User != nil:
+		return fmt.Errorf("%q: user info in the URL: give credentials in files (--admin-password-file)", raw)
+	case u.RawQuery != "" || u.ForceQuery:
+		return fmt.Errorf("%q: a query (?…) cannot be part of a base URL", raw)
+	case u.Fragment != "" || strings.Contains(raw, "#"):
+		return fmt.Errorf("%q: a fragment (#…) cannot be part of a base URL", raw)
 	}
 	return nil
 }

@@ -73,7 +73,7 @@ type Result struct {
 // ReadAgent reads a `kcbench load --out` folder: summary.json and the
 // HDR logs of its operations.
 func ReadAgent(dir string) (*Agent, error) {
-	b, err := os.ReadFile(filepath.Join(dir, results.SummaryFile))
+	b, err := fileutil.ReadFile(filepath.Join(dir, results.SummaryFile), fileutil.MaxResultFile)
 	if err != nil {
 		return nil, err
 	}
@@ -89,7 +89,7 @@ func ReadAgent(dir string) (*Agent, error) {
 		return nil, fmt.Errorf("%s: %w", dir, err)
 	}
 	a.CPU, a.Params = extra.CPU, extra.Params
-	f, err := os.Open(filepath.Join(dir, results.TimelineFile))
+	f, err := fileutil.Open(filepath.Join(dir, results.TimelineFile), fileutil.MaxResultFile)
 	if err != nil {
 		return nil, err
 	}
@@ -129,7 +129,7 @@ func ReadAgent(dir string) (*Agent, error) {
 func hlogNames(op string) [2]string { return [2]string{op + ".hlog", op + ".service.hlog"} }
 
 func readHlog(path string) ([]*hdr.Histogram, error) {
-	f, err := os.Open(path)
+	f, err := fileutil.Open(path, fileutil.MaxResultFile)
 	if err != nil {
 		return nil, err
 	}
@@ -550,9 +550,11 @@ func (res *Result) WriteDir(dir string) error {
 			return fmt.Errorf("merge: the output %s is one of the agents' folders", dir)
 		}
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
+	return fileutil.WriteDir(dir, results.SummaryFile, res.writeFiles)
+}
+
+// writeFiles writes the merged folder's files into dir, summary.json last.
+func (res *Result) writeFiles(dir string) error {
 	for name, hl := range res.hlogs {
 		for ser, file := range hlogNames(name) {
 			if ser == 1 && res.Stats.Model != results.ModelOpen {

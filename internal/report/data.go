@@ -400,11 +400,13 @@ func (c *config) workloads() []*wlAgg {
 				continue
 			}
 			a.thr = append(a.thr, o.Rate)
-			a.p50 = append(a.p50, msOf(o.Latency.P50))
-			a.p95 = append(a.p95, msOf(o.Latency.P95))
-			a.p99 = append(a.p99, msOf(o.Latency.P99))
-			a.mx = append(a.mx, msOf(o.Latency.Max))
-			a.errPct = append(a.errPct, 100*o.ErrorRate())
+			if o.Count > 0 { // no operation, no latency: not a latency of 0
+				a.p50 = append(a.p50, msOf(o.Latency.P50))
+				a.p95 = append(a.p95, msOf(o.Latency.P95))
+				a.p99 = append(a.p99, msOf(o.Latency.P99))
+				a.mx = append(a.mx, msOf(o.Latency.Max))
+				a.errPct = append(a.errPct, 100*o.ErrorRate())
+			}
 			a.agg.errors += o.Errors
 			a.timeouts = append(a.timeouts, float64(w.Stats.Timeouts()))
 			a.agg.timeoutLimit = max(a.agg.timeoutLimit, w.Stats.Timeout)

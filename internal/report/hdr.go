@@ -4,13 +4,13 @@ import (
 	"bufio"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/kcbench/kcbench/internal/fileutil"
 	"github.com/kcbench/kcbench/internal/results"
 )
 
@@ -19,7 +19,7 @@ import (
 // intervals into one histogram: percentiles come from the merged counts,
 // never from averaged percentiles.
 func readHlogTotal(path string) (*hdr.Histogram, error) {
-	f, err := os.Open(path)
+	f, err := fileutil.Open(path, fileutil.MaxResultFile)
 	if err != nil {
 		return nil, err
 	}

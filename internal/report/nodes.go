@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"time"
+
+	"github.com/kcbench/kcbench/internal/fileutil"
 )
 
 // nodesFile is what each node of a cluster (or a CPU-limited node) did
@@ -33,7 +35,7 @@ type nodesJSON struct {
 // nodeTable is the per-node table of a search folder's nodes.json, so
 // that an uneven balance shows; nil when there is none.
 func nodeTable(dir, label string) (*Table, error) {
-	b, err := os.ReadFile(filepath.Join(dir, nodesFile))
+	b, err := fileutil.ReadFile(filepath.Join(dir, nodesFile), fileutil.MaxResultFile)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}

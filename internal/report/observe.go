@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/kcbench/kcbench/internal/fileutil"
 	"github.com/kcbench/kcbench/internal/observe"
 	"github.com/kcbench/kcbench/internal/results"
 )
@@ -15,7 +16,7 @@ import (
 // readObserve reads a point's observe.csv; ok is false when the point has
 // none.
 func readObserve(p *results.Point) (rows []observe.Sample, ok bool, err error) {
-	f, err := os.Open(filepath.Join(p.Dir, results.ObserveFile))
+	f, err := fileutil.Open(filepath.Join(p.Dir, results.ObserveFile), fileutil.MaxResultFile)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, false, nil
 	}

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"bytes"
 	"embed"
 	"fmt"
 	"html/template"
@@ -146,32 +145,42 @@ func mdEscape(s string) string {
 	return r.Replace(s)
 }
 
-// Write writes report.html, report.md and charts/*.png into dir, each file
-// atomically; report.html last.
+// Write writes report.html, report.md and charts/*.png into dir as one
+// set: every file is written to a temporary file first and all are renamed
+// into place only when all were written (report.html last), so that a full
+// disk leaves no chart without its page.
 func (m *Model) Write(dir string) error {
 	cdir := filepath.Join(dir, ChartsDir)
 	if err := os.MkdirAll(cdir, 0o755); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
-	for _, c := range m.Charts() {
-		if err := fileutil.WriteAtomic(filepath.Join(dir, c.File()), c.PNG, 0o644); err != nil {
-			return fmt.Errorf("report: %w", err)
-		}
-	}
-	var md, html bytes.Buffer
-	if err := m.WriteMarkdown(&md); err != nil {
+	var set fileutil.Files
+	if err := m.stage(&set, dir); err != nil {
+		set.Abort()
+		os.Remove(cdir) // when empty
 		return fmt.Errorf("report: %w", err)
 	}
-	if err := fileutil.WriteAtomic(filepath.Join(dir, MDFile), md.Bytes(), 0o644); err != nil {
-		return fmt.Errorf("report: %w", err)
-	}
-	if err := m.WriteHTML(&html); err != nil {
-		return fmt.Errorf("report: %w", err)
-	}
-	if err := fileutil.WriteAtomic(filepath.Join(dir, HTMLFile), html.Bytes(), 0o644); err != nil {
+	if err := set.Commit(); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
 	return nil
+}
+
+// stage writes the report's files into set.
+func (m *Model) stage(set *fileutil.Files, dir string) error {
+	for _, c := range m.Charts() {
+		if err := set.Add(filepath.Join(dir, c.File()), 0o644, bytesWriter(c.PNG)); err != nil {
+			return err
+		}
+	}
+	if err := set.Add(filepath.Join(dir, MDFile), 0o644, m.WriteMarkdown); err != nil {
+		return err
+	}
+	return set.Add(filepath.Join(dir, HTMLFile), 0o644, m.WriteHTML)
+}
+
+func bytesWriter(b []byte) func(io.Writer) error {
+	return func(w io.Writer) error { _, err := w.Write(b); return err }
 }
 
 // errWriter keeps the first write error.

@@ -446,7 +446,8 @@ func TestTimeoutsMeasured(t *testing.T) {
 	st := results.Stats{Scenario: results.ScenarioAdminAPI, Executor: "constant-vus", Model: results.ModelClosed,
 		Start: t0, Duration: 60 * time.Second, Elapsed: 61 * time.Second, Iterations: 40, Timeout: 30 * time.Second,
 		Ops: []results.OpStats{{Name: results.IterationOp, Count: 40, OK: 4, Errors: 36, Rate: 0.67,
-			ErrorClasses: map[string]int64{results.ErrorClassTimeout: 36}}}}
+			ErrorClasses: map[string]int64{results.ErrorClassTimeout: 36},
+			Latency:      results.Dist{P50: 30 * time.Second, P95: 30 * time.Second, Max: 30 * time.Second}}}}
 	var b bytes.Buffer
 	if err := results.WriteStatsJSON(&b, st); err != nil {
 		t.Fatal(err)

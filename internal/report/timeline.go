@@ -5,10 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"time"
 
+	"github.com/kcbench/kcbench/internal/fileutil"
 	"github.com/kcbench/kcbench/internal/results"
 )
 
@@ -34,7 +34,7 @@ type tlSegment struct {
 // time, or (when the file has a "workload" column) where that column
 // changes. Only the whole-iteration rows are kept.
 func readTimeline(path string) ([]tlSegment, error) {
-	f, err := os.Open(path)
+	f, err := fileutil.Open(path, fileutil.MaxResultFile)
 	if err != nil {
 		return nil, err
 	}

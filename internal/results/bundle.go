@@ -14,6 +14,8 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+
+	"github.com/kcbench/kcbench/internal/fileutil"
 )
 
 // A bundle carries a results folder through a text stream, such as a
@@ -55,7 +57,7 @@ func WriteBundle(w io.Writer, dir, label string) error {
 			if !e.Type().IsRegular() {
 				continue
 			}
-			b, err := os.ReadFile(filepath.Join(dir, name))
+			b, err := fileutil.ReadFile(filepath.Join(dir, name), fileutil.MaxResultFile)
 			if err != nil {
 				return err
 			}

@@ -328,6 +328,9 @@ func ReadCapacity(path string) (*CapacityResult, error) {
 	if r.Schema != CapacitySchema {
 		return nil, fmt.Errorf("%s: schema %d, this kcbench reads %d", path, r.Schema, CapacitySchema)
 	}
+	if err := r.checkFigures(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
 	return &r, nil
 }
 

@@ -4,10 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/kcbench/kcbench/internal/fileutil"
 )
 
 // ParamVariant is the param naming a point's variant (the experiment's
@@ -50,20 +51,21 @@ type loadExtras struct {
 // reads as a point of one workload named after the scenario, so that
 // report and size --from take it as they take an experiment's point.
 func readLoadPoint(dir string) (*Point, error) {
-	b, err := os.ReadFile(filepath.Join(dir, SummaryFile))
+	path := filepath.Join(dir, SummaryFile)
+	b, err := fileutil.ReadFile(path, fileutil.MaxResultFile)
 	if err != nil {
 		return nil, err
 	}
 	var x loadExtras
 	if err := json.Unmarshal(b, &x); err != nil {
-		return nil, fmt.Errorf("%s: %w", SummaryFile, err)
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if x.Workloads != nil {
 		return nil, errNotLoadRun
 	}
 	var st Stats
 	if err := json.Unmarshal(b, &st); err != nil {
-		return nil, fmt.Errorf("%s: %w", SummaryFile, err)
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if st.Scenario == "" || len(st.Ops) == 0 {
 		return nil, errNotLoadRun
@@ -85,6 +87,9 @@ func readLoadPoint(dir string) (*Point, error) {
 				ServerCPUMsPerOp: x.ServerCPU.PerIteration, ServerCPUSource: x.ServerCPU.Source,
 				Database: x.Database, Directory: x.Directory}},
 			Seconds: st.Elapsed.Seconds()},
+	}
+	if err := p.Summary.checkFigures(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return p, nil
 }

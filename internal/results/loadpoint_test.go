@@ -19,7 +19,7 @@ func TestReadPointOfALoadRun(t *testing.T) {
 	}
 	st := Stats{Scenario: ScenarioClientCredentials, Executor: "constant-arrival-rate", Model: ModelOpen,
 		Start: time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC), Duration: 10 * time.Second, Elapsed: 11 * time.Second,
-		Iterations: 1000, Ops: []OpStats{{Name: IterationOp, Count: 1000, OK: 1000, Rate: 100}}}
+		Iterations: 1000, Ops: []OpStats{{Name: IterationOp, Count: 1000, OK: 1000, Rate: 100, Latency: Dist{P50: 2 * time.Millisecond, P95: 4 * time.Millisecond, Max: 9 * time.Millisecond}}}}
 	var b bytes.Buffer
 	if err := WriteStatsJSON(&b, st); err != nil {
 		t.Fatal(err)

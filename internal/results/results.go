@@ -26,6 +26,8 @@ import (
 	"path/filepath"
 	"sort"
 	"time"
+
+	"github.com/kcbench/kcbench/internal/fileutil"
 )
 
 // Schema is the version of these files.
@@ -219,6 +221,9 @@ func ReadPoint(dir string) (*Point, error) {
 	if p.Summary.Schema != Schema {
 		return nil, fmt.Errorf("%s: schema %d, this kcbench reads %d", dir, p.Summary.Schema, Schema)
 	}
+	if err := p.Summary.checkFigures(); err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, SummaryFile), err)
+	}
 	return p, nil
 }
 
@@ -251,7 +256,7 @@ func ReadExperiment(dir string) ([]*Point, error) {
 }
 
 func readJSON(path string, v any) error {
-	b, err := os.ReadFile(path)
+	b, err := fileutil.ReadFile(path, fileutil.MaxResultFile)
 	if err != nil {
 		return err
 	}

@@ -210,6 +210,9 @@ func (d *Dist) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &j); err != nil {
 		return err
 	}
+	if err := j.check(); err != nil {
+		return err
+	}
 	*d = Dist{fromMs(j.Min), fromMs(j.Mean), fromMs(j.P50), fromMs(j.P90), fromMs(j.P95), fromMs(j.P99), fromMs(j.P999), fromMs(j.Max)}
 	return nil
 }
@@ -231,8 +234,28 @@ func (o OpStats) MarshalJSON() ([]byte, error) { return json.Marshal(opStatsJSON
 
 // UnmarshalJSON reads what MarshalJSON wrote.
 func (o *OpStats) UnmarshalJSON(b []byte) error {
-	var j opStatsJSON
-	if err := json.Unmarshal(b, &j); err != nil {
+	var w struct {
+		opStatsJSON
+		Latency json.RawMessage `json:"latency"`
+		Service json.RawMessage `json:"service"`
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	j := w.opStatsJSON
+	for _, d := range []struct {
+		name string
+		raw  json.RawMessage
+		dst  *Dist
+	}{{"latency", w.Latency, &j.Latency}, {"service", w.Service, &j.Service}} {
+		if len(d.raw) == 0 {
+			continue
+		}
+		if err := json.Unmarshal(d.raw, d.dst); err != nil {
+			return fmt.Errorf("op %q: %s: %w", j.Name, d.name, err)
+		}
+	}
+	if err := j.check(); err != nil {
 		return err
 	}
 	*o = OpStats(j)
@@ -276,6 +299,9 @@ func (s Stats) MarshalJSON() ([]byte, error) {
 func (s *Stats) UnmarshalJSON(b []byte) error {
 	var j statsJSON
 	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	if err := j.check(); err != nil {
 		return err
 	}
 	*s = Stats{
@@ -392,8 +418,8 @@ type numParser struct{ err error }
 
 func (p *numParser) float(s string) float64 {
 	v, err := strconv.ParseFloat(s, 64)
-	if err == nil && (math.IsNaN(v) || math.IsInf(v, 0)) {
-		err = fmt.Errorf("%q: not a finite number", s)
+	if err == nil && (math.IsNaN(v) || math.IsInf(v, 0) || v < 0) {
+		err = fmt.Errorf("%q: not a finite number ≥ 0 (every figure of a timeline is one)", s)
 	}
 	if p.err == nil {
 		p.err = err
@@ -403,6 +429,9 @@ func (p *numParser) float(s string) float64 {
 
 func (p *numParser) int(s string) int64 {
 	v, err := strconv.ParseInt(s, 10, 64)
+	if err == nil && v < 0 {
+		err = fmt.Errorf("%q: a count cannot be negative", s)
+	}
 	if p.err == nil {
 		p.err = err
 	}

@@ -142,7 +142,22 @@ func parseThreshold(s string) (Threshold, error) {
 	default:
 		return t, fmt.Errorf("unknown metric %q (want min, avg, med, p50, p90, p95, p99, p99.9, max, errors or rate)", metric)
 	}
-	return t, nil
+	return t, t.checkLimit()
+}
+
+// checkLimit refuses a limit no measurement can meet or that cannot be a
+// figure at all: an error rate above 100 %, a latency at most 0, anything
+// below 0.
+func (t Threshold) checkLimit() error {
+	switch {
+	case t.Metric == "errors" && t.Limit > 100:
+		return fmt.Errorf("errors %s: an error rate is at most 100%%", t.format(t.Limit))
+	case t.Cmp == "<" && t.Limit == 0:
+		return fmt.Errorf("%s<%s: nothing is below 0, so this can never pass", t.Metric, t.format(0))
+	case t.Unit() == UnitMillis && t.Cmp == "<=" && t.Limit == 0:
+		return fmt.Errorf("%s<=0ms: every latency is above 0, so this can never pass", t.Metric)
+	}
+	return nil
 }
 
 // parseLatency returns milliseconds from a Go duration or a bare number of

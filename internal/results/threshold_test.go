@@ -52,6 +52,8 @@ func TestParseThresholdErrors(t *testing.T) {
 		"", "p95", "p95 500ms", "<500ms", ":p95<1", "p97<1s", "p95<", "p95<fast", "p95<-1s",
 		"errors<", "errors<x%", "errors<-1%", "rate>NaN", "rate>Inf", "rate>1e999", "tok en:p95<1",
 		"p95<<1", "p95=<1", "a:b:p95<1",
+		// limits no measurement can meet, or no figure can be
+		"errors<200%", "errors<2", "errors<=100.5%", "p99.9<0ms", "p95<=0", "max<0s", "rate<0", "errors<0%",
 	} {
 		if got, err := ParseThreshold(in); err == nil {
 			t.Errorf("ParseThreshold(%q) = %+v, want an error", in, got)

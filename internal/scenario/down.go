@@ -114,9 +114,15 @@ func (w *downWatch) result() *DownError {
 }
 
 // noSuccess returns a DownError when iterations ran and none succeeded,
-// naming the error classes with an example of each.
+// naming the error classes with an example of each, or when iterations
+// started and none ended before the graceful stop cut them off (a target
+// that accepts connections and never answers): a run that measured
+// nothing says so.
 func noSuccess(s results.Stats) *DownError {
 	it, ok := s.Op(results.IterationOp)
+	if ok && it.Count == 0 && s.Interrupted > 0 {
+		return &DownError{Reason: fmt.Sprintf("no iteration completed: %d interrupted at the end of the run (a target that accepts connections and never answers?)", s.Interrupted)}
+	}
 	if !ok || it.Count == 0 || it.OK > 0 {
 		return nil
 	}

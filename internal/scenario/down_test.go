@@ -69,6 +69,10 @@ func TestNoSuccess(t *testing.T) {
 	if d := noSuccess(results.Stats{Ops: []results.OpStats{{Name: results.IterationOp}}}); d != nil {
 		t.Fatalf("nothing ran: %v", d)
 	}
+	d = noSuccess(results.Stats{Interrupted: 2, Ops: []results.OpStats{{Name: results.IterationOp}}})
+	if d == nil || !strings.HasPrefix(d.Error(), "no iteration completed: 2 interrupted at the end of the run") {
+		t.Fatalf("all interrupted: %v", d)
+	}
 }
 
 // jwksServer serves a realm's JWKS.

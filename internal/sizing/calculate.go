@@ -360,8 +360,11 @@ func (r *Result) extrapolationNotes() {
 	}
 }
 
-// eps absorbs floating-point error before rounding: 0.7 × 4 is 2.7999999999999998.
-func eps(q float64) float64 { return 1e-9 * math.Max(1, math.Abs(q)) }
+// eps absorbs floating-point error before rounding: 0.7 × 4 is
+// 2.7999999999999998. It is relative, and small enough (float64 carries
+// about 16 digits) that rounding 666,666,666.67 up still gives
+// 666,666,667.
+func eps(q float64) float64 { return 1e-12 * math.Max(1, math.Abs(q)) }
 
 // ceilQ rounds q up to an integer, ignoring floating-point noise above one.
 func ceilQ(q float64) float64 { return math.Ceil(q - eps(q)) }

@@ -291,6 +291,11 @@ func (f *Flags) modeProblems(set map[string]bool) []string {
 	} else if given := setOf(set, sloFlags()); len(given) > 0 {
 		problems = append(problems, fmt.Sprintf("%s: only with --tenants-from", strings.Join(given, ", ")))
 	}
+	if f.tenantsFrom == "" && len(f.fromMetrics) == 0 && (f.from == "" || anySet(set, loadFlags())) &&
+		f.in.LoginsPerSec+f.in.ClientCredentialsPerSec+f.in.RefreshesPerSec == 0 {
+		problems = append(problems, "size needs a rate: give --logins N, --client-credentials N or --refresh N per second "+
+			"(logouts alone cost no Keycloak CPU), or --from-metrics URL to read them from a running Keycloak")
+	}
 	if set["from"] && f.from == "" {
 		problems = append(problems, "--from: want a results folder, e.g. results/quickstart")
 	}

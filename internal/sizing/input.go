@@ -293,7 +293,23 @@ func (in Input) Validate() error {
 	}
 	errs = append(errs, in.Rates.problems("rates.")...)
 	errs = append(errs, in.Memory.problems("memory.")...)
+	if len(errs) == 0 {
+		errs = append(errs, in.podCPUProblem())
+	}
 	return errors.Join(errs...)
+}
+
+// podCPUProblem refuses a load whose CPU, divided over the pods, gives a
+// pod more than MaxPodVCPU: such a figure is no sizing, more pods are.
+func (in Input) podCPUProblem() error {
+	r := in.Rates
+	total := in.LoginsPerSec/r.LoginsPerVCPU + in.ClientCredentialsPerSec/r.ClientCredentialsPerVCPU + in.RefreshesPerSec/r.RefreshesPerVCPU
+	if total/float64(in.Pods) <= MaxPodVCPU {
+		return nil
+	}
+	need := int(ceilQ(total / MaxPodVCPU))
+	return &FieldError{"pods", fmt.Sprintf("%s vCPU over %d %s is %s vCPU a pod, more than the %d vCPU one pod can use: give %s pods or more",
+		num(total), in.Pods, plural(in.Pods, "pod", "pods"), num(total/float64(in.Pods)), MaxPodVCPU, num(float64(need)))}
 }
 
 // Upper bounds of the inputs: far beyond any real deployment, low enough
@@ -304,6 +320,9 @@ const (
 	MaxPods              = 10_000
 	MaxHeadroomPct       = 1000
 	MaxConcurrentClients = 1_000_000_000
+	// MaxPodVCPU bounds the CPU request of one pod: far beyond what one
+	// Keycloak JVM puts to use; a larger load needs more pods.
+	MaxPodVCPU = 512
 )
 
 func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }

@@ -69,6 +69,9 @@ func (f *Flags) Run(ctx context.Context, w io.Writer, set map[string]bool, d Dep
 			return err
 		}
 		live.Apply(&in)
+		if in.LoginsPerSec+in.ClientCredentialsPerSec+in.RefreshesPerSec == 0 {
+			return fmt.Errorf("size needs a rate: %s counted no login, client-credential grant or refresh over %s (is the load running, are event metrics enabled?)", live.Source, f.interval)
+		}
 		if guide != nil {
 			live.Apply(guide)
 		}

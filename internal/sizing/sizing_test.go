@@ -3,9 +3,11 @@ package sizing
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"flag"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/kcbench/kcbench/internal/golden"
@@ -253,4 +255,38 @@ func TestCompareResults(t *testing.T) {
 func near(a, b float64) bool {
 	d := a - b
 	return d < 1e-9 && d > -1e-9
+}
+
+// Rounding up stays up for large figures: 666,666.667 vCPU on one pod was
+// printed as 666,666.666 (the noise margin grew with the figure).
+func TestRoundUpLargeFigures(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		vcpu float64
+		want MilliCPU
+	}{
+		{10_000_000.0 / 15, 666_666_667},
+		{0.7 * 4, 2800},
+		{1e-3, 1},
+		{123_456.0001, 123_456_001},
+	} {
+		if got := millicores(c.vcpu); got != c.want {
+			t.Errorf("millicores(%v) = %d, want %d", c.vcpu, got, c.want)
+		}
+	}
+}
+
+func TestValidateRefusesAPodNoMachineHolds(t *testing.T) {
+	t.Parallel()
+	in := DefaultInput()
+	in.LoginsPerSec, in.Pods = 10_000_000, 1
+	err := in.Validate()
+	var fe *FieldError
+	if !errors.As(err, &fe) || fe.Field != "pods" || !strings.Contains(fe.Problem, "give 1,303 pods or more") {
+		t.Fatalf("Validate = %v", err)
+	}
+	in.Pods = 1303
+	if err := in.Validate(); err != nil {
+		t.Errorf("1,303 pods: %v", err)
+	}
 }

@@ -34,6 +34,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/kcbench/kcbench/internal/fileutil"
 	"github.com/kcbench/kcbench/internal/results"
 )
 
@@ -266,13 +267,13 @@ func (s *side) addPoint(p *results.Point) {
 // readLoad reads a `kcbench load --out` folder: the engine's summary with
 // the server CPU beside it.
 func (s *side) readLoad(dir string) error {
-	b, err := os.ReadFile(filepath.Join(dir, results.SummaryFile))
+	b, err := fileutil.ReadFile(filepath.Join(dir, results.SummaryFile), fileutil.MaxResultFile)
 	if err != nil {
 		return err
 	}
 	var st results.Stats
 	if err := json.Unmarshal(b, &st); err != nil {
-		return fmt.Errorf("%s: %w", dir, err)
+		return fmt.Errorf("%s: %w", filepath.Join(dir, results.SummaryFile), err)
 	}
 	var srv struct {
 		CPU struct {
@@ -285,6 +286,12 @@ func (s *side) readLoad(dir string) error {
 	it, ok := st.Op(results.IterationOp)
 	if st.Scenario == "" || !ok {
 		return fmt.Errorf("%s: %s is not a load summary (no scenario or iterations)", dir, results.SummaryFile)
+	}
+	if it.OK == 0 {
+		return fmt.Errorf("%s: no iteration succeeded (%d ran, %d failed): a run that measured nothing cannot be judged", filepath.Join(dir, results.SummaryFile), it.Count, it.Errors)
+	}
+	if srv.CPU.PerIteration < 0 {
+		return fmt.Errorf("%s: server_cpu.cpu_ms_per_iteration %v: cannot be negative", filepath.Join(dir, results.SummaryFile), srv.CPU.PerIteration)
 	}
 	cfg := st.Executor
 	s.add(run{key: kindFixed + "|" + st.Scenario + "|" + cfg, kind: kindFixed, scenario: st.Scenario, config: cfg, source: SourceLoad,
