@@ -33,7 +33,7 @@ func TestSizeFromMetricsLive(t *testing.T) {
 	mgmt := s.Target().ManagementURL
 
 	// size reads /metrics now and again in 60 s; the loads run in between.
-	size := exec.Command(binary, "size", "--from-metrics", mgmt, "--interval", "60s", "--peak", "2", "--json")
+	size := exec.Command(binary, "size", "--from-metrics", mgmt, "--ca-file", s.Target().CAFile, "--interval", "60s", "--peak", "2", "--json")
 	var sizeOut, sizeErr bytes.Buffer
 	size.Stdout = &sizeOut
 	pipe, err := size.StderrPipe()

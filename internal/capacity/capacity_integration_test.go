@@ -5,6 +5,8 @@ package capacity_test
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"sync"
@@ -14,7 +16,7 @@ import (
 	"github.com/kcbench/kcbench/internal/capacity"
 	"github.com/kcbench/kcbench/internal/capacity/gate"
 	"github.com/kcbench/kcbench/internal/dataset"
-	"github.com/kcbench/kcbench/internal/h1"
+
 	"github.com/kcbench/kcbench/internal/kc"
 	"github.com/kcbench/kcbench/internal/load"
 	"github.com/kcbench/kcbench/internal/results"
@@ -82,7 +84,7 @@ func setup(t *testing.T) *fixture {
 // steps binds a search to a scenario against the shared Keycloak, as
 // kcbench capacity does; calls counts the steps run.
 func (f *fixture) steps(name string, m *dataset.Manifest, calls *int) capacity.StepFunc {
-	hc := h1.NewClient(256, 10*time.Second)
+	hc := &http.Client{Transport: scenario.LoadTransport(f.tg, 10*time.Second, 256, netip.Addr{})}
 	return func(ctx context.Context, rate float64, d time.Duration) (capacity.StepResult, error) {
 		*calls++
 		cfg := scenario.Config{Scenario: name, Executor: load.NameConstantArrivalRate, Rate: rate, Duration: d,
