@@ -54,14 +54,9 @@ func cmdStatus(ctx context.Context, e *env, args []string) error {
 	if *timeout <= 0 || *timeout > kc.MaxStatusTimeout {
 		return usagef("--timeout %v: must be positive and at most %v", *timeout, kc.MaxStatusTimeout)
 	}
-	if err := t.CheckUnused(); err != nil {
+	if tg, ext, err := t.External(); err != nil {
 		return err
-	}
-	if t.Set() {
-		tg, err := t.Target()
-		if err != nil {
-			return err
-		}
+	} else if ext {
 		return kc.Status(ctx, e.stdout, tg, *timeout, *asJSON)
 	}
 	return w.PrintStatus(ctx, e.stdout, *asJSON, e.getenv, e.logf)

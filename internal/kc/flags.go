@@ -39,6 +39,16 @@ func (t *TargetFlags) CheckUnused() error {
 	return nil
 }
 
+// External is the external target with its admin credentials when
+// --target is given (ext true), after CheckUnused.
+func (t *TargetFlags) External() (tg Target, ext bool, err error) {
+	if err := t.CheckUnused(); err != nil || !t.Set() {
+		return Target{}, false, err
+	}
+	tg, err = t.Target()
+	return tg, true, err
+}
+
 // tls sets tg's TLS trust from the flags and checks it.
 func (t *TargetFlags) tls(tg *Target) error {
 	tg.CAFile, tg.InsecureSkipVerify = t.caFile, t.insecure

@@ -107,16 +107,17 @@ const (
 // tls (on or off), conn_policy, and with TLS tls_version and
 // tls_resumption.
 func (c Connections) RecordParams(p map[string]string) {
-	p[ParamTLS], p[ParamConnPolicy] = onOff(c.TLS), c.Policy
+	p[ParamTLS], p[ParamConnPolicy] = OnOff(c.TLS), c.Policy
 	if c.TLS {
 		if c.Version != "" {
 			p[ParamTLSVersion] = c.Version
 		}
-		p[ParamTLSResumption] = onOff(c.Resumption)
+		p[ParamTLSResumption] = OnOff(c.Resumption)
 	}
 }
 
-func onOff(b bool) string {
+// OnOff is a boolean param's value: "on" or "off".
+func OnOff(b bool) string {
 	if b {
 		return "on"
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -30,10 +31,8 @@ func DefaultConnPolicy(name string) string {
 
 // CheckConnPolicy checks a --conn-policy value ("" is the default).
 func CheckConnPolicy(p string) error {
-	for _, ok := range results.ConnPolicies {
-		if p == ok || p == "" {
-			return nil
-		}
+	if p == "" || slices.Contains(results.ConnPolicies, p) {
+		return nil
 	}
 	return fmt.Errorf("connection policy %q: want %s", p, strings.Join(results.ConnPolicies, ", "))
 }

@@ -49,9 +49,9 @@ func Measurements(pts []*results.Point) (ms []Measurement, notes []string) {
 				CPUMsPerOp: w.ServerCPUMsPerOp, OK: it.OK, Source: SourceWorkload, DB: w.Database,
 			}
 			if c := w.Connections; c != nil {
-				m.TLS, m.ConnPolicy = onOff(c.TLS), c.Policy
+				m.TLS, m.ConnPolicy = results.OnOff(c.TLS), c.Policy
 				if c.TLS {
-					m.Resumption = onOff(c.Resumption)
+					m.Resumption = results.OnOff(c.Resumption)
 				}
 			}
 			m.LBTLS = s.Params["lb_tls"]
@@ -153,11 +153,4 @@ func TopologyName(p map[string]string) string {
 		return nodes + "x"
 	}
 	return nodes + "x" + cpus + "cpu"
-}
-
-func onOff(b bool) string {
-	if b {
-		return "on"
-	}
-	return "off"
 }

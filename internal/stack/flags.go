@@ -90,11 +90,7 @@ func (s *Stack) CheckRestartable(what string) error {
 // ResolveTarget returns the external target if flagged, else the local
 // stack's.
 func ResolveTarget(t *kc.TargetFlags, w *Where, getenv func(string) string, logf func(string, ...any)) (kc.Target, *Stack, error) {
-	if err := t.CheckUnused(); err != nil {
-		return kc.Target{}, nil, err
-	}
-	if t.Set() {
-		tg, err := t.Target()
+	if tg, ext, err := t.External(); err != nil || ext {
 		return tg, nil, err
 	}
 	s, err := w.Attach(getenv, logf)
