@@ -343,8 +343,12 @@ func TestDatabaseCostPerOperation(t *testing.T) {
 			login.XactsPerOp, login.WALBytesPerOp, login.CPUMsPerOp)
 	}
 	jwks := cost(results.ScenarioJWKS, false)
-	if jwks.XactsPerOp > 0.05 || jwks.WALBytesPerOp > 50 || jwks.XactsPerOp >= login.XactsPerOp/10 {
-		t.Errorf("JWKS: %.3f transactions, %.0f WAL bytes per request; want about none (login: %.2f)", jwks.XactsPerOp, jwks.WALBytesPerOp, login.XactsPerOp)
+	// PostgreSQL's own background writes (autovacuum, hint bits, the
+	// login run's sessions expiring) land in any window: CI saw 93 KiB of
+	// WAL and no transaction over a JWKS run, 57 B a request. What JWKS
+	// must not do is write like a login.
+	if jwks.XactsPerOp > 0.05 || jwks.XactsPerOp >= login.XactsPerOp/10 || jwks.WALBytesPerOp >= login.WALBytesPerOp/10 {
+		t.Errorf("JWKS: %.3f transactions, %.0f WAL bytes per request; want about none (login: %.2f, %.0f)", jwks.XactsPerOp, jwks.WALBytesPerOp, login.XactsPerOp, login.WALBytesPerOp)
 	}
 }
 
