@@ -52,6 +52,7 @@ bench-loadgen: build
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParseStat -fuzztime 20s ./internal/stack/
+	$(GO) test -run '^$$' -fuzz FuzzParseFlags -fuzztime 20s ./internal/cliutil/
 	$(GO) test -run '^$$' -fuzz FuzzParseFault -fuzztime 20s ./internal/stack/
 	$(GO) test -run '^$$' -fuzz FuzzParseLatency -fuzztime 20s ./internal/stack/
 	$(GO) test -run '^$$' -fuzz FuzzParseSegment -fuzztime 20s ./internal/load/

@@ -195,7 +195,8 @@ func TestCapacityUsage(t *testing.T) {
 		{"segment, too many steps", split("--start-at", soon, "--start", "1", "--step", "1", "--max-rate", "1000"), "--max-rate: 1000 steps from 1/s to 1000/s"},
 		{"emit without segment", []string{"capacity", "--scenario", "jwks", "--emit-results"}, "--emit-results applies to an agent"},
 		{"segments without index", []string{"capacity", "--scenario", "jwks", "--segments", "3", "--start-at", soon, "--max-rate", "100"}, "JOB_COMPLETION_INDEX is not set"},
-		{"bad segment", split("--segment", "3/3", "--start-at", soon, "--max-rate", "100"), "index must be between 0 and 2"},
+		{"bad segment", []string{"capacity", "--scenario", "jwks", "--segment", "3/3", "--start-at", soon, "--max-rate", "100"}, "index must be between 0 and 2"},
+		{"segment twice", split("--segment", "3/3"), `--segment given twice ("1/3", then "3/3")`},
 		{"start-at without segment", []string{"capacity", "--scenario", "jwks", "--start-at", soon}, "--start-at: applies to a split search"},
 		{"step gap without segment", []string{"capacity", "--scenario", "jwks", "--step-gap", "3s"}, "--step-gap: applies to a split search"},
 	}

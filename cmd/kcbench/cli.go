@@ -2,11 +2,12 @@ package main
 
 import (
 	"context"
+	"embed"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"text/tabwriter"
+	"strings"
 	"time"
 
 	"github.com/kcbench/kcbench/internal/buildinfo"
@@ -29,6 +30,7 @@ const (
 type env struct {
 	stdout, stderr io.Writer
 	getenv         func(string) string
+	onHelp         func(h cliutil.Help, fs *flag.FlagSet, synopsis string) // tests: take help pages instead of printing them
 }
 
 // logf writes a timestamped progress line to stderr.
@@ -37,42 +39,49 @@ func (e *env) logf(format string, args ...any) {
 }
 
 type command struct {
-	name    string
-	summary string
-	run     func(ctx context.Context, e *env, args []string) error
+	name string
+	run  func(ctx context.Context, e *env, args []string) error
 }
 
+// commands are kcbench's commands; each one's summary, group, description
+// and examples are its help page, help/NAME.txt.
 func commands() []command {
 	return []command{
-		{"quickstart", "the main job: a local stack, a small dataset in both modes, the standard scenarios cold and warm, a report, a summary and a sizing estimate", cmdQuickstart},
-		{"up", "start the local stack (PostgreSQL or MariaDB + Keycloak) and leave it running", cmdUp},
-		{"status", "show the local stack (or an external --target): versions, URLs, pids, RSS, readiness", cmdStatus},
-		{"restart", "restart Keycloak of the local stack and print the boot time", cmdRestart},
-		{"boot", "measure Keycloak boot time and RSS at ready over N restarts", cmdBoot},
-		{"logs", "print (or follow) the Keycloak or database log of the local stack", cmdLogs},
-		{"seed", "seed tenants (realms or organizations) into the local stack or a --target; grows and resumes", cmdSeed},
-		{"dataset", "dataset verify (count through the admin API vs the manifest), export (realm files), show", cmdDataset},
-		{"down", "stop everything the local stack started and remove it", cmdDown},
-		{"snapshot", "save, restore, list or delete snapshots of the local stack's database", cmdSnapshot},
-		{"load", "run a workload (scenario × executor) against the stack; summary, thresholds, server CPU per operation", cmdLoad},
-		{"capacity", "find the highest rate that meets the SLOs (per scenario, or per Keycloak version with --kc-version)", cmdCapacity},
-		{"merge", "join the result folders of a load split over agents (--segment) into one, HDR histograms added exactly", cmdMerge},
-		{"k8s", "run a load as N agent pods of a Kubernetes Indexed Job (manifests) and merge their results from the pods' logs (collect)", cmdK8s},
-		{"scenarios", "list the workloads kcbench load can run", cmdScenarios},
-		{"loadgen-bench", "measure kcbench's own CPU per request against wrk and k6 (JWKS of the local stack)", cmdLoadgenBench},
-		{"report", "rebuild report.html, report.md and charts from a results folder's files", cmdReport},
-		{"compare", "compare two results folders per scenario; deltas within the spread of repeats are noise", cmdCompare},
-		{"gate", "fail (exit 3) when current results regressed against a baseline beyond a threshold and the spread of repeats", cmdGate},
-		{"experiment", "run (or plan) an experiment file: a matrix of points, each seeded, booted, loaded cold and warm, observed; resumable", cmdExperiment},
-		{"size", "size Keycloak pods, database and caches for a target load (sizing guide rules or measured CPU-ms)", cmdSize},
-		{"version", "print kcbench's version", cmdVersion},
+		{"quickstart", cmdQuickstart}, {"up", cmdUp}, {"status", cmdStatus}, {"restart", cmdRestart},
+		{"boot", cmdBoot}, {"logs", cmdLogs}, {"down", cmdDown}, {"seed", cmdSeed}, {"dataset", cmdDataset},
+		{"snapshot", cmdSnapshot}, {"load", cmdLoad}, {"capacity", cmdCapacity}, {"experiment", cmdExperiment},
+		{"scenarios", cmdScenarios}, {"report", cmdReport}, {"compare", cmdCompare}, {"gate", cmdGate},
+		{"size", cmdSize}, {"merge", cmdMerge}, {"k8s", cmdK8s}, {"loadgen-bench", cmdLoadgenBench},
+		{"version", cmdVersion},
 	}
+}
+
+// groups orders the headings of `kcbench help`.
+var groups = []string{"local stack", "data", "measure", "analyse", "scale out", "development"}
+
+//go:embed help/*.txt
+var helpFiles embed.FS
+
+// helpFor is the help page of a command ("load", "dataset verify").
+func helpFor(name string) cliutil.Help {
+	b, err := helpFiles.ReadFile("help/" + strings.ReplaceAll(name, " ", "-") + ".txt")
+	if err != nil {
+		return cliutil.Help{Name: name}
+	}
+	h, err := cliutil.ParseHelp(name, string(b))
+	if err != nil {
+		return cliutil.Help{Name: name, Description: err.Error()}
+	}
+	return h
 }
 
 func usagef(format string, args ...any) error { return cliutil.Usagef(format, args...) }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
 	e := &env{stdout: stdout, stderr: stderr, getenv: getenv}
+	if len(args) > 1 && args[0] == "help" { // kcbench help CMD [SUB] is kcbench CMD [SUB] -h
+		args = append(args[1:], "-h")
+	}
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		printUsage(stdout)
 		if len(args) == 0 {
@@ -116,34 +125,60 @@ func exitCode(ctx context.Context, e *env, err error) int {
 }
 
 func printUsage(w io.Writer) {
-	fmt.Fprintf(w, `kcbench measures, compares and sizes Keycloak.
-
-Usage: kcbench <command> [flags]
-
-Commands:
-`)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	for _, c := range commands() {
-		fmt.Fprintf(tw, "  %s\t%s\n", c.name, c.summary)
+	fmt.Fprintf(w, "kcbench measures, compares and sizes Keycloak.\n\nUsage: kcbench <command> [flags]\n")
+	for _, g := range groups {
+		fmt.Fprintf(w, "\n%s:\n", cliutil.UpperFirst(g))
+		for _, c := range commands() {
+			if h := helpFor(c.name); h.Group == g {
+				fmt.Fprintf(w, "  %-14s %s\n", c.name, h.Summary)
+			}
+		}
 	}
-	tw.Flush()
 	fmt.Fprintf(w, `
-Run 'kcbench <command> -h' for a command's flags.
+Run 'kcbench help <command>' for a command's flags and examples.
 
 Exit codes: 0 ok, 1 error, 2 usage, 3 threshold/SLO failed, 4 interrupted,
 5 target down (died, unreachable, failed or completed no iteration during a load).
 `)
 }
 
-// newFlags returns a FlagSet whose usage prints the command's summary.
+// newFlags returns a FlagSet whose -h prints the command's help page to
+// stdout.
 func newFlags(e *env, name, synopsis string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(e.stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(e.stderr, "Usage: kcbench %s\n\nFlags:\n", synopsis)
-		fs.PrintDefaults()
-	}
+	fs.Usage = func() { e.help(helpFor(name), fs, synopsis) }
 	return fs
+}
+
+// help prints a help page, or hands it to the reference generator.
+func (e *env) help(h cliutil.Help, fs *flag.FlagSet, synopsis string) {
+	if e.onHelp != nil {
+		e.onHelp(h, fs, synopsis)
+		return
+	}
+	h.Write(e.stdout, fs, synopsis)
+}
+
+// subcommands runs the subcommand args[0] of command name, or prints the
+// command's help page.
+func subcommands(ctx context.Context, e *env, name string, args []string, subs []command) error {
+	var names []string
+	for _, s := range subs {
+		if len(args) > 0 && s.name == args[0] {
+			return s.run(ctx, e, args[1:])
+		}
+		names = append(names, s.name)
+	}
+	want := strings.Join(names, ", ")
+	switch {
+	case len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help"):
+		e.help(helpFor(name), flag.NewFlagSet(name, flag.ContinueOnError), name+" "+strings.Join(names, "|")+" [flags]")
+		return flag.ErrHelp
+	case len(args) == 0:
+		return usagef("%s: want a subcommand: %s (kcbench help %s)", name, want, name)
+	}
+	return usagef("%s: unknown subcommand %q: want %s", name, args[0], want)
 }
 
 func parse(fs *flag.FlagSet, args []string, maxArgs int) error {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/kcbench/kcbench/internal/dataset"
 	"github.com/kcbench/kcbench/internal/kc"
@@ -10,21 +9,8 @@ import (
 )
 
 func cmdDataset(ctx context.Context, e *env, args []string) error {
-	if len(args) == 0 {
-		return usagef("dataset: want a subcommand: verify, export, show")
-	}
-	switch args[0] {
-	case "verify":
-		return cmdDatasetVerify(ctx, e, args[1:])
-	case "export":
-		return cmdDatasetExport(ctx, e, args[1:])
-	case "show":
-		return cmdDatasetShow(ctx, e, args[1:])
-	case "-h", "--help", "help":
-		fmt.Fprintln(e.stderr, "Usage: kcbench dataset verify|export|show [flags]")
-		return nil
-	}
-	return usagef("dataset: unknown subcommand %q (want verify, export or show)", args[0])
+	return subcommands(ctx, e, "dataset", args, []command{
+		{"verify", cmdDatasetVerify}, {"export", cmdDatasetExport}, {"show", cmdDatasetShow}})
 }
 
 func cmdDatasetVerify(ctx context.Context, e *env, args []string) error {

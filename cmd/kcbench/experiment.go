@@ -19,14 +19,13 @@ import (
 )
 
 func cmdExperiment(ctx context.Context, e *env, args []string) error {
-	if len(args) == 0 || (args[0] != "run" && args[0] != "plan") {
-		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
-			fmt.Fprintln(e.stderr, "Usage: kcbench experiment run|plan FILE|NAME [flags]")
-			return nil
-		}
-		return usagef("experiment: want run or plan, then an experiment file or a shipped name (quickstart, multitenancy, hashing, versions)")
+	sub := func(verb string) command {
+		return command{verb, func(ctx context.Context, e *env, a []string) error { return experimentRun(ctx, e, verb, a) }}
 	}
-	sub := args[0]
+	return subcommands(ctx, e, "experiment", args, []command{sub("run"), sub("plan")})
+}
+
+func experimentRun(ctx context.Context, e *env, sub string, args []string) error {
 	fs := newFlags(e, "experiment "+sub, "experiment "+sub+" FILE|NAME [flags]")
 	var w stack.Where
 	w.RegisterFlags(fs)
@@ -42,7 +41,7 @@ func cmdExperiment(ctx context.Context, e *env, args []string) error {
 	calibrate := fs.String("calibrate", "", "plan: estimate with the seed, boot and overhead times fitted to the finished points of results `DIR` (e.g. a shorter run of the same study)")
 	// Accept the file before or after the flags.
 	var file string
-	rest := args[1:]
+	rest := args
 	if len(rest) > 0 && !strings.HasPrefix(rest[0], "-") {
 		file, rest = rest[0], rest[1:]
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"os"
 	"time"
@@ -15,19 +14,9 @@ import (
 )
 
 func cmdK8s(ctx context.Context, e *env, args []string) error {
-	if len(args) == 0 {
-		return usagef("k8s: want manifests or collect (kcbench k8s -h)")
-	}
-	switch args[0] {
-	case "manifests":
-		return cmdK8sManifests(e, args[1:])
-	case "collect":
-		return cmdK8sCollect(e, args[1:])
-	case "-h", "--help", "help":
-		fmt.Fprintf(e.stderr, "Usage: kcbench %s\n", k8s.Synopsis)
-		return nil
-	}
-	return usagef("k8s: unknown subcommand %q: want manifests or collect", args[0])
+	return subcommands(ctx, e, "k8s", args, []command{
+		{"manifests", func(_ context.Context, e *env, a []string) error { return cmdK8sManifests(e, a) }},
+		{"collect", func(_ context.Context, e *env, a []string) error { return cmdK8sCollect(e, a) }}})
 }
 
 func cmdK8sManifests(e *env, args []string) error {

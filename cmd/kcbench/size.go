@@ -13,7 +13,6 @@ func cmdSize(ctx context.Context, e *env, args []string) error {
 
 func runSize(ctx context.Context, e *env, args []string, d sizing.Deps) error {
 	fs := newFlags(e, "size", "size [flags]")
-	fs.Usage = func() { sizing.Usage(e.stderr, fs) }
 	var f sizing.Flags
 	f.Register(fs)
 	if err := parse(fs, args, 0); err != nil {

@@ -17,6 +17,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -597,7 +598,11 @@ func TestSizeFromMetricsProblems(t *testing.T) {
 			if c.srv != nil {
 				url = c.srv(t)
 			}
-			args := append([]string{"size", "--from-metrics", url, "--interval", "1s"}, c.args...)
+			args := []string{"size", "--from-metrics", url}
+			if !slices.Contains(c.args, "--interval") {
+				args = append(args, "--interval", "1s")
+			}
+			args = append(args, c.args...)
 			code, out, errs := runSizeFake(t, &http.Client{Timeout: 5 * time.Second}, args...)
 			if code != c.code {
 				t.Errorf("exit %d, want %d\nstdout: %s\nstderr: %s", code, c.code, out, errs)

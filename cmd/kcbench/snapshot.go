@@ -2,32 +2,14 @@ package main
 
 import (
 	"context"
-	"flag"
-	"fmt"
 
 	"github.com/kcbench/kcbench/internal/stack"
 )
 
 // cmdSnapshot dispatches kcbench snapshot save|restore|list|delete.
 func cmdSnapshot(ctx context.Context, e *env, args []string) error {
-	if len(args) == 0 {
-		fmt.Fprint(e.stderr, stack.SnapshotUsage)
-		return usagef("snapshot: missing subcommand (save, restore, list or delete)")
-	}
-	switch args[0] {
-	case "-h", "--help", "help":
-		fmt.Fprint(e.stdout, stack.SnapshotUsage)
-		return flag.ErrHelp
-	case "save":
-		return cmdSnapshotSave(ctx, e, args[1:])
-	case "restore":
-		return cmdSnapshotRestore(ctx, e, args[1:])
-	case "list":
-		return cmdSnapshotList(ctx, e, args[1:])
-	case "delete":
-		return cmdSnapshotDelete(ctx, e, args[1:])
-	}
-	return usagef("snapshot: unknown subcommand %q (save, restore, list or delete)", args[0])
+	return subcommands(ctx, e, "snapshot", args, []command{
+		{"save", cmdSnapshotSave}, {"restore", cmdSnapshotRestore}, {"list", cmdSnapshotList}, {"delete", cmdSnapshotDelete}})
 }
 
 // snapshotArgs parses the arguments of snapshot verb: the stack flags

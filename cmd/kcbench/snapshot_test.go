@@ -55,7 +55,7 @@ func TestSnapshotCLI(t *testing.T) {
 		code int
 		want []string
 	}{
-		{"no subcommand", []string{"snapshot"}, exitUsage, []string{"missing subcommand", "save NAME"}},
+		{"no subcommand", []string{"snapshot"}, exitUsage, []string{"want a subcommand", "save, restore, list, delete"}},
 		{"unknown subcommand", []string{"snapshot", "take", "x"}, exitUsage, []string{`unknown subcommand "take"`}},
 		{"help", []string{"snapshot", "-h"}, exitOK, []string{"restore NAME"}},
 		{"save help", []string{"snapshot", "save", "-h"}, exitOK, []string{"-state-dir", "-stack"}},

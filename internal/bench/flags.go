@@ -15,13 +15,8 @@ import (
 	"github.com/kcbench/kcbench/internal/stack"
 )
 
-// Synopsis is kcbench loadgen-bench's help.
-const Synopsis = "loadgen-bench [--connections N] [--duration D] [flags]\n\n" +
-	"Drives the realm's JWKS endpoint of the local stack (or --target) with kcbench's engine, then with wrk\n" +
-	"and k6 when installed, each with the same connections for the same time, and prints each tool's own\n" +
-	"CPU time per request and kcbench's ratios to them (bars: ≤ 1.2× wrk, ≤ ¼ of k6; exit 3 when missed).\n" +
-	"--clients h1,fasthttp,net-http measures kcbench with each HTTP client in turn (the first is held to the\n" +
-	"bars); --scenario password-grant (users from the local stack's dataset) compares them on another workload."
+// Synopsis is the usage line of kcbench loadgen-bench (its help page is cmd/kcbench/help).
+const Synopsis = "loadgen-bench [--connections N] [--duration D] [flags]"
 
 // Flags are kcbench loadgen-bench's flags for the Options.
 type Flags struct {

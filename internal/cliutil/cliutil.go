@@ -83,6 +83,9 @@ type List []string
 func (l *List) String() string     { return strings.Join(*l, ",") }
 func (l *List) Set(v string) error { *l = append(*l, v); return nil }
 
+// Repeatable says a List takes its flag given several times.
+func (l *List) Repeatable() {}
+
 // Map is a repeatable name=int flag (also name=int,name=int).
 type Map map[string]int
 
@@ -94,6 +97,9 @@ func (m Map) String() string {
 	sort.Strings(parts)
 	return strings.Join(parts, ",")
 }
+
+// Repeatable says a Map takes its flag given several times.
+func (m Map) Repeatable() {}
 
 func (m Map) Set(v string) error {
 	for _, part := range strings.Split(v, ",") {

@@ -51,6 +51,8 @@ type checkedValue struct {
 	flag.Value
 	name string
 	bad  *error
+	given bool   // the flag was given before in these arguments
+	first string // with the value given first
 }
 
 func (v *checkedValue) String() string {
@@ -66,12 +68,28 @@ func (v *checkedValue) IsBoolFlag() bool {
 }
 
 func (v *checkedValue) Set(s string) error {
+	if v.given {
+		if _, ok := v.Value.(repeatable); !ok {
+			err := fmt.Errorf("--%s given twice (%q, then %q): give it once", v.name, v.first, s)
+			if *v.bad == nil {
+				*v.bad = err
+			}
+			return err
+		}
+	}
+	if !v.given {
+		v.given, v.first = true, s
+	}
 	err := v.Value.Set(s)
 	if err != nil && *v.bad == nil {
 		*v.bad = valueError(v.name, s, v.Value, err)
 	}
 	return err
 }
+
+// repeatable is a flag.Value that takes a flag given several times: each
+// value adds to the others (List, Map).
+type repeatable interface{ Repeatable() }
 
 // valueError names the flag, the value and, for the standard typed flags,
 // the type wanted; other flags' own errors are kept.

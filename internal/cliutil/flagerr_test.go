@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"flag"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -22,6 +23,8 @@ func TestParseNamesFlagValueAndType(t *testing.T) {
 		{[]string{"--quiet=maybe"}, `--quiet "maybe": want true or false`},
 		{[]string{"--mix", "a"}, `--mix "a": "a": want NAME=NUMBER`},
 		{[]string{"--nope"}, "flag provided but not defined: -nope (kcbench load -h lists the flags)"},
+		{[]string{"--vus", "2", "--rate", "1", "--vus", "3"}, `--vus given twice ("2", then "3"): give it once`},
+		{[]string{"--quiet", "--quiet=false"}, `--quiet given twice ("true", then "false"): give it once`},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
@@ -69,4 +72,46 @@ func TestParseHelpPrintsDefaults(t *testing.T) {
 	if v := fs.Lookup("vus").Value.String(); v != "3" {
 		t.Errorf("vus = %s", v)
 	}
+}
+
+// A repeatable flag (List, Map) takes every value given; others refuse a
+// second one (TestParseNamesFlagValueAndType).
+func TestParseRepeatable(t *testing.T) {
+	t.Parallel()
+	fs := flag.NewFlagSet("up", flag.ContinueOnError)
+	var opts List
+	sizes := Map{}
+	fs.Var(&opts, "kc-opt", "")
+	fs.Var(sizes, "cache-size", "")
+	if err := Parse(fs, []string{"--kc-opt", "a", "--cache-size", "users=1", "--kc-opt", "b", "--cache-size", "realms=2"}, 0); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(opts, ",") != "a,b" || sizes["users"] != 1 || sizes["realms"] != 2 {
+		t.Errorf("kc-opt %v, cache-size %v: want every value given", opts, sizes)
+	}
+}
+
+// The flag layer never panics, and every refusal is a usage error that
+// names a flag or says what is wrong.
+func FuzzParseFlags(f *testing.F) {
+	for _, s := range []string{"--vus 2", "--vus 2 --vus 3", "--rate x", "--mix a=1,b", "--quiet=maybe", "-h", "--", "--kc-opt a --kc-opt b", "x y"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, line string) {
+		fs := flag.NewFlagSet("load", flag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		fs.Usage = func() {}
+		fs.Int("vus", 1, "")
+		fs.Float64("rate", 1, "")
+		fs.Duration("duration", time.Second, "")
+		fs.Bool("quiet", false, "")
+		fs.Var(Map{}, "mix", "")
+		var l List
+		fs.Var(&l, "kc-opt", "")
+		err := Parse(fs, strings.Fields(line), 1)
+		var ue UsageError
+		if err != nil && !errors.Is(err, flag.ErrHelp) && (!errors.As(err, &ue) || err.Error() == "") {
+			t.Fatalf("Parse(%q) = %v, want a usage error", line, err)
+		}
+	})
 }

@@ -24,48 +24,11 @@ import (
 	"github.com/kcbench/kcbench/internal/stack"
 )
 
-// CapacitySynopsis is kcbench capacity's help.
+// CapacitySynopsis is the usage line of kcbench capacity (its help page is cmd/kcbench/help).
 const CapacitySynopsis = `capacity --scenario NAME [--slo 'p99<500ms,errors<0.1%'] [--precision PCT] [--out DIR] [flags]
-       kcbench capacity --scenario NAME --search linear [--start R] [--step S] [--step-duration D] [--resolution r] [flags]
+       kcbench capacity --scenario NAME --search linear [--start R] [--step S] [--resolution r] [flags]
        kcbench capacity --scenario NAME --kc-version 26.4.7,26.7.3 [dataset flags] [flags]
-       kcbench capacity --scenario NAME --segment I/N --start-at TIME --max-rate M [--start R] [--step S] [--step-duration D] [flags]
-
-Finds the highest arrival rate that meets every SLO. By default (adaptive)
-it needs no tuning: short probes doubling from --start warm the server up
-and estimate its limit (from where it fell behind, or from the server's
-cores ÷ its CPU per operation); short steps bracket the estimate within
-10% and narrow it to 2.5%; then steps long enough to see an overload of
---precision confirm the answer and narrow it to --precision (1%). A step
-lasts long enough for 2,000 arrivals at a p99 SLO. --search linear
-(implied by --step or --resolution) is the older search: a warm-up at --start, steps
-rising by --step until one fails, a binary search down to --resolution.
-
-A step passes only when every SLO holds, it achieved at least 95% of the
-asked rate, dropped fewer than 1% of its arrivals and completed at least
---min-ok successful iterations; adaptive steps also fail when their latency
-rose through it (a growing queue); a step where everything failed
-never passes. The finding says whether the server's cores were the limit.
-
-Runs against the local stack (users and clients from its dataset manifest)
-or --target. With --kc-version, each version in turn gets a fresh local
-stack (named capacity-<version>), the same dataset (the dataset flags, or
---manifest's spec) seeded into it, a measured restart, and the same search;
-one table compares them. Writes capacity.json and steps.csv into --out
-(per version: --out/<version>/, and matrix.json). Exit code 3 when no rate
-met the SLOs.
-
-A split search (--segment I/N, or --segments N in a Kubernetes Indexed Job)
-runs on agents that never talk to each other, and each sees only its share
-of a step, so it cannot adapt: every agent runs the linear search's ramp
-as a fixed schedule (a warm-up at --start, then --start, --start+--step, …
-up to --max-rate, which is required), each step --step-duration long and
-started at the same instant on every agent (from --start-at, --step-gap
-apart), and makes every N-th arrival of each step. An agent neither stops
-at a failure (it cannot see one) nor judges: it writes each step's share
-to --out/step-NNN. kcbench merge DIR... --out DIR adds the agents' HDR
-histograms per step, judges each merged step as a search does, and writes
-capacity.json: the highest rate that passed below the first failing step,
-known within --step.`
+       kcbench capacity --scenario NAME --segment I/N --start-at TIME --max-rate M [--step S] [flags]`
 
 // CapacityFlags are kcbench capacity's settings.
 type CapacityFlags struct {

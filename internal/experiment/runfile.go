@@ -148,26 +148,9 @@ func ReadRunFile(path string) (RunFile, error) {
 	return f, nil
 }
 
-// LoadSynopsis is kcbench load's help.
+// LoadSynopsis is the usage line of kcbench load (its help page is cmd/kcbench/help).
 const LoadSynopsis = `load --scenario NAME [--executor E] [--vus N | --rate R | --stages …] [--duration D] [--warmup D] [flags]
-       kcbench load --file run.yaml [flags]
-
-Runs a workload against the local stack (or --target) with users and clients
-from the seeded dataset (--manifest, default the stack's dataset.json), or
-from --realm --client-id --username --password-file (or --password).
-Prints a summary on stdout, progress on stderr, and with --out writes
-summary.json, timeline.csv and <op>.hlog files. Server CPU per successful
-iteration is measured from /proc for the local stack, or from
---management-url's /metrics. Exit code 3 when a --threshold fails, 5 when
-the target died, was unreachable, failed every iteration or completed none
-(after the results of what ran are written; --keep-going runs on and exits
-0 instead).
-
---event "AT ACTION [node=N]" acts on the local stack during the run
-(kill, stop, start, restart a node; add-node, remove-node behind the
-balancer; db-restart) and stamps it in summary.json's events with the
-recovery measured after it. A node an event took down is not "the target
-died"; a run with events does not stop when every connection is refused.`
+       kcbench load --file run.yaml [flags]`
 
 // ReadSplitRunFile reads the run file of a load split over agents
 // (kcbench k8s manifests): valid, and giving the last agent, whose share

@@ -5,27 +5,8 @@ import (
 	"time"
 )
 
-// Synopsis is kcbench k8s's help.
-const Synopsis = `k8s manifests|collect [flags]
-
-kcbench k8s manifests --agents N --file run.yaml --image IMAGE --target URL [--manifest dataset.json] [--start-in 2m]
-  prints a ConfigMap with the run file, a Secret with the dataset manifest
-  (when given) and an Indexed Job of N pods, each running its segment of
-  the run (kcbench load --segments N, index from JOB_COMPLETION_INDEX),
-  all starting at the same instant, each printing its results as a bundle
-  on stdout. Pipe it into kubectl apply -f -.
-
-kcbench k8s manifests --agents N --image IMAGE --target URL [--manifest dataset.json] -- capacity FLAGS...
-  the same for a split capacity search: each pod runs kcbench capacity
-  FLAGS --segments N --start-at TIME --emit-results, its share of the
-  fixed schedule (FLAGS need --max-rate; checked here as an agent would).
-
-kcbench k8s collect --out DIR [LOG...]
-  reads the pods' logs (files, or stdin: kubectl logs -l
-  app.kubernetes.io/instance=NAME --tail=-1 --prefix | kcbench k8s collect
-  --out DIR), writes each agent's folder to DIR/agent-<i> and the exact
-  merge of them to DIR/merged (as kcbench merge; a split capacity
-  search's agents merge and are judged step by step).`
+// Synopsis is the usage line of kcbench k8s (its help page is cmd/kcbench/help).
+const Synopsis = `k8s manifests|collect [flags]`
 
 // RegisterFlags adds the flags of kcbench k8s manifests that set o, and
 // --start-in and --start-at.

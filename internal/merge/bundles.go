@@ -14,26 +14,8 @@ import (
 	"github.com/kcbench/kcbench/internal/results"
 )
 
-// Synopsis is kcbench merge's help.
-const Synopsis = `merge DIR... --out DIR
-
-Joins the --out folders of the agents of a split load run (kcbench load
---segment i/n, or --segments n in a Kubernetes Indexed Job) into the folder
-one run at the full load would have written: summary.json, timeline.csv
-and the HDR logs. The agents' HDR histograms are added, never their
-percentiles averaged, so the merged percentiles are those of all the
-agents' samples; counts, errors and dropped iterations are summed, and
-timeline rows summed on wall time. report, compare, gate and size --from
-read the merged folder. The same segment given twice is an error.
-
-The folders of a split capacity search's agents (kcbench capacity
---segment i/n) merge into a capacity folder instead: each step of their
-common schedule is merged as above, then judged as a search judges its
-steps (SLOs, achieved >= 95% of the asked rate, dropped < 1%, --min-ok
-successes; a step that an agent started late fails), and capacity.json
-and steps.csv say the highest rate that passed below the first failing
-step, known within the schedule's step. Every agent's folder is needed.
-Exit code 3 when no step passed.`
+// Synopsis is the usage line of kcbench merge (its help page is cmd/kcbench/help).
+const Synopsis = `merge DIR... --out DIR`
 
 // WriteBundles writes the agents' bundles (kcbench k8s collect reads them
 // from the pods' logs) into out/agent-<i>, one folder per segment of one

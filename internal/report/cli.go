@@ -11,22 +11,11 @@ import (
 	"github.com/kcbench/kcbench/internal/fileutil"
 )
 
-// Synopsis is kcbench report's help.
-const Synopsis = `report DIR | report --index DIR
+// Synopsis is the usage line of kcbench report (its help page is cmd/kcbench/help).
+const Synopsis = `report DIR | report --index DIR`
 
-Rebuilds report.html (self-contained, interactive charts), report.md and charts/*.png
-in DIR (results/<experiment>, or one point folder) from the result files alone,
-and prints the path of report.html. With --index, writes DIR/index.html instead:
-every results folder in DIR with its kind, date, Keycloak version, headline figure
-and a link to its report.`
-
-// CompareSynopsis is kcbench compare's help.
-const CompareSynopsis = `compare [--json] A B
-
-Compares results folder B against A per configuration and scenario (workload and phase):
-throughput, p50/p95/p99, server CPU-ms per op, RSS. A delta within the spread of the
-repeats (points that differ only by "repeat") is flagged as noise; with a single run
-per side the spread is unknown.`
+// CompareSynopsis is the usage line of kcbench compare (its help page is cmd/kcbench/help).
+const CompareSynopsis = `compare [--json] A B`
 
 // BuildDir builds the report of dir and writes it there; it returns the
 // path of report.html.

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"math"
 	"strings"
 	"time"
@@ -102,72 +101,6 @@ func (f *Flags) Register(fs *flag.FlagSet) {
 	fs.StringVar(&f.sloPhase, "slo-phase", DefaultSLOPhase, "`PHASE` whose latencies and errors --tenants-from checks: warm, cold, or all")
 	fs.Float64Var(&f.memoryLimitMiB, "memory-limit-mib", 0, "`MIB`: with --tenants-from, the pod memory limit Keycloak's RSS must stay under "+
 		"(default: the limit the sizing gives a pod, 1360 with the guide's memory)")
-}
-
-// Usage explains the guide's rules for kcbench size -h. Its numbers come
-// from the sizing package's constants, so they cannot drift from the code.
-func Usage(w io.Writer, fs *flag.FlagSet) {
-	fmt.Fprintf(w, `Usage: kcbench size --logins N --client-credentials N --refresh N [--logouts N] [flags]
-       kcbench size --from results/<experiment> [--variant NAME] [load flags] [flags]
-       kcbench size --from-metrics URL [--interval 30s] [--peak F] [--from DIR] [flags]
-       kcbench size --tenants-from results/<experiment> [--slo-… ] [--memory-limit-mib MIB]
-
-Sizes Keycloak pods, the database and the caches for a target load with the
-rules of the %s, and prints every number with the
-arithmetic that produced it:
-
-  Keycloak vCPU     logins/s ÷ %g + client-credential grants/s ÷ %g + refreshes/s ÷ %g
-                    (cluster total; logouts cost no Keycloak CPU)
-  CPU per pod       request = vCPU ÷ pods, limit = request × (1 + headroom)
-  memory per pod    request = %g MiB (realm caches and 10,000 sessions);
-                    limit = (request − %g MiB non-heap) ÷ %g, rounded up to %d MiB
-  database          per %g login + logout + refresh req/s: %g–%g vCPU and %g write
-                    IOPS, plus %g vCPU idle (sessions stored in the database)
-  caches            above %d concurrently used clients: users cache %d×, realms
-                    cache %d× the clients
-
-The guide's rates are replaced by measured ones (rate per vCPU = 1000 ÷ CPU-ms),
-and the output then puts the guide's figures and the measured ones side by side
-with their ratio:
-
-  --from results/<experiment>   the server CPU-ms per operation kcbench measured:
-                                warm phase preferred, realms mode, fewest tenants,
-                                mean over repeats; login-form or password-grant →
-                                logins, client-credentials, refresh; per variant
-                                (--variant NAME for one). Without a load given,
-                                the guide's example load is sized.
-  --login-cpu-ms, --cc-cpu-ms, --refresh-cpu-ms   the same figures by hand
-
-The load can come from a running Keycloak instead of --logins etc.:
-
-  --from-metrics URL            reads URL/metrics twice, --interval apart, and
-                                sizes for the rates × --peak (repeat it per pod):
-                                  %s: events login,
-                                    client_login, refresh_token, logout; error=""
-                                  %s
-                                    reported by algorithm and hashing strength
-                                Needs %s and the build option
-                                %s; the runtime options
-                                %s and
-                                %s pick events and labels.
-
-Tenants: --tenants-from results/<multitenancy experiment> gives, per mode, the
-largest tenant count at which the SLOs held (admin API p95, token p95, failed
-iterations, RSS at ready and during the workloads under --memory-limit-mib,
-no aborted point) and what broke first beyond it.
-
-Exit codes: 0 ok, 1 unreadable results or metrics, 2 bad flags or paths.
-
-Flags:
-`, GuideSource,
-		GuideLoginsPerVCPU, GuideClientCredentialsPerVCPU, GuideRefreshesPerVCPU,
-		GuideMemoryRequestMiB, GuideNonHeapMiB, GuideHeapPct/100, MemoryLimitStepMiB,
-		GuideDBRequestsUnit, GuideDBVCPUMinPerUnit, GuideDBVCPUMaxPerUnit, GuideDBWriteIOPSPerUnit,
-		GuideDBIdleVCPU,
-		GuideClientsThreshold, UsersCachePerClient, RealmsCachePerClient,
-		MetricUserEvents, MetricHashValidations, OptMetricsEnabled, OptEventMetricsEnabled,
-		OptEventMetricsEvents, OptEventMetricsTags)
-	fs.PrintDefaults()
 }
 
 // format is the output format the flags ask for.

@@ -15,22 +15,6 @@ import (
 	"github.com/kcbench/kcbench/internal/cliutil"
 )
 
-// SnapshotUsage is kcbench snapshot's help.
-const SnapshotUsage = `Usage: kcbench snapshot <subcommand> [flags]
-
-Subcommands:
-  save NAME      stop the local stack, copy its database (with its admin and
-                 database secrets and dataset.json) to snapshot NAME, start it again
-  restore NAME   replace the stack's database with a copy of snapshot NAME,
-                 start it again and print how long that took
-  list           list the snapshots
-  delete NAME    delete snapshot NAME
-
-Snapshots live in <state-dir>/snapshots; any local stack of the same Keycloak
-version and PostgreSQL major can restore one. Names: letters, digits, - _ .
-Run 'kcbench snapshot <subcommand> -h' for its flags.
-`
-
 // ParseSnapshotArgs parses a snapshot command's flags around one NAME argument (flags may come before or
 // after it) and checks the name.
 func ParseSnapshotArgs(fs *flag.FlagSet, args []string) (string, error) {

@@ -10,24 +10,8 @@ import (
 	"github.com/kcbench/kcbench/internal/cliutil"
 )
 
-// Synopsis is kcbench gate's help.
-const Synopsis = `gate --baseline DIR --current DIR [--max-regression 10%] [--min-latency-delta 2ms] [--json] [--json-out FILE]
-
-Compares the current results against the baseline scenario by scenario and
-exits 3 when one regressed: throughput at SLO (capacity searches) or
-throughput (fixed-rate runs) dropped, or p95, p99 or server CPU-ms per op
-rose, by more than --max-regression AND by more than the run-to-run spread
-(max − min) of the repeats on either side (and latencies by more than
---min-latency-delta). A capacity search's p95/p99 are read at the highest
-ramp rate every search passed, so that they compare like for like; its
-CPU-ms per op at each search's best step (near saturation, where the
-server's idle work weighs least).
-
-DIR is a capacity folder (capacity.json; repeats in repeat-<i>/ or the
-versions of a matrix in subfolders), an experiment results folder or point
-(kcbench experiment), or a 'kcbench load --out' folder, or a folder of such
-folders (repeats). The table goes to stdout (--json: JSON instead);
---json-out also writes the JSON to FILE.`
+// Synopsis is the usage line of kcbench gate (its help page is cmd/kcbench/help).
+const Synopsis = `gate --baseline DIR --current DIR [--max-regression 10%] [--json] [flags]`
 
 // percentFlag reads "10%" or "10".
 type percentFlag float64
