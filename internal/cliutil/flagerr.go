@@ -49,8 +49,8 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 // value refused, as an error in the words of the command line.
 type checkedValue struct {
 	flag.Value
-	name string
-	bad  *error
+	name  string
+	bad   *error
 	given bool   // the flag was given before in these arguments
 	first string // with the value given first
 }
