@@ -7,10 +7,14 @@ ITEST_FLAGS ?= -tags integration -p 1 -count=1 -timeout 40m
 # The browser tests save their screenshots here (kept after the run).
 export KCBENCH_ARTIFACTS ?= $(CURDIR)/test-artifacts
 
-.PHONY: build run test test-matrix unit-test integration-test vet bench bench-seed bench-loadgen fuzz clean
+.PHONY: build install run test test-matrix unit-test integration-test vet bench bench-seed bench-loadgen fuzz clean
 
 build:
 	$(GO) build -o $(BIN) ./cmd/kcbench
+
+# kcbench into $(go env GOPATH)/bin (or $GOBIN).
+install:
+	$(GO) install ./cmd/kcbench
 
 # The main job: build, start a local Keycloak + PostgreSQL, measure, report, stop.
 run: build
