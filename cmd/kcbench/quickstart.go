@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/kcbench/kcbench/internal/cliutil"
 	"github.com/kcbench/kcbench/internal/experiment"
 	"github.com/kcbench/kcbench/internal/metrics"
 	"github.com/kcbench/kcbench/internal/report"
@@ -27,6 +28,8 @@ func cmdQuickstart(ctx context.Context, e *env, args []string) error {
 	resultsDir := fs.String("results", "results", "results folder (the run goes to <results>/quickstart, replacing an earlier one)")
 	scale := fs.Float64("scale", 1, "multiply every phase duration")
 	quiet := fs.Bool("quiet", false, "no progress lines on stderr (the log of phases stays)")
+	var tenants cliutil.Ints
+	fs.Var(&tenants, "tenants", "tenant counts to measure in each mode, `LIST` ascending (default 1,10,50; 1 for a quick look)")
 	var df report.DashboardFlags
 	df.RegisterFlags(fs)
 	var sf experiment.StackFlags
@@ -48,6 +51,9 @@ func cmdQuickstart(ctx context.Context, e *env, args []string) error {
 	}
 	if err := sf.Apply(f); err != nil {
 		return err
+	}
+	if len(tenants) > 0 {
+		f.Dataset.Tenants = tenants
 	}
 	d, err := w.Dirs(e.getenv)
 	if err != nil {

@@ -134,3 +134,31 @@ func Listed(ss []string) string {
 	}
 	return ": " + strings.Join(ss, " ")
 }
+
+// Ints is a flag of whole numbers ≥ 1, comma-separated and ascending
+// (e.g. tenant counts: 1,10,50).
+type Ints []int
+
+func (l *Ints) String() string {
+	var parts []string
+	for _, n := range *l {
+		parts = append(parts, strconv.Itoa(n))
+	}
+	return strings.Join(parts, ",")
+}
+
+func (l *Ints) Set(v string) error {
+	var out Ints
+	for part := range strings.SplitSeq(v, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(part))
+		if err != nil || n < 1 {
+			return fmt.Errorf("%q: want whole numbers ≥ 1, comma-separated (e.g. 1,10,50)", part)
+		}
+		if len(out) > 0 && n <= out[len(out)-1] {
+			return fmt.Errorf("%q: want ascending numbers (e.g. 1,10,50)", v)
+		}
+		out = append(out, n)
+	}
+	*l = out
+	return nil
+}

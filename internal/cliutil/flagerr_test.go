@@ -115,3 +115,19 @@ func FuzzParseFlags(f *testing.F) {
 		}
 	})
 }
+
+func TestInts(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		in, want string
+	}{{"1", "1"}, {"1,10,50", "1,10,50"}, {" 2, 3", "2,3"}, {"0", "error"}, {"", "error"}, {"3,2", "error"}, {"1,x", "error"}, {"1,,2", "error"}} {
+		var l Ints
+		got := "error"
+		if err := l.Set(c.in); err == nil {
+			got = l.String()
+		}
+		if got != c.want {
+			t.Errorf("Ints.Set(%q) = %s, want %s", c.in, got, c.want)
+		}
+	}
+}
