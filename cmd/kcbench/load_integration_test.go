@@ -177,6 +177,9 @@ func TestLoadCommand(t *testing.T) {
 		t.Errorf("external target:\n%s", text)
 	}
 
+	// size --from-metrics reads what Keycloak counted while loads ran.
+	checkSizeFromMetricsLive(t, c, s)
+
 	// Three agents of a split run: their merge, and the disjoint users
 	// Keycloak saw them log in.
 	splitAgents(t, c, s)
@@ -299,32 +302,6 @@ func killMidLoad(t *testing.T, c *cli, s *stack.Stack) {
 			t.Fatalf("%d Keycloak processes left after the JVM was killed", left)
 		}
 		time.Sleep(100 * time.Millisecond)
-	}
-}
-
-// The oldest supported Keycloak: its build has no user event metrics
-// option and its kc.sh execs java (no child process); it boots, takes a
-// cloned dataset in both modes and serves the login form.
-func TestOldestVersion(t *testing.T) {
-	c := newCLI(t)
-	c.mustRun("up", "--kc-version", "26.0.0")
-	t.Cleanup(func() { c.run("down") })
-	mo := filepath.Join(t.TempDir(), "orgs.json")
-	for _, args := range [][]string{
-		{"seed", "--tenants", "3", "--password-policy", "pbkdf2-sha256:1"},
-		{"seed", "--mode", "orgs", "--prefix", "old", "--tenants", "3", "--password-policy", "pbkdf2-sha256:1", "--manifest", mo},
-	} {
-		if out := c.mustRun(args...); !strings.Contains(out, "3 tenants complete") || !strings.Contains(out, "strategy clone") {
-			t.Fatalf("%v:\n%s", args, out)
-		}
-	}
-	for _, m := range [][]string{nil, {"--manifest", mo}} {
-		c.mustRun(append([]string{"dataset", "verify"}, m...)...) // exit ≠ 0 when counts differ
-		out := c.mustRun(append([]string{"load", "--scenario", "login-form", "--executor", "per-vu-iterations", "--vus", "3", "--iterations", "2",
-			"--threshold", "errors<1%"}, m...)...)
-		if !strings.Contains(out, "iterations:   6 ") {
-			t.Errorf("login form %v:\n%s", m, out)
-		}
 	}
 }
 

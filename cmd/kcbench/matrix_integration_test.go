@@ -16,15 +16,16 @@ import (
 // capacity --kc-version: each version on a fresh stack seeded with the
 // same dataset (the default clone strategy), a measured restart, the same
 // search; one table and matrix.json compare them. Scaled down: one tenant,
-// the JWKS endpoint, two steps capped at 40/s.
+// the login form (so the oldest supported line, 26.0.0, boots, takes a
+// cloned dataset and serves the form), two steps capped at 20/s.
 func TestCapacityVersionMatrix(t *testing.T) {
 	c := newCLI(t)
 	versions := []string{"26.0.0", "26.7.3"}
 	out := filepath.Join(t.TempDir(), "matrix")
-	text := c.mustRun("capacity", "--scenario", "jwks", "--kc-version", strings.Join(versions, ","),
+	text := c.mustRun("capacity", "--scenario", "login-form", "--kc-version", strings.Join(versions, ","),
 		"--tenants", "1", "--users", "5", "--password-policy", "pbkdf2-sha256:1",
-		"--start", "20", "--step", "20", "--max-rate", "40", "--step-duration", "2s", "--warmup", "1s",
-		"--min-ok", "10", "--slo", "p99<2s,errors<1%", "--quiet", "--out", out)
+		"--start", "10", "--step", "10", "--max-rate", "20", "--step-duration", "2s", "--warmup", "1s",
+		"--min-ok", "10", "--slo", "p99<5s,errors<1%", "--quiet", "--out", out)
 	b, err := os.ReadFile(filepath.Join(out, experiment.MatrixFile))
 	if err != nil {
 		t.Fatalf("%v\n%s", err, text)
@@ -37,7 +38,7 @@ func TestCapacityVersionMatrix(t *testing.T) {
 		t.Fatalf("matrix %+v\n%s", mx, text)
 	}
 	for i, r := range mx.Rows {
-		if r.Version != versions[i] || r.Error != "" || !r.Found || !r.Capped || r.MaxRate != 40 || r.BootSeconds <= 0 || r.RSSAtReady <= 0 {
+		if r.Version != versions[i] || r.Error != "" || !r.Found || !r.Capped || r.MaxRate != 20 || r.BootSeconds <= 0 || r.RSSAtReady <= 0 {
 			t.Errorf("row %+v", r)
 		}
 		res, err := results.ReadCapacityDir(filepath.Join(out, r.Version))
@@ -45,7 +46,7 @@ func TestCapacityVersionMatrix(t *testing.T) {
 			t.Errorf("%s: %v, params %v", r.Version, err, res.Params)
 		}
 	}
-	if !strings.Contains(text, "version matrix: jwks") || !strings.Contains(text, "26.0.0") {
+	if !strings.Contains(text, "version matrix: login-form") || !strings.Contains(text, "26.0.0") {
 		t.Errorf("table:\n%s", text)
 	}
 	// Each version's stack is down.
