@@ -10,11 +10,11 @@ export KCBENCH_ARTIFACTS ?= $(CURDIR)/test-artifacts
 .PHONY: build install run test test-matrix unit-test integration-test vet bench bench-seed bench-loadgen fuzz clean
 
 build:
-	$(GO) build -o $(BIN) ./cmd/kcbench
+	$(GO) build -buildvcs=auto -o $(BIN) ./cmd/kcbench
 
 # kcbench into $(go env GOPATH)/bin (or $GOBIN).
 install:
-	$(GO) install ./cmd/kcbench
+	$(GO) install -buildvcs=auto ./cmd/kcbench
 
 # The main job: build, start a local Keycloak + PostgreSQL, measure, report, stop.
 run: build
