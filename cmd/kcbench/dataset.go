@@ -9,19 +9,28 @@ import (
 )
 
 func cmdDataset(ctx context.Context, e *env, args []string) error {
-	return subcommands(ctx, e, "dataset", args, []command{
-		{"verify", cmdDatasetVerify}, {"export", cmdDatasetExport}, {"show", cmdDatasetShow}})
+	admin := func(verb string) command {
+		return command{verb, func(ctx context.Context, e *env, a []string) error { return datasetAdmin(ctx, e, verb, a) }}
+	}
+	return subcommands(ctx, e, "dataset", args, []command{admin("verify"), {"export", cmdDatasetExport}, {"show", cmdDatasetShow}, admin("delete")})
 }
 
-func cmdDatasetVerify(ctx context.Context, e *env, args []string) error {
-	fs := newFlags(e, "dataset verify", "dataset verify [--manifest F] [flags]")
+// datasetAdmin runs dataset verify or dataset delete: both read a
+// manifest and work through the admin API.
+func datasetAdmin(ctx context.Context, e *env, verb string, args []string) error {
+	fs := newFlags(e, "dataset "+verb, "dataset "+verb+" [--manifest F] [flags]")
 	var w stack.Where
 	w.RegisterFlags(fs)
 	var t kc.TargetFlags
 	t.RegisterFlags(fs)
 	manifest := fs.String("manifest", "", "dataset manifest (default: dataset.json in the local stack's folder)")
-	asJSON := fs.Bool("json", false, "print JSON")
-	quiet := fs.Bool("quiet", false, "no progress on stderr")
+	var asJSON, quiet, dry *bool
+	if verb == "verify" {
+		asJSON = fs.Bool("json", false, "print JSON")
+		quiet = fs.Bool("quiet", false, "no progress on stderr")
+	} else {
+		dry = fs.Bool("dry-run", false, "list what would be deleted, delete nothing")
+	}
 	if err := parse(fs, args, 0); err != nil {
 		return err
 	}
@@ -34,6 +43,9 @@ func cmdDatasetVerify(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	adm := dataset.NewAdmin(tg)
+	if verb == "delete" {
+		return dataset.DeleteText(ctx, e.stdout, adm, m, mpath, *dry)
+	}
 	return dataset.VerifyText(ctx, e.stdout, adm, m, mpath, *asJSON, func(what string) func(done, total int) { return progressBar(e, *quiet, what) })
 }
 

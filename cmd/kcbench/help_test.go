@@ -16,7 +16,7 @@ import (
 
 // subcommandsOf are the commands whose first argument picks a subcommand.
 var subcommandsOf = map[string][]string{
-	"dataset":    {"verify", "export", "show"},
+	"dataset":    {"verify", "export", "show", "delete"},
 	"snapshot":   {"save", "restore", "list", "delete"},
 	"experiment": {"run", "plan"},
 	"k8s":        {"manifests", "collect"},

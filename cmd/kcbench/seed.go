@@ -12,36 +12,6 @@ import (
 	"github.com/kcbench/kcbench/internal/stack"
 )
 
-// datasetTarget resolves the Target, the manifest path, (local stack) a
-// server CPU reader and the database URL.
-func datasetTarget(e *env, t *kc.TargetFlags, w *stack.Where, manifest string) (kc.Target, string, func() (time.Duration, error), kc.Secret, error) {
-	tg, s, err := stack.ResolveTarget(t, w, e.getenv, e.logf)
-	if err != nil {
-		return tg, "", nil, "", err
-	}
-	var cpu func() (time.Duration, error)
-	var db kc.Secret
-	if s != nil {
-		db, _ = s.DSN()
-		if manifest == "" {
-			manifest = s.DatasetManifest()
-		}
-		if tg.Local() {
-			cpu = func() (time.Duration, error) { return stack.TargetCPU(tg) }
-		}
-	}
-	if manifest == "" {
-		return tg, "", nil, "", usagef("an external --target needs --manifest FILE (where the dataset manifest is kept)")
-	}
-	return tg, manifest, cpu, db, nil
-}
-
-// machineCPU reads the machine's busy and total CPU time (local stacks).
-func machineCPU() (busy, total time.Duration, err error) {
-	m, err := stack.ReadMachineCPU()
-	return m.Busy, m.Total, err
-}
-
 func cmdSeed(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "seed", "seed [--mode realms|orgs] [--tenants N] [--preset P] [flags]")
 	var w stack.Where
@@ -107,7 +77,7 @@ func cmdSeed(ctx context.Context, e *env, args []string) error {
 		LDAP: tg.LDAP, LDAPLoad: w.LDAPBulkLoader(&t, e.getenv),
 	}
 	if cpu != nil {
-		opts.MachineCPU = machineCPU
+		opts.MachineCPU = stack.MachineBusyTotal
 	}
 	res, err := dataset.Seed(ctx, adm, spec, opts)
 	if res != nil {
@@ -135,4 +105,11 @@ func seedFromDir(ctx context.Context, e *env, w *stack.Where, t *kc.TargetFlags,
 		res.WriteFilesText(e.stdout, len(files), dir, mpath)
 	}
 	return err
+}
+
+// datasetTarget resolves the Target and the dataset manifest of a
+// command that works on a dataset (stack.ResolveDatasetTarget).
+func datasetTarget(e *env, t *kc.TargetFlags, w *stack.Where, manifest string) (kc.Target, string, func() (time.Duration, error), kc.Secret, error) {
+	d, err := stack.ResolveDatasetTarget(t, w, e.getenv, e.logf, manifest)
+	return d.Target, d.Manifest, d.CPU, d.DB, err
 }

@@ -511,6 +511,43 @@ func TestExportThenSeedFromFiles(t *testing.T) {
 	if res, err := dataset.SeedFiles(e.ctx, e.adm, files, 5, dataset.SeedOptions{ManifestPath: mf}); err != nil || res.Added != 0 || res.Existing != 2 {
 		t.Fatalf("reseed from files: %+v %v", res, err)
 	}
+
+	// dataset delete: a dry run lists the two realms and changes nothing;
+	// then they and the manifest are gone, and only they.
+	realms := m.SeededRealms()
+	if len(realms) != 2 {
+		t.Fatalf("seeded realms %v, want 2", realms)
+	}
+	var out strings.Builder
+	if err := dataset.DeleteText(e.ctx, &out, e.adm, m, mf, true); err != nil || strings.Count(out.String(), "would delete") != 2 {
+		t.Fatalf("dry run: %v\n%s", err, out.String())
+	}
+	if _, err := e.adm.GetRealm(e.ctx, realms[0]); err != nil {
+		t.Fatalf("the dry run deleted %s: %v", realms[0], err)
+	}
+	before, err := e.adm.Realms(e.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	if err := dataset.DeleteText(e.ctx, &out, e.adm, m, mf, false); err != nil {
+		t.Fatalf("delete: %v\n%s", err, out.String())
+	}
+	after, err := e.adm.Realms(e.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(after) != len(before)-2 {
+		t.Errorf("%d realms before the delete, %d after; want 2 fewer\n%s", len(before), len(after), out.String())
+	}
+	for _, r := range realms {
+		if _, err := e.adm.GetRealm(e.ctx, r); !errors.Is(err, kc.ErrNotFound) {
+			t.Errorf("realm %s after the delete: %v", r, err)
+		}
+	}
+	if _, err := os.Stat(mf); !os.IsNotExist(err) {
+		t.Errorf("the manifest is still there: %v", err)
+	}
 }
 
 // A request of an interrupted run may create a realm after the next run

@@ -100,6 +100,46 @@ func ResolveTarget(t *kc.TargetFlags, w *Where, getenv func(string) string, logf
 	return s.Target(), s, nil
 }
 
+// DatasetTarget is where a command that works on a dataset (seed, dataset
+// verify and delete, load) goes: the Target, the dataset manifest's path,
+// and for the local stack its server CPU reader and database URL.
+type DatasetTarget struct {
+	Target   kc.Target
+	Manifest string
+	CPU      func() (time.Duration, error) // nil but on the local stack
+	DB       kc.Secret                     // "" but on the local stack
+}
+
+// ResolveDatasetTarget resolves the target as ResolveTarget does, and the
+// manifest: the one given, else the local stack's; an external target
+// needs one given.
+func ResolveDatasetTarget(t *kc.TargetFlags, w *Where, getenv func(string) string, logf func(string, ...any), manifest string) (DatasetTarget, error) {
+	tg, s, err := ResolveTarget(t, w, getenv, logf)
+	d := DatasetTarget{Target: tg, Manifest: manifest}
+	if err != nil {
+		return d, err
+	}
+	if s != nil {
+		d.DB, _ = s.DSN()
+		if d.Manifest == "" {
+			d.Manifest = s.DatasetManifest()
+		}
+		if tg.Local() {
+			d.CPU = func() (time.Duration, error) { return TargetCPU(tg) }
+		}
+	}
+	if d.Manifest == "" {
+		return d, cliutil.Usagef("an external --target needs --manifest FILE (where the dataset manifest is kept)")
+	}
+	return d, nil
+}
+
+// MachineBusyTotal reads the machine's busy and total CPU time.
+func MachineBusyTotal() (busy, total time.Duration, err error) {
+	m, err := ReadMachineCPU()
+	return m.Busy, m.Total, err
+}
+
 // Flags are the options of a stack to start.
 type Flags struct {
 	Where
