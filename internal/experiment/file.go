@@ -275,7 +275,8 @@ func Load(path string) (*File, error) {
 	return f, nil
 }
 
-// Parse decodes, applies defaults, then validates.
+// Parse decodes, applies defaults, then validates. A former key's error
+// names the new one.
 func Parse(b []byte) (*File, error) {
 	var f File
 	dec := yaml.NewDecoder(bytes.NewReader(b))
@@ -283,6 +284,9 @@ func Parse(b []byte) (*File, error) {
 	if err := dec.Decode(&f); err != nil {
 		if errors.Is(err, io.EOF) {
 			return nil, errors.New("empty experiment file")
+		}
+		if rerr := renamedKey(b, fileRenames); rerr != nil {
+			return nil, rerr
 		}
 		return nil, cleanYAMLError(err)
 	}
