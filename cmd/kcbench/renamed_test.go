@@ -14,6 +14,9 @@ func TestRenamedFlags(t *testing.T) {
 		want string
 	}{
 		{[]string{"load", "--seed", "5"}, "--seed is now --random-seed (kcbench help load)"},
+		{[]string{"seed", "--seed", "5"}, "--seed is now --secrets-seed (kcbench help seed)"},
+		{[]string{"dataset", "export", "--seed=5"}, "--seed is now --secrets-seed (kcbench help dataset export)"},
+		{[]string{"capacity", "--scenario", "jwks", "--seed", "5"}, "--seed is now --secrets-seed (kcbench help capacity)"},
 	} {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
 			t.Parallel()
@@ -21,9 +24,13 @@ func TestRenamedFlags(t *testing.T) {
 			if code != exitUsage || errs != "kcbench: "+c.want+"\n" {
 				t.Errorf("exit %d, want %d\nstdout: %s\nstderr: %s\nwant stderr: kcbench: %s", code, exitUsage, out, errs, c.want)
 			}
-			_, help, _ := runCLI(t, "help", c.args[0])
+			cmd := c.args[:1]
+			if subcommandsOf[c.args[0]] != nil {
+				cmd = c.args[:2]
+			}
+			_, help, _ := runCLI(t, append([]string{"help"}, cmd...)...)
 			if old, _, _ := strings.Cut(c.want, " "); strings.Contains(help, old+" ") || strings.Contains(help, old+"\n") {
-				t.Errorf("kcbench help %s lists %s", c.args[0], old)
+				t.Errorf("kcbench help %s lists %s", strings.Join(cmd, " "), old)
 			}
 		})
 	}
