@@ -17,6 +17,7 @@ func TestRenamedFlags(t *testing.T) {
 		{[]string{"seed", "--seed", "5"}, "--seed is now --secrets-seed (kcbench help seed)"},
 		{[]string{"dataset", "export", "--seed=5"}, "--seed is now --secrets-seed (kcbench help dataset export)"},
 		{[]string{"capacity", "--scenario", "jwks", "--seed", "5"}, "--seed is now --secrets-seed (kcbench help capacity)"},
+		{[]string{"loadgen-bench", "--clients", "h1"}, "--clients is now --http-clients (kcbench help loadgen-bench)"},
 	} {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
 			t.Parallel()

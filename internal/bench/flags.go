@@ -36,7 +36,8 @@ func (f *Flags) RegisterFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&f.NewConns, "new-conns", false, "a new connection (over https: a full TLS handshake) for every request: kcbench's per-iteration policy, wrk with Connection: close; measures what a connection costs the load generator")
 	fs.StringVar(&f.CPUProfile, "cpuprofile", "", "write a Go CPU profile of kcbench's measured runs to `FILE` (for go tool pprof)")
 	fs.StringVar(&f.Scenario, "scenario", results.ScenarioJWKS, "`NAME` of kcbench's workload; other than jwks (e.g. password-grant, users from the local stack's dataset) only kcbench's clients run, to compare them")
-	fs.StringVar(&f.clients, "clients", "h1", "kcbench's HTTP clients to measure, comma-separated: h1, fasthttp (behind http.RoundTripper), net-http; the first is held to the bars")
+	cliutil.Renamed(fs, "clients", "http-clients")
+	fs.StringVar(&f.clients, "http-clients", "h1", "kcbench's HTTP clients to measure, comma-separated: h1, fasthttp (behind http.RoundTripper), net-http; the first is held to the bars")
 }
 
 // Check checks the flags and sets the Options' clients; problems are
@@ -45,7 +46,7 @@ func (f *Flags) Check() error {
 	f.Options.Clients = strings.Split(f.clients, ",")
 	for _, c := range f.Options.Clients {
 		if _, ok := Clients[c]; !ok {
-			return cliutil.Usagef("--clients: unknown client %q (h1, fasthttp, net-http)", c)
+			return cliutil.Usagef("--http-clients: unknown client %q (h1, fasthttp, net-http)", c)
 		}
 	}
 	if f.Conns < 1 || f.Conns > scenario.MaxVUs || f.Duration <= 0 || f.Duration > time.Hour || f.Warmup < 0 || f.Rounds < 1 || f.Duration/time.Duration(f.Rounds) < time.Second {
