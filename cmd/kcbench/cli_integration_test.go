@@ -174,7 +174,7 @@ func TestLifecycle(t *testing.T) {
 	if out := c.mustRun("logs", "-n", "5"); strings.Count(out, "\n") != 5 {
 		t.Errorf("logs -n 5 printed:\n%s", out)
 	}
-	if out := c.mustRun("logs", "--pg", "-n", "1"); out == "" {
+	if out := c.mustRun("logs", "--log", "db", "-n", "1"); out == "" {
 		t.Error("no postgres log")
 	}
 

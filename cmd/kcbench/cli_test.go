@@ -73,6 +73,7 @@ func TestUsageErrors(t *testing.T) {
 		{"status with nothing up", []string{"status"}, exitError, "no stack is up"},
 		{"restart with nothing up", []string{"restart"}, exitError, "no stack is up"},
 		{"logs with nothing up", []string{"logs"}, exitError, "no stack is up"},
+		{"logs of no such log", []string{"logs", "--log", "gc"}, exitUsage, `--log "gc": want keycloak, db or lb`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -18,6 +18,9 @@ func TestRenamedFlags(t *testing.T) {
 		{[]string{"dataset", "export", "--seed=5"}, "--seed is now --secrets-seed (kcbench help dataset export)"},
 		{[]string{"capacity", "--scenario", "jwks", "--seed", "5"}, "--seed is now --secrets-seed (kcbench help capacity)"},
 		{[]string{"loadgen-bench", "--clients", "h1"}, "--clients is now --http-clients (kcbench help loadgen-bench)"},
+		{[]string{"logs", "--pg"}, "--pg is now --log db (kcbench help logs)"},
+		{[]string{"logs", "--db", "-n", "5"}, "--db is now --log db (kcbench help logs)"},
+		{[]string{"logs", "--lb=true"}, "--lb is now --log lb (kcbench help logs)"},
 	} {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
 			t.Parallel()
