@@ -208,7 +208,7 @@ func TestBadInputProbes(t *testing.T) {
 		{name: "db pool 1e9", args: []string{"up", "--db-pool-size", "1000000000"}, code: exitUsage, want: "--db-pool-size"},
 		{name: "cache size 1e14", args: []string{"up", "--cache-size", "realms=99999999999999"}, code: exitUsage, want: `cache "realms"`},
 		{name: "seed concurrency 1e8", args: []string{"seed", "--concurrency", "100000000"}, code: exitUsage, want: "--concurrency"},
-		{name: "capacity start 1e308", args: []string{"capacity", "--scenario", "jwks", "--start", "1e308"}, code: exitUsage, want: "--start"},
+		{name: "capacity start 1e308", args: []string{"capacity", "--scenario", "jwks", "--start-rate", "1e308"}, code: exitUsage, want: "--start-rate"},
 		{name: "experiment scale NaN", args: []string{"experiment", "plan", "quickstart", "--scale", "NaN"}, code: exitUsage, want: "--scale"},
 		{name: "file is a folder", args: []string{"load", "--file", empty}, code: exitUsage, want: "--file"},
 	}

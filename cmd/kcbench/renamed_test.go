@@ -21,6 +21,7 @@ func TestRenamedFlags(t *testing.T) {
 		{[]string{"logs", "--pg"}, "--pg is now --log db (kcbench help logs)"},
 		{[]string{"logs", "--db", "-n", "5"}, "--db is now --log db (kcbench help logs)"},
 		{[]string{"logs", "--lb=true"}, "--lb is now --log lb (kcbench help logs)"},
+		{[]string{"capacity", "--scenario", "jwks", "--start", "5"}, "--start is now --start-rate (kcbench help capacity)"},
 	} {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
 			t.Parallel()

@@ -165,14 +165,14 @@ func (w Workload) Faults(scale float64) ([]stack.Fault, error) {
 }
 
 // CapacitySpec is a capacity search, as `kcbench capacity` takes it.
-// Zero fields take the search's defaults. Without start, step,
+// Zero fields take the search's defaults. Without start_rate, step,
 // step_duration and resolution (or with mode: adaptive) the search is
 // adaptive; with any of them (or mode: linear) it is linear.
 type CapacitySpec struct {
 	SLO          string   `yaml:"slo"` // default capacity.DefaultSLOs
 	Mode         string   `yaml:"mode"`
 	Precision    float64  `yaml:"precision_pct"` // adaptive; default 1
-	Start        float64  `yaml:"start"`
+	Start        float64  `yaml:"start_rate"`
 	Step         float64  `yaml:"step"`
 	StepDuration Duration `yaml:"step_duration"`
 	Warmup       Duration `yaml:"warmup"`

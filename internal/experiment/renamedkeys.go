@@ -23,6 +23,7 @@ var runFileRenames = []keyRename{
 // fileRenames are the former keys of an experiment file.
 var fileRenames = []keyRename{
 	{path: []string{"workloads", "[]"}, old: "seed", now: "random_seed"},
+	{path: []string{"workloads", "[]", "capacity"}, old: "start", now: "start_rate"},
 }
 
 // renamedKey is the first former key of renames the YAML document b

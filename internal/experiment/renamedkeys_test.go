@@ -13,6 +13,7 @@ func TestRenamedKeys(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct{ name, yaml, want string }{
 		{"run file seed", "scenario: jwks\nseed: 3\n", "line 2: seed is now random_seed (kcbench help load)"},
+		{"capacity start", "name: x\nworkloads: [{scenario: jwks, capacity: {start: 5}}]\n", "line 2: workloads[0].capacity.start is now start_rate"},
 		{"workload seed", "name: x\nworkloads:\n  - {scenario: jwks}\n  - scenario: jwks\n    seed: 3\n", "line 5: workloads[1].seed is now random_seed"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
