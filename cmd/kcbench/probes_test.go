@@ -204,7 +204,7 @@ func TestBadInputProbes(t *testing.T) {
 		{name: "out read-only", args: append(loadAt(tg.closed), "--out", filepath.Join(ro, "sub")), code: exitUsage, want: "--out"},
 		{name: "capacity out is a file", args: []string{"capacity", "--scenario", "jwks", "--target", tg.closed, "--realm", "r", "--out", aFile}, code: exitUsage, want: "--out"},
 		{name: "vus 1e8 writes nothing", args: []string{"load", "--scenario", "jwks", "--vus", "100000000", "--out", out("vus")}, code: exitUsage, want: "--vus", out: out("vus")},
-		{name: "boot repeat 1e8", args: []string{"boot", "--repeat", "100000000"}, code: exitUsage, want: "--repeat"},
+		{name: "boot repeats 1e8", args: []string{"boot", "--repeats", "100000000"}, code: exitUsage, want: "--repeats"},
 		{name: "db pool 1e9", args: []string{"up", "--db-pool-size", "1000000000"}, code: exitUsage, want: "--db-pool-size"},
 		{name: "cache size 1e14", args: []string{"up", "--cache-size", "realms=99999999999999"}, code: exitUsage, want: `cache "realms"`},
 		{name: "seed concurrency 1e8", args: []string{"seed", "--concurrency", "100000000"}, code: exitUsage, want: "--concurrency"},

@@ -22,6 +22,8 @@ func TestRenamedFlags(t *testing.T) {
 		{[]string{"logs", "--db", "-n", "5"}, "--db is now --log db (kcbench help logs)"},
 		{[]string{"logs", "--lb=true"}, "--lb is now --log lb (kcbench help logs)"},
 		{[]string{"capacity", "--scenario", "jwks", "--start", "5"}, "--start is now --start-rate (kcbench help capacity)"},
+		{[]string{"boot", "--repeat", "2"}, "--repeat is now --repeats (kcbench help boot)"},
+		{[]string{"loadgen-bench", "--rounds", "2"}, "--rounds is now --repeats (kcbench help loadgen-bench)"},
 	} {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
 			t.Parallel()
