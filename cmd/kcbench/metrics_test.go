@@ -67,8 +67,8 @@ func TestLoadServesMetrics(t *testing.T) {
 	results := filepath.Join(t.TempDir(), "results")
 	for _, args := range [][]string{
 		{"seed", "--tenants", "1"},
-		{"experiment", "run", "quickstart", "--results", results},
-		{"quickstart", "--results", results},
+		{"experiment", "run", "quickstart", "--out", results},
+		{"quickstart", "--out", results},
 	} {
 		code, stdout, stderr := runCLI(t, append(args, "--metrics-addr", "10.0.0.1:9464")...)
 		if code != exitUsage || !strings.Contains(stderr, "not a loopback address") || stdout != "" {

@@ -25,7 +25,8 @@ func cmdQuickstart(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "quickstart", "quickstart [flags]")
 	var w stack.Where
 	w.RegisterFlags(fs)
-	resultsDir := fs.String("results", "results", "results folder (the run goes to <results>/quickstart, replacing an earlier one)")
+	resultsDir := fs.String("out", "results", "`DIR` of results: the run goes to DIR/quickstart/, replacing an earlier one")
+	cliutil.Renamed(fs, "results", "out")
 	scale := fs.Float64("scale", 1, "multiply every phase duration")
 	quiet := fs.Bool("quiet", false, "no progress lines on stderr (the log of phases stays)")
 	var tenants cliutil.Ints

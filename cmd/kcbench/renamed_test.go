@@ -24,6 +24,10 @@ func TestRenamedFlags(t *testing.T) {
 		{[]string{"capacity", "--scenario", "jwks", "--start", "5"}, "--start is now --start-rate (kcbench help capacity)"},
 		{[]string{"boot", "--repeat", "2"}, "--repeat is now --repeats (kcbench help boot)"},
 		{[]string{"loadgen-bench", "--rounds", "2"}, "--rounds is now --repeats (kcbench help loadgen-bench)"},
+		{[]string{"quickstart", "--results", "r"}, "--results is now --out (kcbench help quickstart)"},
+		{[]string{"experiment", "run", "quickstart", "--results", "r"}, "--results is now --out (kcbench help experiment run)"},
+		{[]string{"experiment", "plan", "--results=r", "quickstart"}, "--results is now --out (kcbench help experiment plan)"},
+		{[]string{"dataset", "export", "--dir", "realms"}, "--dir is now --out (kcbench help dataset export)"},
 	} {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
 			t.Parallel()
