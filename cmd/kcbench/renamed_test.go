@@ -28,6 +28,8 @@ func TestRenamedFlags(t *testing.T) {
 		{[]string{"experiment", "run", "quickstart", "--results", "r"}, "--results is now --out (kcbench help experiment run)"},
 		{[]string{"experiment", "plan", "--results=r", "quickstart"}, "--results is now --out (kcbench help experiment plan)"},
 		{[]string{"dataset", "export", "--dir", "realms"}, "--dir is now --out (kcbench help dataset export)"},
+		{[]string{"up", "--pg-durable"}, "--pg-durable is now --db-durable (kcbench help up)"},
+		{[]string{"boot", "--pg-durable"}, "--pg-durable is now --db-durable (kcbench help boot)"},
 	} {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
 			t.Parallel()

@@ -70,10 +70,10 @@ type StackSpec struct {
 	BuildOptions    []string       `yaml:"build_options"`
 	Options         []string       `yaml:"options"`
 	PGVersion       string         `yaml:"pg_version"`
-	// PGDurable keeps the database's writes durable (as up --pg-durable:
+	// DBDurable keeps the database's writes durable (as up --db-durable:
 	// fsync, synchronous_commit and full_page_writes on; MariaDB flushes
 	// each commit); by default a benchmark database does not sync.
-	PGDurable bool `yaml:"pg_durable"`
+	DBDurable bool `yaml:"db_durable"`
 	// Topology: Keycloak nodes (1–4), the balancer in front of several
 	// (haproxy or none), its AUTH_SESSION_ID stickiness, and each node's
 	// CPU quota in cores (0: no limit).

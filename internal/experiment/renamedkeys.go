@@ -22,6 +22,7 @@ var runFileRenames = []keyRename{
 
 // fileRenames are the former keys of an experiment file.
 var fileRenames = []keyRename{
+	{path: []string{"stack"}, old: "pg_durable", now: "db_durable"},
 	{path: []string{"workloads", "[]"}, old: "seed", now: "random_seed"},
 	{path: []string{"workloads", "[]", "capacity"}, old: "start", now: "start_rate"},
 }

@@ -14,6 +14,7 @@ func TestRenamedKeys(t *testing.T) {
 	for _, c := range []struct{ name, yaml, want string }{
 		{"run file seed", "scenario: jwks\nseed: 3\n", "line 2: seed is now random_seed (kcbench help load)"},
 		{"capacity start", "name: x\nworkloads: [{scenario: jwks, capacity: {start: 5}}]\n", "line 2: workloads[0].capacity.start is now start_rate"},
+		{"stack pg_durable", "name: x\nstack:\n  pg_durable: true\nworkloads: [{scenario: jwks}]\n", "line 3: stack.pg_durable is now db_durable"},
 		{"workload seed", "name: x\nworkloads:\n  - {scenario: jwks}\n  - scenario: jwks\n    seed: 3\n", "line 5: workloads[1].seed is now random_seed"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
