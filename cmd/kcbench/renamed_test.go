@@ -30,6 +30,7 @@ func TestRenamedFlags(t *testing.T) {
 		{[]string{"dataset", "export", "--dir", "realms"}, "--dir is now --out (kcbench help dataset export)"},
 		{[]string{"up", "--pg-durable"}, "--pg-durable is now --db-durable (kcbench help up)"},
 		{[]string{"boot", "--pg-durable"}, "--pg-durable is now --db-durable (kcbench help boot)"},
+		{[]string{"status", "--timeout", "5s"}, "--timeout is now --wait (kcbench help status)"},
 	} {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
 			t.Parallel()
