@@ -27,7 +27,7 @@ func cmdQuickstart(ctx context.Context, e *env, args []string) error {
 	w.RegisterFlags(fs)
 	resultsDir := fs.String("out", "results", "`DIR` of results: the run goes to DIR/quickstart/, replacing an earlier one")
 	cliutil.Renamed(fs, "results", "out")
-	scale := fs.Float64("scale", 1, "multiply every phase duration")
+	scale := fs.Float64("scale", 1, "multiply every phase duration (e.g. 0.1 for a quick look)")
 	quiet := fs.Bool("quiet", false, "no progress lines on stderr (the log of phases stays)")
 	var tenants cliutil.Ints
 	fs.Var(&tenants, "tenants", "tenant counts to measure in each mode, `LIST` ascending (default 1,10,50; 1 for a quick look)")

@@ -87,7 +87,7 @@ func (f *CapacityFlags) RegisterFlags(fs *flag.FlagSet) {
 	fs.IntVar(&f.maxVUs, "max-vus", 0, "`N` VUs at most per step (0: 2 × rate × the largest latency SLO, + 10)")
 	fs.DurationVar(&f.grace, "graceful-stop", scenario.CapacityGrace, "how long iterations running at the end of a step may finish (at least 4 × the latency SLO)")
 	fs.DurationVar(&c.Timeout, "timeout", load.DefaultHTTPTimeout, "HTTP request timeout")
-	fs.Float64Var(&c.TenantSkew, "tenant-skew", 0, "zipf exponent `S` of the tenant choice (0: uniform)")
+	fs.Float64Var(&c.TenantSkew, "tenant-skew", 0, "zipf exponent `S` of the tenant choice (0: uniform; 1: tenant k gets 1/k of tenant 1's traffic)")
 	fs.StringVar(&c.ConnPolicy, "conn-policy", c.ConnPolicy, "how the VUs use connections: reuse (kept alive, shared), per-vu (each VU its own, kept), per-iteration (new ones, and a TLS handshake, every iteration: the sizing guide's client-credentials setting) (default per-iteration for client-credentials, reuse for the others)")
 	fs.BoolVar(&c.TLSResumption, "tls-resumption", c.TLSResumption, "a new connection resumes an earlier TLS session (TLS 1.3 PSK) instead of a full handshake")
 	fs.BoolVar(&c.SpreadClients, "spread-clients", c.SpreadClients, "each grant uses one of its tenant's confidential clients at random, not the first (many clients in use at once; seed --clients N)")
