@@ -54,7 +54,7 @@ func TestMariaDB(t *testing.T) {
 		t.Errorf("status text:\n%s", text)
 	}
 	if text := c.mustRun("logs", "--stack", "maria", "--log", "db", "-n", "50"); !strings.Contains(text, "ready for connections") {
-		t.Errorf("logs --db:\n%s", text)
+		t.Errorf("logs --log db:\n%s", text)
 	}
 	s, err := stack.Attach(c.dirs, "maria")
 	if err != nil {
