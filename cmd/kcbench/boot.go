@@ -8,18 +8,19 @@ import (
 )
 
 func cmdBoot(ctx context.Context, e *env, args []string) error {
-	fs := newFlags(e, "boot", "boot [--repeat N] [--json] [stack flags]")
+	fs := newFlags(e, "boot", "boot [--repeats N] [--json] [stack flags]")
 	var f stack.Flags
 	f.RegisterFlags(fs)
-	repeat := fs.Int("repeat", 3, "number of restarts to measure")
+	repeats := fs.Int("repeats", 3, "`N` restarts to measure")
+	cliutil.Renamed(fs, "repeat", "repeats")
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
 	if err := parse(fs, args, 0); err != nil {
 		return err
 	}
-	if *repeat < 1 || *repeat > 1000 {
-		return usagef("--repeat: %d: must be between 1 and 1000", *repeat)
+	if *repeats < 1 || *repeats > 1000 {
+		return usagef("--repeats: %d: must be between 1 and 1000", *repeats)
 	}
-	rep, err := f.MeasureBoots(ctx, *repeat, e.getenv, e.logf)
+	rep, err := f.MeasureBoots(ctx, *repeats, e.getenv, e.logf)
 	if err != nil {
 		return err
 	}

@@ -62,7 +62,7 @@ func TestCapacityCommand(t *testing.T) {
 	srv := fakeTokenServer(t, 100)
 	out := filepath.Join(t.TempDir(), "cap")
 	code, stdout, stderr := runCLI(t, "capacity", "--target", srv.URL, "--realm", "r", "--client-id", "c", "--client-secret", "s",
-		"--scenario", "client-credentials", "--slo", "p99<400ms,errors<1%", "--start", "50", "--step", "50", "--step-duration", "1s",
+		"--scenario", "client-credentials", "--slo", "p99<400ms,errors<1%", "--start-rate", "50", "--step", "50", "--step-duration", "1s",
 		"--warmup", "500ms", "--resolution", "10", "--pause", "100ms", "--out", out, "--quiet", "--procs", "0")
 	if code != exitOK {
 		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
@@ -133,7 +133,7 @@ func TestCapacityStartFails(t *testing.T) {
 	srv := fakeTokenServer(t, 0)
 	out := filepath.Join(t.TempDir(), "cap")
 	code, stdout, stderr := runCLI(t, "capacity", "--target", srv.URL, "--realm", "r", "--client-id", "c", "--client-secret", "s",
-		"--scenario", "client-credentials", "--start", "60", "--step-duration", "1s", "--warmup", "0", "--out", out, "--quiet", "--procs", "0")
+		"--scenario", "client-credentials", "--start-rate", "60", "--step-duration", "1s", "--warmup", "0", "--out", out, "--quiet", "--procs", "0")
 	if code != exitThresholds {
 		t.Fatalf("exit %d, want %d\nstdout: %s\nstderr: %s", code, exitThresholds, stdout, stderr)
 	}
@@ -170,12 +170,12 @@ func TestCapacityUsage(t *testing.T) {
 		{"unknown scenario", []string{"capacity", "--scenario", "nope"}, `"nope": unknown`},
 		{"bad slo", []string{"capacity", "--scenario", "jwks", "--slo", "p99<fast"}, "--slo"},
 		{"no slo", []string{"capacity", "--scenario", "jwks", "--slo", ""}, "no SLO"},
-		{"bad start", []string{"capacity", "--scenario", "jwks", "--start", "0"}, "--start 0: must be positive"},
+		{"bad start", []string{"capacity", "--scenario", "jwks", "--start-rate", "0"}, "--start-rate 0: must be positive"},
 		{"bad search", []string{"capacity", "--scenario", "jwks", "--search", "fast"}, `--search "fast"`},
 		{"step with adaptive", []string{"capacity", "--scenario", "jwks", "--search", "adaptive", "--step", "5"}, "apply to --search linear"},
 		{"precision with linear", []string{"capacity", "--scenario", "jwks", "--step", "5", "--precision", "2"}, "apply to the adaptive search"},
 		{"bad precision", []string{"capacity", "--scenario", "jwks", "--precision", "80"}, "precision"},
-		{"max below start", []string{"capacity", "--scenario", "jwks", "--start", "50", "--max-rate", "10"}, "--max-rate"},
+		{"max below start", []string{"capacity", "--scenario", "jwks", "--start-rate", "50", "--max-rate", "10"}, "--max-rate"},
 		{"repeats", []string{"capacity", "--scenario", "jwks", "--repeats", "0"}, "--repeats"},
 		{"dataset flags", []string{"capacity", "--scenario", "jwks", "--tenants", "5"}, "apply with --kc-version only"},
 		{"old version", []string{"capacity", "--scenario", "jwks", "--kc-version", "26.4.7,25.0.6"}, "26.x line only"},
@@ -192,7 +192,7 @@ func TestCapacityUsage(t *testing.T) {
 		{"segment with resolution", split("--start-at", soon, "--max-rate", "100", "--step", "10", "--resolution", "1"), "--resolution: a split search has no binary search"},
 		{"segment with repeats", split("--start-at", soon, "--max-rate", "100", "--repeats", "2"), "--repeats: applies without --segment"},
 		{"segment with restart", split("--start-at", soon, "--max-rate", "100", "--restart"), "--restart: applies without --segment"},
-		{"segment, too many steps", split("--start-at", soon, "--start", "1", "--step", "1", "--max-rate", "1000"), "--max-rate: 1000 steps from 1/s to 1000/s"},
+		{"segment, too many steps", split("--start-at", soon, "--start-rate", "1", "--step", "1", "--max-rate", "1000"), "--max-rate: 1000 steps from 1/s to 1000/s"},
 		{"emit without segment", []string{"capacity", "--scenario", "jwks", "--emit-results"}, "--emit-results applies to an agent"},
 		{"segments without index", []string{"capacity", "--scenario", "jwks", "--segments", "3", "--start-at", soon, "--max-rate", "100"}, "JOB_COMPLETION_INDEX is not set"},
 		{"bad segment", []string{"capacity", "--scenario", "jwks", "--segment", "3/3", "--start-at", soon, "--max-rate", "100"}, "index must be between 0 and 2"},
@@ -265,7 +265,7 @@ func TestSplitCapacityMerge(t *testing.T) {
 	root := t.TempDir()
 	at := time.Now().Add(2 * time.Second).UTC().Format(time.RFC3339Nano)
 	common := []string{"capacity", "--target", srv.URL, "--realm", "r", "--client-id", "c", "--client-secret", "s",
-		"--scenario", "client-credentials", "--slo", "p95<200ms,errors<1%", "--start", "40", "--step", "20", "--max-rate", "160",
+		"--scenario", "client-credentials", "--slo", "p95<200ms,errors<1%", "--start-rate", "40", "--step", "20", "--max-rate", "160",
 		"--step-duration", "1s", "--warmup", "1s", "--min-ok", "20", "--graceful-stop", "500ms", "--step-gap", "1s",
 		"--start-at", at, "--quiet", "--procs", "0", "--emit-results"}
 	var dirs []string

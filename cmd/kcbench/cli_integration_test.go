@@ -154,7 +154,7 @@ func TestLifecycle(t *testing.T) {
 		t.Errorf("second up: exit %d\n%s", code, out)
 	}
 
-	out = c.mustRun("boot", "--repeat", "2", "--json")
+	out = c.mustRun("boot", "--repeats", "2", "--json")
 	var rep stack.BootReport
 	if err := json.Unmarshal([]byte(out[strings.Index(out, "{"):]), &rep); err != nil {
 		t.Fatalf("boot --json: %v\n%s", err, out)
@@ -174,7 +174,7 @@ func TestLifecycle(t *testing.T) {
 	if out := c.mustRun("logs", "-n", "5"); strings.Count(out, "\n") != 5 {
 		t.Errorf("logs -n 5 printed:\n%s", out)
 	}
-	if out := c.mustRun("logs", "--pg", "-n", "1"); out == "" {
+	if out := c.mustRun("logs", "--log", "db", "-n", "1"); out == "" {
 		t.Error("no postgres log")
 	}
 

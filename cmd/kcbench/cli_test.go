@@ -51,7 +51,7 @@ func TestUsageErrors(t *testing.T) {
 		{"bad java option", []string{"up", "--java-opt", "-Xmx4g"}, exitUsage, "the heap is --heap's"},
 		{"db url without password", []string{"up", "--db-url", "jdbc:postgresql://h/db", "--db-user", "u"}, exitUsage, "--db-password-file"},
 		{"bad db url", []string{"up", "--db-url", "mysql://h/db", "--db-user", "u", "--db-password-file", pw}, exitUsage, "db url"},
-		{"repeat zero", []string{"boot", "--repeat", "0"}, exitUsage, "--repeat"},
+		{"repeats zero", []string{"boot", "--repeats", "0"}, exitUsage, "--repeats: 0: must be between 1 and 1000"},
 		{"no nodes", []string{"up", "--nodes", "0"}, exitUsage, "--nodes 0: want 1 to 4"},
 		{"too many nodes", []string{"up", "--nodes", "9"}, exitUsage, "--nodes 9: want 1 to 4"},
 		{"unknown balancer", []string{"up", "--nodes", "2", "--lb", "nginx"}, exitUsage, `lb "nginx"`},
@@ -73,6 +73,7 @@ func TestUsageErrors(t *testing.T) {
 		{"status with nothing up", []string{"status"}, exitError, "no stack is up"},
 		{"restart with nothing up", []string{"restart"}, exitError, "no stack is up"},
 		{"logs with nothing up", []string{"logs"}, exitError, "no stack is up"},
+		{"logs of no such log", []string{"logs", "--log", "gc"}, exitUsage, `--log "gc": want keycloak, db or lb`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 
+	"github.com/kcbench/kcbench/internal/cliutil"
 	"github.com/kcbench/kcbench/internal/dataset"
 	"github.com/kcbench/kcbench/internal/kc"
 	"github.com/kcbench/kcbench/internal/stack"
@@ -50,19 +51,20 @@ func datasetAdmin(ctx context.Context, e *env, verb string, args []string) error
 }
 
 func cmdDatasetExport(ctx context.Context, e *env, args []string) error {
-	fs := newFlags(e, "dataset export", "dataset export --dir D [--manifest F | dataset flags]")
+	fs := newFlags(e, "dataset export", "dataset export --out DIR [--manifest F | dataset flags]")
 	var w stack.Where
 	w.RegisterFlags(fs)
 	var sf dataset.SpecFlags
 	sf.RegisterFlags(fs)
-	dir := fs.String("dir", "", "folder to write realm JSON files into (required)")
+	dir := fs.String("out", "", "`DIR` to write realm JSON files into (required)")
+	cliutil.Renamed(fs, "dir", "out")
 	manifest := fs.String("manifest", "", "export the dataset of this manifest (default: the local stack's, else the dataset flags)")
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
 	if err := parse(fs, args, 0); err != nil {
 		return err
 	}
 	if *dir == "" {
-		return usagef("dataset export: --dir is required")
+		return usagef("dataset export: --out is required")
 	}
 	spec, err := sf.ExportSpec(*manifest, func() string {
 		if s, err := w.Attach(e.getenv, e.logf); err == nil {

@@ -29,7 +29,8 @@ func experimentRun(ctx context.Context, e *env, sub string, args []string) error
 	fs := newFlags(e, "experiment "+sub, "experiment "+sub+" FILE|NAME [flags]")
 	var w stack.Where
 	w.RegisterFlags(fs)
-	resultsDir := fs.String("results", "results", "results folder; the experiment writes results/<name>/<point>/")
+	resultsDir := fs.String("out", "results", "`DIR` of results: the experiment writes DIR/<name>/<point>/")
+	cliutil.Renamed(fs, "results", "out")
 	scale := fs.Float64("scale", 1, "multiply every phase duration (e.g. 0.1 for a quick look)")
 	quiet := fs.Bool("quiet", false, "run: no progress lines on stderr (the log of phases stays)")
 	dry := fs.Bool("dry-run", false, "print the plan and its estimated duration, run nothing")

@@ -158,3 +158,72 @@ func TestReferenceDocs(t *testing.T) {
 		}
 	}
 }
+
+// sameConcept are the flag names whose usage texts differ between
+// commands (each says what the concept is for that command) but mean one
+// concept, with that concept. A name is here only when it means one thing
+// everywhere; a name meaning two things is renamed in one command.
+var sameConcept = map[string]string{
+	"ca-file":              "the CA that signed the certificate of the https URL the command reads (--target, or size's --from-metrics)",
+	"db":                   "the database the Keycloak a command starts runs on (capacity: each stack of its version matrix)",
+	"duration":             "how long the measured load runs",
+	"file":                 "a run file, the YAML of kcbench load's settings",
+	"graceful-stop":        "how long iterations running at the end of a run (capacity: a step) may finish",
+	"heap":                 "the JVM heap of the Keycloak a command starts (capacity: each stack of its version matrix)",
+	"insecure-skip-verify": "trust any certificate of the https URL the command reads (--target, or size's --from-metrics)",
+	"json":                 "print the command's output as JSON instead of text",
+	"kc-version":           "the Keycloak version a command starts (capacity: a list, one stack each)",
+	"management-url":       "the management URL (health, metrics) of the Keycloak that --target names",
+	"manifest":             "a dataset manifest file (dataset.json)",
+	"max-vus":              "the most VUs a run (capacity: a step) allocates",
+	"node":                 "a Keycloak node of the local stack, 1-based",
+	"out":                  "the folder a command writes its results into",
+	"pg-version":           "the PostgreSQL of the stack a command starts (capacity: each stack of its version matrix)",
+	"procs":                "the cores (GOMAXPROCS) kcbench's load generator may use",
+	"quiet":                "no progress output on stderr",
+	"realm":                "the realm the load is made in, without a dataset manifest",
+	"repeats":              "how many times the command repeats its measurement (boot: restarts; capacity: searches; loadgen-bench: runs per tool)",
+	"scenario":             "the workload, by name (kcbench scenarios)",
+	"start-at":             "the time at which agents started apart begin together",
+	"start-rate":           "the first rate, in iterations per second, a run asks for",
+	"target":               "the base URL of an external Keycloak to drive instead of the local stack",
+	"tenants":              "the number of tenants of the dataset (quickstart: a list of such numbers, one measurement each)",
+	"tls":                  "the stack a command starts serves HTTPS (--tls=false: plain HTTP)",
+	"warmup":               "load before the measurement whose numbers are discarded",
+}
+
+// One flag name means one thing in every command: a name several commands
+// take has the same usage text in each, or it is in sameConcept; and
+// sameConcept names only flags whose texts differ. Former names
+// (cliutil.Renamed) are not flags here.
+func TestOneMeaningPerFlagName(t *testing.T) {
+	usages := map[string]map[string][]string{} // name → usage text → commands
+	for _, p := range helpPages(t) {
+		p.fs.VisitAll(func(f *flag.Flag) {
+			if cliutil.Hidden(f) {
+				return
+			}
+			if usages[f.Name] == nil {
+				usages[f.Name] = map[string][]string{}
+			}
+			usages[f.Name][f.Usage] = append(usages[f.Name][f.Usage], p.help.Name)
+		})
+	}
+	for name, texts := range usages {
+		if len(texts) < 2 || sameConcept[name] != "" {
+			continue
+		}
+		var lines []string
+		for u, cmds := range texts {
+			lines = append(lines, fmt.Sprintf("  %s: %s", strings.Join(cmds, ", "), u))
+		}
+		slices.Sort(lines)
+		t.Errorf("--%s has %d usage texts:\n%s\none name, one meaning: rename it where it means another thing; "+
+			"if it is one concept, make the texts equal or add it to sameConcept with that concept", name, len(texts), strings.Join(lines, "\n"))
+	}
+	for name := range sameConcept {
+		if len(usages[name]) < 2 {
+			t.Errorf("sameConcept lists --%s, which has %d usage text(s): drop it from the table", name, len(usages[name]))
+		}
+	}
+}

@@ -42,7 +42,7 @@ func TestK8sManifestsCLI(t *testing.T) {
 	// agent's would be.
 	capBase := []string{"k8s", "manifests", "--agents", "3", "--image", "kcbench:test", "--target", "http://keycloak-service:8080", "--", "capacity",
 		"--scenario", "client-credentials", "--realm", "r", "--client-id", "c", "--client-secret", "s"}
-	code, stdout, stderr = runCLI(t, append(capBase, "--start", "100", "--step", "100", "--max-rate", "1000")...)
+	code, stdout, stderr = runCLI(t, append(capBase, "--start-rate", "100", "--step", "100", "--max-rate", "1000")...)
 	if code != 0 {
 		t.Fatalf("capacity manifests: exit %d: %s", code, stderr)
 	}

@@ -106,7 +106,7 @@ func TestLoadCommand(t *testing.T) {
 	// A capacity search on the local stack starts from no user sessions:
 	// it ends those the runs above left (the password grants and the six
 	// form logins), and the next finds none.
-	capArgs := []string{"capacity", "--scenario", "jwks", "--start", "20", "--step", "20", "--max-rate", "40", "--step-duration", "2s",
+	capArgs := []string{"capacity", "--scenario", "jwks", "--start-rate", "20", "--step", "20", "--max-rate", "40", "--step-duration", "2s",
 		"--warmup", "1s", "--min-ok", "10", "--slo", "p99<2s,errors<1%", "--quiet"}
 	cap1 := filepath.Join(t.TempDir(), "cap1")
 	text = c.mustRun(append(capArgs, "--out", cap1)...)
@@ -154,7 +154,7 @@ func TestLoadCommand(t *testing.T) {
 	// A password-grant search ends them between its steps too; its last
 	// step's are left for the next search to end.
 	pwArgs := append([]string{"capacity", "--scenario", "password-grant"}, capArgs[3:]...)
-	pwArgs[slices.Index(pwArgs, "--start")+1], pwArgs[slices.Index(pwArgs, "--step")+1], pwArgs[slices.Index(pwArgs, "--max-rate")+1] = "5", "5", "10"
+	pwArgs[slices.Index(pwArgs, "--start-rate")+1], pwArgs[slices.Index(pwArgs, "--step")+1], pwArgs[slices.Index(pwArgs, "--max-rate")+1] = "5", "5", "10"
 	text = c.mustRun(append(pwArgs, "--out", filepath.Join(t.TempDir(), "cap3"))...)
 	if !strings.Contains(text, "each step starts from no user sessions too") {
 		t.Errorf("the password-grant search does not end sessions between its steps:\n%s", text)

@@ -53,8 +53,8 @@ func TestMariaDB(t *testing.T) {
 	if text := c.mustRun("status", "--stack", "maria"); !strings.Contains(text, "mariadb pid") {
 		t.Errorf("status text:\n%s", text)
 	}
-	if text := c.mustRun("logs", "--stack", "maria", "--db", "-n", "50"); !strings.Contains(text, "ready for connections") {
-		t.Errorf("logs --db:\n%s", text)
+	if text := c.mustRun("logs", "--stack", "maria", "--log", "db", "-n", "50"); !strings.Contains(text, "ready for connections") {
+		t.Errorf("logs --log db:\n%s", text)
 	}
 	s, err := stack.Attach(c.dirs, "maria")
 	if err != nil {

@@ -24,7 +24,7 @@ func TestCapacityVersionMatrix(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "matrix")
 	text := c.mustRun("capacity", "--scenario", "login-form", "--kc-version", strings.Join(versions, ","),
 		"--tenants", "1", "--users", "5", "--password-policy", "pbkdf2-sha256:1",
-		"--start", "10", "--step", "10", "--max-rate", "20", "--step-duration", "2s", "--warmup", "1s",
+		"--start-rate", "10", "--step", "10", "--max-rate", "20", "--step-duration", "2s", "--warmup", "1s",
 		"--min-ok", "10", "--slo", "p99<5s,errors<1%", "--quiet", "--out", out)
 	b, err := os.ReadFile(filepath.Join(out, experiment.MatrixFile))
 	if err != nil {

@@ -67,8 +67,8 @@ func TestLoadServesMetrics(t *testing.T) {
 	results := filepath.Join(t.TempDir(), "results")
 	for _, args := range [][]string{
 		{"seed", "--tenants", "1"},
-		{"experiment", "run", "quickstart", "--results", results},
-		{"quickstart", "--results", results},
+		{"experiment", "run", "quickstart", "--out", results},
+		{"quickstart", "--out", results},
 	} {
 		code, stdout, stderr := runCLI(t, append(args, "--metrics-addr", "10.0.0.1:9464")...)
 		if code != exitUsage || !strings.Contains(stderr, "not a loopback address") || stdout != "" {
@@ -97,7 +97,7 @@ func TestCapacityServesMetrics(t *testing.T) {
 	go func() {
 		defer close(done)
 		runCLI(t, "capacity", "--target", srv.URL, "--realm", "r", "--client-id", "c", "--client-secret", "s",
-			"--scenario", "client-credentials", "--slo", "p99<100ms,errors<1%", "--start", "20", "--step", "20", "--step-duration", "1s",
+			"--scenario", "client-credentials", "--slo", "p99<100ms,errors<1%", "--start-rate", "20", "--step", "20", "--step-duration", "1s",
 			"--warmup", "500ms", "--resolution", "10", "--pause", "100ms", "--out", filepath.Join(t.TempDir(), "cap"), "--quiet",
 			"--metrics-addr", addr)
 	}()

@@ -25,8 +25,9 @@ func cmdQuickstart(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "quickstart", "quickstart [flags]")
 	var w stack.Where
 	w.RegisterFlags(fs)
-	resultsDir := fs.String("results", "results", "results folder (the run goes to <results>/quickstart, replacing an earlier one)")
-	scale := fs.Float64("scale", 1, "multiply every phase duration")
+	resultsDir := fs.String("out", "results", "`DIR` of results: the run goes to DIR/quickstart/, replacing an earlier one")
+	cliutil.Renamed(fs, "results", "out")
+	scale := fs.Float64("scale", 1, "multiply every phase duration (e.g. 0.1 for a quick look)")
 	quiet := fs.Bool("quiet", false, "no progress lines on stderr (the log of phases stays)")
 	var tenants cliutil.Ints
 	fs.Var(&tenants, "tenants", "tenant counts to measure in each mode, `LIST` ascending (default 1,10,50; 1 for a quick look)")

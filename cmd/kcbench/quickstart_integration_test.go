@@ -17,7 +17,7 @@ import (
 func TestQuickstartScaledDown(t *testing.T) {
 	c := newCLI(t)
 	dir := t.TempDir()
-	out := c.mustRun("quickstart", "--scale", "0.1", "--tenants", "1", "--results", dir, "--quiet")
+	out := c.mustRun("quickstart", "--scale", "0.1", "--tenants", "1", "--out", dir, "--quiet")
 	exp := filepath.Join(dir, "quickstart")
 	pts, err := results.ReadExperiment(exp)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/kcbench/kcbench/internal/cliutil"
 	"github.com/kcbench/kcbench/internal/kc"
 	"github.com/kcbench/kcbench/internal/stack"
 )
@@ -47,17 +48,18 @@ func cmdStatus(ctx context.Context, e *env, args []string) error {
 	var t kc.TargetFlags
 	t.RegisterFlags(fs)
 	asJSON := fs.Bool("json", false, "print JSON")
-	timeout := fs.Duration("timeout", kc.DefaultStatusTimeout, "with --target: give up after this long")
+	wait := fs.Duration("wait", kc.DefaultStatusTimeout, "with --target: give up after this long")
+	cliutil.Renamed(fs, "timeout", "wait")
 	if err := parse(fs, args, 0); err != nil {
 		return err
 	}
-	if *timeout <= 0 || *timeout > kc.MaxStatusTimeout {
-		return usagef("--timeout %v: must be positive and at most %v", *timeout, kc.MaxStatusTimeout)
+	if *wait <= 0 || *wait > kc.MaxStatusTimeout {
+		return usagef("--wait %v: must be positive and at most %v", *wait, kc.MaxStatusTimeout)
 	}
 	if tg, ext, err := t.External(); err != nil {
 		return err
 	} else if ext {
-		return kc.Status(ctx, e.stdout, tg, *timeout, *asJSON)
+		return kc.Status(ctx, e.stdout, tg, *wait, *asJSON)
 	}
 	return w.PrintStatus(ctx, e.stdout, *asJSON, e.getenv, e.logf)
 }

@@ -78,7 +78,7 @@ type Options struct {
 	Clients    []string      // kcbench's HTTP clients (keys of Clients); the first is held to the bars
 	Conns      int           // connections (kcbench VUs, wrk -c, k6 VUs)
 	Duration   time.Duration // each tool's time in all
-	Rounds     int           // rounds of Duration/Rounds per tool, interleaved
+	Repeats    int           // runs of Duration/Repeats per tool, interleaved
 	Warmup     time.Duration // server warm-up with kcbench's engine, not measured
 	WrkThreads int
 	// TLS is the client configuration for an https Base (its CA), and
@@ -95,7 +95,7 @@ type Options struct {
 }
 
 // Run warms the server up, then runs kcbench's engine with each client,
-// wrk and k6 (jwks only) in interleaved rounds, and returns each tool's
+// wrk and k6 (jwks only) in interleaved repeats, and returns each tool's
 // sums, kcbench's first.
 func Run(ctx context.Context, o Options) ([]Result, error) {
 	bk := engine{scenario: o.Scenario, base: o.Base, newPool: o.NewPool, conns: o.Conns, tls: o.TLS, newConns: o.NewConns}
@@ -119,9 +119,9 @@ func Run(ctx context.Context, o Options) ([]Result, error) {
 		}
 	}
 	sums := make([]Result, len(tools))
-	d := o.Duration / time.Duration(o.Rounds)
-	o.Logf("loadgen-bench: GET %s, %d connections, %d rounds of %v per tool", url, o.Conns, o.Rounds, d)
-	for round := range o.Rounds {
+	d := o.Duration / time.Duration(o.Repeats)
+	o.Logf("loadgen-bench: GET %s, %d connections, %d repeats of %v per tool", url, o.Conns, o.Repeats, d)
+	for repeat := range o.Repeats {
 		for i, tool := range tools {
 			var r Result
 			var err error
@@ -135,7 +135,7 @@ func Run(ctx context.Context, o Options) ([]Result, error) {
 				r, err = bk.run(ctx, tool, d)
 				if prof != nil {
 					pprof.StopCPUProfile()
-					prof = nil // one profile: the first round's run
+					prof = nil // one profile: the first repeat's run
 				}
 			case "wrk":
 				r, err = runWrk(ctx, url, o.Conns, o.WrkThreads, d, o.NewConns)
@@ -146,7 +146,7 @@ func Run(ctx context.Context, o Options) ([]Result, error) {
 				return nil, fmt.Errorf("%s: %w", tool, err)
 			}
 			if r.Skipped == "" {
-				o.Logf("loadgen-bench: round %d, %s: %d requests, %.1f µs CPU each", round+1, tool, r.Requests, r.PerRequest())
+				o.Logf("loadgen-bench: repeat %d, %s: %d requests, %.1f µs CPU each", repeat+1, tool, r.Requests, r.PerRequest())
 			}
 			sums[i] = sums[i].add(r)
 		}

@@ -29,14 +29,16 @@ type Flags struct {
 func (f *Flags) RegisterFlags(fs *flag.FlagSet) {
 	fs.IntVar(&f.Conns, "connections", 50, "`N` connections (kcbench VUs, wrk -c, k6 VUs)")
 	fs.DurationVar(&f.Duration, "duration", 20*time.Second, "how long each tool runs, in all")
-	fs.IntVar(&f.Rounds, "rounds", 4, "`N` rounds of duration/N per tool, interleaved, so that a change in the box's load touches every tool alike")
+	fs.IntVar(&f.Repeats, "repeats", 4, "`N` runs of duration/N per tool, interleaved, so that a change in the box's load touches every tool alike")
+	cliutil.Renamed(fs, "rounds", "repeats")
 	fs.DurationVar(&f.Warmup, "warmup", 5*time.Second, "server warm-up before the measured runs (kcbench, not measured)")
 	fs.StringVar(&f.Realm, "realm", "master", "realm whose JWKS is fetched")
 	fs.IntVar(&f.WrkThreads, "wrk-threads", 2, "wrk -t")
 	fs.BoolVar(&f.NewConns, "new-conns", false, "a new connection (over https: a full TLS handshake) for every request: kcbench's per-iteration policy, wrk with Connection: close; measures what a connection costs the load generator")
 	fs.StringVar(&f.CPUProfile, "cpuprofile", "", "write a Go CPU profile of kcbench's measured runs to `FILE` (for go tool pprof)")
 	fs.StringVar(&f.Scenario, "scenario", results.ScenarioJWKS, "`NAME` of kcbench's workload; other than jwks (e.g. password-grant, users from the local stack's dataset) only kcbench's clients run, to compare them")
-	fs.StringVar(&f.clients, "clients", "h1", "kcbench's HTTP clients to measure, comma-separated: h1, fasthttp (behind http.RoundTripper), net-http; the first is held to the bars")
+	cliutil.Renamed(fs, "clients", "http-clients")
+	fs.StringVar(&f.clients, "http-clients", "h1", "kcbench's HTTP clients to measure, comma-separated: h1, fasthttp (behind http.RoundTripper), net-http; the first is held to the bars")
 }
 
 // Check checks the flags and sets the Options' clients; problems are
@@ -45,11 +47,11 @@ func (f *Flags) Check() error {
 	f.Options.Clients = strings.Split(f.clients, ",")
 	for _, c := range f.Options.Clients {
 		if _, ok := Clients[c]; !ok {
-			return cliutil.Usagef("--clients: unknown client %q (h1, fasthttp, net-http)", c)
+			return cliutil.Usagef("--http-clients: unknown client %q (h1, fasthttp, net-http)", c)
 		}
 	}
-	if f.Conns < 1 || f.Conns > scenario.MaxVUs || f.Duration <= 0 || f.Duration > time.Hour || f.Warmup < 0 || f.Rounds < 1 || f.Duration/time.Duration(f.Rounds) < time.Second {
-		return cliutil.Usagef("--connections must be between 1 and %d, --rounds at least 1, --duration at most 1h and --duration/--rounds at least 1s, --warmup not negative", scenario.MaxVUs)
+	if f.Conns < 1 || f.Conns > scenario.MaxVUs || f.Duration <= 0 || f.Duration > time.Hour || f.Warmup < 0 || f.Repeats < 1 || f.Duration/time.Duration(f.Repeats) < time.Second {
+		return cliutil.Usagef("--connections must be between 1 and %d, --repeats at least 1, --duration at most 1h and --duration/--repeats at least 1s, --warmup not negative", scenario.MaxVUs)
 	}
 	return nil
 }

@@ -190,7 +190,7 @@ func (o Options) Validate() error {
 		add("slo: at least one is required (e.g. 'p99<500ms,errors<0.1%%')")
 	}
 	if !positive(o.Start) {
-		add("start: %v: must be a rate > 0 and at most %g/s", o.Start, float64(MaxRate))
+		add("start rate: %v: must be a rate > 0 and at most %g/s", o.Start, float64(MaxRate))
 	}
 	if o.Adaptive {
 		errs = append(errs, o.validateAdaptive())

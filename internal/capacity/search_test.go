@@ -312,7 +312,7 @@ func TestValidate(t *testing.T) {
 	if err == nil {
 		t.Fatal("no error")
 	}
-	for _, w := range []string{"slo:", "start:", "step:", "step duration:", "resolution:", "max rate:", "min ok:", "min achieved:", "max dropped:", "max steps:"} {
+	for _, w := range []string{"slo:", "start rate:", "step:", "step duration:", "resolution:", "max rate:", "min ok:", "min achieved:", "max dropped:", "max steps:"} {
 		if !strings.Contains(err.Error(), w) {
 			t.Errorf("error lacks %q: %v", w, err)
 		}

@@ -62,7 +62,8 @@ func ParseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 
 // FlagNames rewrites the problems in err, one per line as "key: …", so
 // that a key that is also a flag of fs (with - for _ and space) is named as the
-// flag: "vus: 0: …" becomes "--vus: 0: …".
+// flag: "vus: 0: …" becomes "--vus: 0: …". Former names (Renamed) are
+// not flags here.
 func FlagNames(fs *flag.FlagSet, err error) error {
 	lines := strings.Split(err.Error(), "\n")
 	for i, l := range lines {
@@ -70,7 +71,7 @@ func FlagNames(fs *flag.FlagSet, err error) error {
 		if !ok {
 			continue
 		}
-		if name := strings.NewReplacer("_", "-", " ", "-").Replace(k); fs.Lookup(name) != nil {
+		if name := strings.NewReplacer("_", "-", " ", "-").Replace(k); fs.Lookup(name) != nil && !Hidden(fs.Lookup(name)) {
 			lines[i] = "--" + name + ":" + rest
 		}
 	}

@@ -68,6 +68,13 @@ func (v *checkedValue) IsBoolFlag() bool {
 }
 
 func (v *checkedValue) Set(s string) error {
+	if _, ok := v.Value.(*renamed); ok { // its error names the new flag: keep it as it is
+		err := v.Value.Set(s)
+		if *v.bad == nil {
+			*v.bad = err
+		}
+		return err
+	}
 	if v.given {
 		if _, ok := v.Value.(repeatable); !ok {
 			err := fmt.Errorf("--%s given twice (%q, then %q): give it once", v.name, v.first, s)

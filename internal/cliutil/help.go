@@ -113,8 +113,11 @@ func (h Help) Check(fs *flag.FlagSet, synopsis string) error {
 	seen := map[string]bool{}
 	for _, s := range h.Sections {
 		for _, n := range s.Flags {
-			if fs.Lookup(n) == nil {
+			switch fl := fs.Lookup(n); {
+			case fl == nil:
 				probs = append(probs, fmt.Sprintf("section %s names --%s, which is not a flag", s.Title, n))
+			case Hidden(fl):
+				probs = append(probs, fmt.Sprintf("section %s names --%s, a former name (%s)", s.Title, n, fl.Usage))
 			}
 			if seen[n] {
 				probs = append(probs, fmt.Sprintf("--%s is in two sections", n))
@@ -179,14 +182,15 @@ func (h Help) Markdown(w io.Writer, fs *flag.FlagSet, synopsis string) {
 }
 
 // flagSections is the page's sections with their flags sorted as the page
-// names them, then every other flag under "Other flags".
+// names them, then every other flag under "Other flags"; former names
+// (Renamed) are left out.
 func (h Help) flagSections(fs *flag.FlagSet) []Section {
 	named := map[string]bool{}
 	var out []Section
 	for _, s := range h.Sections {
 		var fl []string
 		for _, n := range s.Flags {
-			if fs.Lookup(n) != nil {
+			if f := fs.Lookup(n); f != nil && !Hidden(f) {
 				fl = append(fl, n)
 				named[n] = true
 			}
@@ -197,7 +201,7 @@ func (h Help) flagSections(fs *flag.FlagSet) []Section {
 	}
 	var rest []string
 	fs.VisitAll(func(f *flag.Flag) {
-		if !named[f.Name] {
+		if !named[f.Name] && !Hidden(f) {
 			rest = append(rest, f.Name)
 		}
 	})

@@ -32,7 +32,8 @@ func (f *SpecFlags) RegisterFlags(fs *flag.FlagSet) {
 	fs.IntVar(&f.clientRoles, "client-roles", -1, "roles per client (default 2)")
 	fs.StringVar(&f.policy, "password-policy", "default", "password hashing: default (argon2), argon2, pbkdf2-sha512:27500, pbkdf2-sha256:1, …")
 	fs.StringVar(&f.prefix, "prefix", "kcb", "prefix of every realm the dataset creates")
-	fs.Int64Var(&f.Seed, "seed", 1, "seed deriving passwords and client secrets")
+	fs.Int64Var(&f.Seed, "secrets-seed", 1, "seed deriving passwords and client secrets")
+	cliutil.Renamed(fs, "seed", "secrets-seed")
 	fs.BoolVar(&f.uniqueSalts, "unique-salts", false, "give every user its own password salt and hash, computed by kcbench in parallel (default: one salt and hash shared by all users, computed once; a login costs the same either way, see README)")
 }
 

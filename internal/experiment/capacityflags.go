@@ -26,7 +26,7 @@ import (
 
 // CapacitySynopsis is the usage line of kcbench capacity (its help page is cmd/kcbench/help).
 const CapacitySynopsis = `capacity --scenario NAME [--slo 'p99<500ms,errors<0.1%'] [--precision PCT] [--out DIR] [flags]
-       kcbench capacity --scenario NAME --search linear [--start R] [--step S] [--resolution r] [flags]
+       kcbench capacity --scenario NAME --search linear [--start-rate R] [--step S] [--resolution r] [flags]
        kcbench capacity --scenario NAME --kc-version 26.4.7,26.7.3 [dataset flags] [flags]
        kcbench capacity --scenario NAME --segment I/N --start-at TIME --max-rate M [--step S] [flags]`
 
@@ -71,12 +71,13 @@ func (f *CapacityFlags) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&f.mode, "search", "", "`KIND` of search: adaptive (default) or linear (default with --step or --resolution)")
 	fs.Float64Var(&f.precisionPct, "precision", 100*capacity.DefaultPrecision, "`PCT`: adaptive, the answer is known within PCT% of it")
 	fs.Float64Var(&f.opts.Cores, "cores", 0, "`N`: adaptive, the server's cores for the CPU-bound prediction (default: the local stack's CPU; unknown for --target)")
-	fs.Float64Var(&f.opts.Start, "start", 0, fmt.Sprintf("`R`: first rate, iterations per second: adaptive, the first probe's (default %g); linear, the first step's and the warm-up's (default %g)",
+	cliutil.Renamed(fs, "start", "start-rate")
+	fs.Float64Var(&f.opts.Start, "start-rate", 0, fmt.Sprintf("`R`: first rate, iterations per second: adaptive, the first probe's (default %g); linear, the first step's and the warm-up's (default %g)",
 		capacity.DefaultAdaptiveStart, capacity.DefaultStart))
 	fs.Float64Var(&f.opts.Step, "step", 0, fmt.Sprintf("`S`: linear, the rate rises by S per step until an SLO fails (default %g)", capacity.DefaultStep))
 	fs.DurationVar(&f.opts.StepDuration, "step-duration", 0, fmt.Sprintf("length of each judged step (adaptive default: from the rate and the SLOs, %s–%s, and with it set every step is as long as a confirming one, so the bracket bisects to the precision itself; linear default %s)",
 		capacity.DefaultMinStepDuration, capacity.DefaultMaxStepDuration, capacity.DefaultStepDuration))
-	fs.DurationVar(&f.opts.Warmup, "warmup", 0, fmt.Sprintf("discarded warm-up at --start before the first step (adaptive default: none, the probes warm up; linear default %s)", capacity.DefaultWarmup))
+	fs.DurationVar(&f.opts.Warmup, "warmup", 0, fmt.Sprintf("discarded warm-up at --start-rate before the first step (adaptive default: none, the probes warm up; linear default %s)", capacity.DefaultWarmup))
 	fs.Float64Var(&f.opts.Resolution, "resolution", 0, "`r`: linear, the binary search stops when the limit is known within r/s (default step/10)")
 	fs.Float64Var(&f.opts.MaxRate, "max-rate", 0, "`M`: never ask for more than M/s; reaching it ends the search as capped (0: no cap)")
 	fs.Int64Var(&f.opts.MinOK, "min-ok", capacity.DefaultMinOK, "`N` successful iterations a passing step needs at least")
@@ -86,7 +87,7 @@ func (f *CapacityFlags) RegisterFlags(fs *flag.FlagSet) {
 	fs.IntVar(&f.maxVUs, "max-vus", 0, "`N` VUs at most per step (0: 2 × rate × the largest latency SLO, + 10)")
 	fs.DurationVar(&f.grace, "graceful-stop", scenario.CapacityGrace, "how long iterations running at the end of a step may finish (at least 4 × the latency SLO)")
 	fs.DurationVar(&c.Timeout, "timeout", load.DefaultHTTPTimeout, "HTTP request timeout")
-	fs.Float64Var(&c.TenantSkew, "tenant-skew", 0, "zipf exponent `S` of the tenant choice (0: uniform)")
+	fs.Float64Var(&c.TenantSkew, "tenant-skew", 0, "zipf exponent `S` of the tenant choice (0: uniform; 1: tenant k gets 1/k of tenant 1's traffic)")
 	fs.StringVar(&c.ConnPolicy, "conn-policy", c.ConnPolicy, "how the VUs use connections: reuse (kept alive, shared), per-vu (each VU its own, kept), per-iteration (new ones, and a TLS handshake, every iteration: the sizing guide's client-credentials setting) (default per-iteration for client-credentials, reuse for the others)")
 	fs.BoolVar(&c.TLSResumption, "tls-resumption", c.TLSResumption, "a new connection resumes an earlier TLS session (TLS 1.3 PSK) instead of a full handshake")
 	fs.BoolVar(&c.SpreadClients, "spread-clients", c.SpreadClients, "each grant uses one of its tenant's confidential clients at random, not the first (many clients in use at once; seed --clients N)")
@@ -141,7 +142,7 @@ func (f *CapacityFlags) searchOptions() (capacity.Options, error) {
 	} else if f.set["precision"] || f.set["cores"] {
 		return o, errors.New("--precision and --cores apply to the adaptive search")
 	}
-	for name, v := range map[string]float64{"start": o.Start, "step": o.Step, "step-duration": o.StepDuration.Seconds(), "resolution": o.Resolution} {
+	for name, v := range map[string]float64{"start-rate": o.Start, "step": o.Step, "step-duration": o.StepDuration.Seconds(), "resolution": o.Resolution} {
 		if f.set[name] && v <= 0 {
 			return o, fmt.Errorf("--%s %v: must be positive (leave it out for the default)", name, v)
 		}
@@ -232,7 +233,7 @@ func (f *CapacityFlags) validateAgent() []error {
 		add("--resolution: a split search has no binary search: its answer is known within --step")
 	}
 	if f.opts.MaxRate <= 0 {
-		add("--max-rate: a split search needs one: its agents run every step from --start by --step up to it (only the merge sees where the SLOs failed)")
+		add("--max-rate: a split search needs one: its agents run every step from --start-rate by --step up to it (only the merge sees where the SLOs failed)")
 	} else if o, err := f.searchOptions(); err == nil {
 		if _, err := o.Schedule(f.StartAt, 0); err != nil {
 			errs = append(errs, err)

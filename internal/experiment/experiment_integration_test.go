@@ -40,7 +40,7 @@ workloads:
     duration: 2s
   - name: jwks-capacity
     scenario: jwks
-    capacity: {start: 30, step: 30, max_rate: 60, step_duration: 2s, warmup: 1s}
+    capacity: {start_rate: 30, step: 30, max_rate: 60, step_duration: 2s, warmup: 1s}
 `
 
 func runner(t *testing.T, yml, dir string) (*experiment.Runner, *logs) {

@@ -179,7 +179,7 @@ func TestCapacityWorkload(t *testing.T) {
   - name: cc-capacity
     scenario: client-credentials
     capacity:
-      start: 50
+      start_rate: 50
       step: 25
       step_duration: 20s
       warmup: 10s

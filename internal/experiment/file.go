@@ -70,10 +70,10 @@ type StackSpec struct {
 	BuildOptions    []string       `yaml:"build_options"`
 	Options         []string       `yaml:"options"`
 	PGVersion       string         `yaml:"pg_version"`
-	// PGDurable keeps the database's writes durable (as up --pg-durable:
+	// DBDurable keeps the database's writes durable (as up --db-durable:
 	// fsync, synchronous_commit and full_page_writes on; MariaDB flushes
 	// each commit); by default a benchmark database does not sync.
-	PGDurable bool `yaml:"pg_durable"`
+	DBDurable bool `yaml:"db_durable"`
 	// Topology: Keycloak nodes (1–4), the balancer in front of several
 	// (haproxy or none), its AUTH_SESSION_ID stickiness, and each node's
 	// CPU quota in cores (0: no limit).
@@ -165,14 +165,14 @@ func (w Workload) Faults(scale float64) ([]stack.Fault, error) {
 }
 
 // CapacitySpec is a capacity search, as `kcbench capacity` takes it.
-// Zero fields take the search's defaults. Without start, step,
+// Zero fields take the search's defaults. Without start_rate, step,
 // step_duration and resolution (or with mode: adaptive) the search is
 // adaptive; with any of them (or mode: linear) it is linear.
 type CapacitySpec struct {
 	SLO          string   `yaml:"slo"` // default capacity.DefaultSLOs
 	Mode         string   `yaml:"mode"`
 	Precision    float64  `yaml:"precision_pct"` // adaptive; default 1
-	Start        float64  `yaml:"start"`
+	Start        float64  `yaml:"start_rate"`
 	Step         float64  `yaml:"step"`
 	StepDuration Duration `yaml:"step_duration"`
 	Warmup       Duration `yaml:"warmup"`
@@ -275,7 +275,8 @@ func Load(path string) (*File, error) {
 	return f, nil
 }
 
-// Parse decodes, applies defaults, then validates.
+// Parse decodes, applies defaults, then validates. A former key's error
+// names the new one.
 func Parse(b []byte) (*File, error) {
 	var f File
 	dec := yaml.NewDecoder(bytes.NewReader(b))
@@ -283,6 +284,9 @@ func Parse(b []byte) (*File, error) {
 	if err := dec.Decode(&f); err != nil {
 		if errors.Is(err, io.EOF) {
 			return nil, errors.New("empty experiment file")
+		}
+		if rerr := renamedKey(b, fileRenames); rerr != nil {
+			return nil, rerr
 		}
 		return nil, cleanYAMLError(err)
 	}

@@ -34,7 +34,7 @@ workloads:
     duration: 3s
   - name: token-capacity
     scenario: client-credentials
-    capacity: {start: 30, step: 30, max_rate: 60, step_duration: 2s, warmup: 1s}
+    capacity: {start_rate: 30, step: 30, max_rate: 60, step_duration: 2s, warmup: 1s}
 variants:
   - name: mariadb
     db: mariadb

@@ -34,8 +34,8 @@ type Point struct {
 	// in Keycloak's database.
 	LDAP stack.LDAPOptions
 	PG   string
-	// PGDurable: the database syncs its writes (StackSpec.PGDurable).
-	PGDurable bool
+	// DBDurable: the database syncs its writes (StackSpec.DBDurable).
+	DBDurable bool
 	Spec      dataset.Spec
 }
 
@@ -104,7 +104,7 @@ func (p Point) backends() string {
 	if p.Stack.DB != "" {
 		s = p.Stack.DB
 	}
-	if p.PGDurable {
+	if p.DBDurable {
 		s += " (durable)"
 	}
 	if p.LDAP.Enabled() {
@@ -180,7 +180,7 @@ func Plan(f *File) ([]Point, error) {
 				for r := 1; r <= f.Repeats; r++ {
 					spec := dataset.Spec{Mode: mode, Tenants: n, Content: content, Policy: pol, Prefix: "kcb", Seed: int64(f.Seed)}
 					id := fmt.Sprintf("%s-%s-n%05d-r%d", v.Name, mode, n, r)
-					pts = append(pts, Point{ID: id, Variant: v, Mode: mode, Tenants: n, Repeat: r, Stack: ko, Topology: topologyOf(f.Stack, v), LDAP: ldap, PG: f.Stack.PGVersion, PGDurable: f.Stack.PGDurable, Spec: spec})
+					pts = append(pts, Point{ID: id, Variant: v, Mode: mode, Tenants: n, Repeat: r, Stack: ko, Topology: topologyOf(f.Stack, v), LDAP: ldap, PG: f.Stack.PGVersion, DBDurable: f.Stack.DBDurable, Spec: spec})
 				}
 			}
 		}

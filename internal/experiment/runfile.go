@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"bytes"
 	"errors"
 	"flag"
 	"fmt"
@@ -72,7 +73,8 @@ func (f *RunFile) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.ConnPolicy, "conn-policy", c.ConnPolicy, "how the VUs use connections: reuse (kept alive, shared), per-vu (each VU its own, kept), per-iteration (new ones, and a TLS handshake, every iteration: the sizing guide's client-credentials setting) (default per-iteration for client-credentials, reuse for the others)")
 	fs.BoolVar(&c.TLSResumption, "tls-resumption", c.TLSResumption, "a new connection resumes an earlier TLS session (TLS 1.3 PSK) instead of a full handshake")
 	fs.BoolVar(&c.SpreadClients, "spread-clients", c.SpreadClients, "each grant uses one of its tenant's confidential clients at random, not the first (many clients in use at once; seed --clients N)")
-	fs.Uint64Var(&c.Seed, "seed", c.Seed, "`N`: seed of the VUs' random choices")
+	fs.Uint64Var(&c.Seed, "random-seed", c.Seed, "`N`: seed of the VUs' random choices")
+	cliutil.Renamed(fs, "seed", "random-seed")
 	fs.Var((*MixFlag)(&c.Mix), "mix", "weights of the mix scenario `NAME=W,…` (default "+scenario.MixString(scenario.DefaultMix())+")")
 	fs.IntVar(&c.SessionsPerVU, "sessions-per-vu", c.SessionsPerVU, fmt.Sprintf("refresh: `N` sessions per VU allocated up front, one pool logged in before the clock starts (0: %d)", scenario.DefaultSessionsPerVU))
 	fs.IntVar(&c.RefreshesPerSession, "refreshes-per-session", c.RefreshesPerSession, "`N` refreshes before a session is replaced by a new login (0: no limit)")
@@ -127,20 +129,22 @@ func (m *MixFlag) Set(v string) error {
 	return nil
 }
 
-// ReadRunFile decodes a YAML run file strictly (unknown keys are errors)
-// over the defaults.
+// ReadRunFile decodes a YAML run file strictly (unknown keys are errors;
+// a former key's error names the new one) over the defaults.
 func ReadRunFile(path string) (RunFile, error) {
 	f := RunFile{Procs: DefaultProcs}
-	r, err := fileutil.Open(path, fileutil.MaxConfigFile)
+	b, err := fileutil.ReadFile(path, fileutil.MaxConfigFile)
 	if err != nil {
 		return f, err
 	}
-	defer r.Close()
-	dec := yaml.NewDecoder(r)
+	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)
 	if err := dec.Decode(&f); err != nil {
 		if errors.Is(err, io.EOF) {
 			return f, fmt.Errorf("%s is empty", path)
+		}
+		if rerr := renamedKey(b, runFileRenames); rerr != nil {
+			return f, fmt.Errorf("%s: %w (kcbench help load)", path, rerr)
 		}
 		return f, fmt.Errorf("%s: %w", path, err)
 	}

@@ -161,7 +161,7 @@ func key(v any) string {
 // TLS, version, options or topology) otherwise.
 func (p Point) stackKey() string {
 	k := []any{p.Stack, p.PG, p.Topology, p.LDAP}
-	if p.PGDurable { // absent otherwise: the keys of earlier runs stay
+	if p.DBDurable { // absent otherwise: the keys of earlier runs stay
 		k = append(k, "durable")
 	}
 	return key(k)
@@ -184,7 +184,7 @@ func (r *Runner) ensureStack(ctx context.Context, p Point) error {
 		}
 	}
 	ko := p.Stack
-	cfg := stack.Config{Name: name, Dirs: r.Dirs, Keycloak: ko, Topology: p.Topology, PG: stack.PGOptions{Version: p.PG, Durable: p.PGDurable}, LDAP: p.LDAP, Logf: r.Logf}
+	cfg := stack.Config{Name: name, Dirs: r.Dirs, Keycloak: ko, Topology: p.Topology, PG: stack.PGOptions{Version: p.PG, Durable: p.DBDurable}, LDAP: p.LDAP, Logf: r.Logf}
 	s, err := stack.Start(ctx, cfg)
 	if err != nil {
 		return err
@@ -239,7 +239,7 @@ func (p Point) datasetKey() string {
 	k, top := p.Stack, p.Topology
 	top.LBTLS = ""
 	parts := []any{k.Version, k.BuildOptions, k.ExtraOptions, k.DB, p.PG, top}
-	if p.PGDurable {
+	if p.DBDurable {
 		parts = append(parts, "durable")
 	}
 	db := shortHash(key(parts))

@@ -158,8 +158,8 @@ func TestSizingGuideExperiments(t *testing.T) {
 		t.Fatal(err)
 	}
 	ds := guide.Dataset
-	if ds.Users != 20_000 || ds.Clients != 20_000 || ds.PasswordPolicy != "default" || !slices.Equal(ds.Tenants, []int{1}) || !guide.Stack.PGDurable {
-		t.Errorf("sizing-guide: dataset %+v, durable %v", ds, guide.Stack.PGDurable)
+	if ds.Users != 20_000 || ds.Clients != 20_000 || ds.PasswordPolicy != "default" || !slices.Equal(ds.Tenants, []int{1}) || !guide.Stack.DBDurable {
+		t.Errorf("sizing-guide: dataset %+v, durable %v", ds, guide.Stack.DBDurable)
 	}
 	var names []string
 	for _, w := range guide.Workload {

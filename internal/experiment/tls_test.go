@@ -241,20 +241,20 @@ func TestStackFlagsTLS(t *testing.T) {
 	}
 }
 
-// stack.pg_durable reaches the stack's database options, the plan, the
+// stack.db_durable reaches the stack's database options, the plan, the
 // stack's key and the dataset's (not a snapshot without fsync); without it
 // the keys are what they were.
-func TestPGDurable(t *testing.T) {
+func TestDBDurable(t *testing.T) {
 	t.Parallel()
-	f, err := Parse([]byte(tlsBase + "stack: {pg_durable: true}\n"))
+	f, err := Parse([]byte(tlsBase + "stack: {db_durable: true}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	plain, _ := Parse([]byte(tlsBase))
 	pts, _ := Plan(f)
 	base, _ := Plan(plain)
-	if !pts[0].PGDurable || base[0].PGDurable || pts[0].stackKey() == base[0].stackKey() {
-		t.Errorf("durable %v, default %v: keys %s / %s", pts[0].PGDurable, base[0].PGDurable, pts[0].stackKey(), base[0].stackKey())
+	if !pts[0].DBDurable || base[0].DBDurable || pts[0].stackKey() == base[0].stackKey() {
+		t.Errorf("durable %v, default %v: keys %s / %s", pts[0].DBDurable, base[0].DBDurable, pts[0].stackKey(), base[0].stackKey())
 	}
 	if pts[0].datasetKey() == base[0].datasetKey() {
 		t.Error("a durable database restored a snapshot made without fsync (its postgresql.conf turns fsync off)")

@@ -136,7 +136,7 @@ func TestManifestsValidateAgainstAPITypes(t *testing.T) {
 func TestCapacityManifests(t *testing.T) {
 	o := testOptions()
 	o.RunYAML = nil
-	o.Capacity = []string{"--scenario", "client-credentials", "--start", "100", "--step", "100", "--max-rate", "2000"}
+	o.Capacity = []string{"--scenario", "client-credentials", "--start-rate", "100", "--step", "100", "--max-rate", "2000"}
 	b, err := Manifests(o)
 	if err != nil {
 		t.Fatal(err)
@@ -154,7 +154,7 @@ func TestCapacityManifests(t *testing.T) {
 	}
 	p := job.Spec.Template.Spec
 	args := strings.Join(p.Containers[0].Args, " ")
-	want := "capacity --scenario client-credentials --start 100 --step 100 --max-rate 2000 --segments 3 --start-at 2026-11-25T06:00:00Z " +
+	want := "capacity --scenario client-credentials --start-rate 100 --step 100 --max-rate 2000 --segments 3 --start-at 2026-11-25T06:00:00Z " +
 		"--target http://keycloak-service:8080 --out " + OutDir + " --emit-results --quiet --management-url http://keycloak-service:9000 --manifest " + DataFile
 	if args != want {
 		t.Errorf("args\n%s\nwant\n%s", args, want)

@@ -103,7 +103,7 @@ func Check(ctx context.Context, t Target, hc *http.Client) (*Info, error) {
 	return info, nil
 }
 
-// Bounds of kcbench status --timeout.
+// Bounds of kcbench status --wait.
 const (
 	DefaultStatusTimeout = 10 * time.Second
 	MaxStatusTimeout     = 10 * time.Minute
@@ -116,7 +116,7 @@ func Status(ctx context.Context, w io.Writer, t Target, timeout time.Duration, a
 	defer cancel()
 	info, err := Check(cctx, t, nil)
 	if cctx.Err() != nil && ctx.Err() == nil {
-		return fmt.Errorf("%s did not answer within %v (--timeout)", t.BaseURL, timeout)
+		return fmt.Errorf("%s did not answer within %v (--wait)", t.BaseURL, timeout)
 	}
 	if err != nil {
 		return err

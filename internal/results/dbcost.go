@@ -187,7 +187,7 @@ func (c *DBCost) Write(w io.Writer) error {
 		_, err := fmt.Fprintf(w, "  write IOPS: %.3f per iteration = %.0f per 100 iterations/s, from %s\n", c.WriteIOPSPerOp, 100*c.WriteIOPSPerOp, WriteIOPSFormula)
 		return err
 	case !c.Durable:
-		_, err := fmt.Fprintln(w, "  write IOPS: not reported: the database does not sync its writes (fsync or synchronous_commit off; kcbench up --pg-durable)")
+		_, err := fmt.Fprintln(w, "  write IOPS: not reported: the database does not sync its writes (fsync or synchronous_commit off; kcbench up --db-durable)")
 		return err
 	case !c.Has(DBViewWAL) || !c.Has(DBViewIO):
 		_, err := fmt.Fprintln(w, "  write IOPS: not reported: its WAL syncs or data writes were not read (above)")

@@ -58,7 +58,7 @@ type Config struct {
 	// SpreadClients spreads the grants over each tenant's confidential
 	// clients (Pool.SpreadClients) instead of its first.
 	SpreadClients       bool           `yaml:"spread_clients"`
-	Seed                uint64         `yaml:"seed"`
+	Seed                uint64         `yaml:"random_seed"`
 	Mix                 map[string]int `yaml:"mix"`
 	SessionsPerVU       int            `yaml:"sessions_per_vu"`
 	RefreshesPerSession int            `yaml:"refreshes_per_session"`

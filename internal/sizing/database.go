@@ -93,7 +93,7 @@ func (c Calibration) WriteDatabase(w io.Writer, in Input, guide Database) error 
 	var cpu, iops float64
 	iopsKnown := true
 	for _, d := range c.Database {
-		iopsText := "write IOPS not reported (the database did not sync: kcbench up --pg-durable)"
+		iopsText := "write IOPS not reported (the database did not sync: kcbench up --db-durable)"
 		if d.Durable {
 			iopsText = "write IOPS not reported (WAL syncs or data writes not read)"
 		}

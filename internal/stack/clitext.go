@@ -27,20 +27,20 @@ func (br BootResult) WriteText(w io.Writer) {
 	}
 }
 
-// ShownLogPath is the log kcbench logs shows: the database's (PostgreSQL's
-// or MariaDB's) with pg, HAProxy's
-// with lb, else Keycloak node's (1-based).
-func (s *Stack) ShownLogPath(pg, lb bool, node int) (string, error) {
+// ShownLogPath is the log kcbench logs --log shows: the database's
+// (PostgreSQL's or MariaDB's) for LogDB, HAProxy's for LogLB, else
+// Keycloak node's (1-based).
+func (s *Stack) ShownLogPath(log string, node int) (string, error) {
 	path, err := s.NodeLogPath(node)
 	if err != nil {
 		return "", cliutil.Usage(err)
 	}
-	if pg {
+	switch log {
+	case LogDB:
 		if path = s.PGLogPath(); path == "" {
 			return "", errors.New("the stack uses an external database: no database log")
 		}
-	}
-	if lb {
+	case LogLB:
 		if path = s.BalancerLogPath(); path == "" {
 			return "", errors.New("the stack has no load balancer (--lb none)")
 		}

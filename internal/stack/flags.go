@@ -187,7 +187,8 @@ func (f *Flags) RegisterFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&f.readyTimeout, "ready-timeout", DefaultReadyTimeout, "how long to wait for /health/ready")
 	fs.StringVar(&f.pg.Version, "pg-version", DefaultPGVersion, "PostgreSQL binaries from Maven (io.zonky.test.postgres), or \"system\" for the installed server")
 	fs.StringVar(&f.pg.BinDir, "pg-bin", "", "folder with initdb and postgres (overrides --pg-version)")
-	fs.BoolVar(&f.pg.Durable, "pg-durable", false, "keep fsync/synchronous_commit/full_page_writes on (MariaDB: innodb_flush_log_at_trx_commit=1, doublewrite on)")
+	cliutil.Renamed(fs, "pg-durable", "db-durable")
+	fs.BoolVar(&f.pg.Durable, "db-durable", false, "keep fsync/synchronous_commit/full_page_writes on (MariaDB: innodb_flush_log_at_trx_commit=1, doublewrite on)")
 	fs.StringVar(&f.kc.DB, "db", "", "database Keycloak runs on: postgres (default) or mariadb (a private MariaDB from the installed mariadb-server package; snapshots and the clone seeding strategy are PostgreSQL-only)")
 	fs.StringVar(&f.mariadbd, "mariadbd", "", "mariadbd binary for --db mariadb (default: mariadbd on PATH or in /usr/sbin)")
 	fs.StringVar(&f.dbURL, "db-url", "", "use this external database instead (jdbc:postgresql://HOST:PORT/DB, or jdbc:mariadb://HOST:PORT/DB, which implies --db mariadb)")
@@ -359,18 +360,27 @@ func (w *Where) RestartNodes(ctx context.Context, out io.Writer, node int, geten
 	return nil
 }
 
+// The logs kcbench logs --log shows.
+const (
+	LogKeycloak = "keycloak" // a Keycloak node's (--node)
+	LogDB       = "db"       // the database's: PostgreSQL's or MariaDB's
+	LogLB       = "lb"       // the load balancer's: HAProxy's
+)
+
 // LogFlags choose the log kcbench logs shows and how.
 type LogFlags struct {
-	PG, LB, Follow bool
-	Node, Lines    int
+	Log         string // LogKeycloak, LogDB or LogLB
+	Follow      bool
+	Node, Lines int
 }
 
 // RegisterFlags adds kcbench logs' flags.
 func (f *LogFlags) RegisterFlags(fs *flag.FlagSet) {
-	fs.BoolVar(&f.PG, "pg", false, "the database's log (PostgreSQL's or MariaDB's) instead of Keycloak's")
-	fs.BoolVar(&f.PG, "db", false, "same as --pg")
+	fs.StringVar(&f.Log, "log", LogKeycloak, "`NAME` of the log: keycloak (node --node's), db (the database's: PostgreSQL's or MariaDB's) or lb (HAProxy's)")
+	cliutil.Renamed(fs, "pg", "log db")
+	cliutil.Renamed(fs, "db", "log db")
+	cliutil.Renamed(fs, "lb", "log lb")
 	fs.IntVar(&f.Node, "node", 1, "Keycloak node whose log to show (1-based)")
-	fs.BoolVar(&f.LB, "lb", false, "HAProxy's log instead of Keycloak's")
 	fs.IntVar(&f.Lines, "n", 100, "print the last N lines (0: all)")
 	fs.BoolVar(&f.Follow, "f", false, "follow the log until Ctrl-C")
 }
@@ -378,11 +388,14 @@ func (f *LogFlags) RegisterFlags(fs *flag.FlagSet) {
 // ShowLog prints the log f chooses of the stack to out, following it
 // with f.Follow until ctx ends (kcbench logs).
 func (w *Where) ShowLog(ctx context.Context, out io.Writer, f LogFlags, getenv func(string) string, logf func(string, ...any)) error {
+	if f.Log != LogKeycloak && f.Log != LogDB && f.Log != LogLB {
+		return cliutil.Usagef("--log %q: want %s, %s or %s", f.Log, LogKeycloak, LogDB, LogLB)
+	}
 	s, err := w.Attach(getenv, logf)
 	if err != nil {
 		return err
 	}
-	path, err := s.ShownLogPath(f.PG, f.LB, f.Node)
+	path, err := s.ShownLogPath(f.Log, f.Node)
 	if err != nil {
 		return err
 	}
