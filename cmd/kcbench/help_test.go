@@ -168,6 +168,7 @@ var sameConcept = map[string]string{
 	"db":                   "the database the Keycloak a command starts runs on (capacity: each stack of its version matrix)",
 	"duration":             "how long the measured load runs",
 	"file":                 "a run file, the YAML of kcbench load's settings",
+	"dry-run":              "show what the command would do and change nothing",
 	"graceful-stop":        "how long iterations running at the end of a run (capacity: a step) may finish",
 	"heap":                 "the JVM heap of the Keycloak a command starts (capacity: each stack of its version matrix)",
 	"insecure-skip-verify": "trust any certificate of the https URL the command reads (--target, or size's --from-metrics)",
