@@ -890,7 +890,7 @@ func TestBrowserMissing(t *testing.T) {
 	writePoint(t, filepath.Join(root, "failed"), "quickstart", failed)
 	for _, tc := range []struct{ dir, verdict, note string }{
 		{"one", "Only one configuration (", "nothing to compare it with"},
-		{"failed", "Not finished: realms", "seed: Keycloak answered 500"},
+		{"failed", "What failed: point realms-n005 failed", "seed: Keycloak answered 500"},
 	} {
 		dir := filepath.Join(root, tc.dir)
 		m, err := Build(t.Context(), dir)

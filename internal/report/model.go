@@ -39,8 +39,10 @@ type Model struct {
 	Machine    string // where the points ran
 	Versions   string // Keycloak, Java, PostgreSQL, kcbench
 	LoadModel  string // open, closed, or both
-	// Verdict is the first screen: what the data says, in sentences with
-	// figures generated from it.
+	// Answer is the first screen: a few sentences and one table.
+	Answer Answer
+	// Verdict is what the data says in full, in sentences with figures
+	// generated from it: one click below the answer.
 	Verdict []Sentence
 	// Sizing is a sizing estimate from the measured costs, as preformatted
 	// text; the caller (which may import sizing) fills it before Write.
@@ -135,6 +137,7 @@ func Build(ctx context.Context, dir string) (*Model, error) {
 	}
 	b.statusNotes()
 	b.experimentVerdict()
+	b.experimentAnswer()
 	switch {
 	case !e.hasWorkloads():
 		// Capacity searches only: their sections below say it all.

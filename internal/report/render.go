@@ -66,7 +66,29 @@ func (m *Model) WriteMarkdown(w io.Writer) error {
 	ew := &errWriter{w: w}
 	p := ew.printf
 	p("# kcbench report: %s\n\n", m.Experiment)
-	if len(m.Verdict) > 0 {
+	switch {
+	case len(m.Answer.Sentences) > 0:
+		// the first screen: a few sentences and one table; then the
+		// verdict in full
+		p("## Verdict\n\n")
+		for _, s := range m.Answer.Sentences {
+			p("%s\n\n", mdEscape(s.Text))
+		}
+		if t := m.Answer.Table; t != nil {
+			writeMDTable(ew, t.Header(), t.PlainRows())
+			if t.Caption != "" {
+				p("\n*%s*\n", mdEscape(t.Caption))
+			}
+			p("\n")
+		}
+		if d := m.VerdictDetail(); len(d) > 0 {
+			p("### The verdict in full\n\n")
+			for _, v := range d {
+				p("- %s\n", mdEscape(v.Text))
+			}
+			p("\n")
+		}
+	case len(m.Verdict) > 0:
 		p("## Verdict\n\n")
 		for _, v := range m.Verdict {
 			p("- %s\n", mdEscape(v.Text))
