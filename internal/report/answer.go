@@ -295,7 +295,44 @@ func (b *builder) experimentAnswer() {
 			b.answerCompare(cs, preferredPhase(cs), at)
 		}
 	}
+	switch {
+	case len(b.pointRuns) == 0:
+	case b.m.Answer.Table == nil:
+		// capacity searches only: they are the answer
+		b.capacityAnswer(b.pointRuns, nil, true)
+	default:
+		b.answer(capacityBrief(b.pointRuns))
+	}
 	b.answerFailures()
+}
+
+// capacityBrief is the capacity searches of an experiment's points in a
+// sentence: each one's rate at SLO and the rate that failed first.
+func capacityBrief(runs []*capacityRun) *sentence {
+	s := new(sentence).t("Capacity at SLO (%s): ", strings.TrimPrefix(capacitySLOText(runs), "SLOs "))
+	for i, r := range runs {
+		if i == 3 {
+			s.t("; and %d more in the capacity table below", len(runs)-3)
+			break
+		}
+		if i > 0 {
+			s.t("; ")
+		}
+		res := r.res
+		s.t("%s ", r.label)
+		switch {
+		case !res.Found:
+			s.t("none")
+		case res.Capped:
+			s.t("at least ").fig(FigKey(r.label, res.Scenario, "max_rate"), res.MaxRate, fmtG, "/s")
+		default:
+			s.fig(FigKey(r.label, res.Scenario, "max_rate"), res.MaxRate, fmtG, "/s")
+		}
+		if st := firstFailed(res); st != nil {
+			s.t(", first failed at ").fig(FigKey(r.label, res.Scenario, "first_failed_rate"), st.Rate, fmtG, "/s").t(" (%s)", strings.TrimPrefix(st.Verdict(), "fail: "))
+		}
+	}
+	return s.t(".")
 }
 
 // answerRows is the workloads of phase that any of cs ran, each with its
@@ -664,4 +701,133 @@ func plural(n int, what string) string {
 		return "1 " + what
 	}
 	return fmt.Sprintf("%d %ss", n, what)
+}
+
+// capacityAnswer writes the first screen of capacity searches: what was
+// searched, the highest rate meeting every SLO per search (repeat,
+// configuration or version), and what failed first; a table of them
+// when table is set. rep is the repeats of one search, or nil.
+func (b *builder) capacityAnswer(runs []*capacityRun, rep *results.CapacityRepeats, table bool) {
+	if len(runs) == 0 {
+		return
+	}
+	var scen, labels []string
+	for _, r := range runs {
+		if !slices.Contains(scen, r.res.Scenario) {
+			scen = append(scen, r.res.Scenario)
+		}
+		labels = append(labels, r.label)
+	}
+	s := new(sentence).t("Searched: the highest rate of %s that meets every SLO (%s)", joinAnd(scen), strings.TrimPrefix(capacitySLOText(runs), "SLOs "))
+	switch {
+	case rep != nil:
+		s.t(", %d repeats of one search", len(runs))
+	case len(runs) > 1:
+		s.t(", %d searches (%s)", len(runs), strings.Join(labels, ", "))
+	default:
+		s.t(", %s", capacityVersionOf(runs[0].res))
+	}
+	b.answer(s.t("."))
+
+	switch {
+	case rep != nil:
+		// the repeats' spread, as kcbench capacity --repeats says it
+		var buf strings.Builder
+		if err := rep.WriteText(&buf); err == nil {
+			line, _, _ := strings.Cut(strings.TrimSpace(buf.String()), "\n")
+			b.answer(new(sentence).t("%s%s.", strings.ToUpper(line[:1]), line[1:]))
+		}
+	case len(runs) == 1:
+		b.answer(capacitySentence(runs[0]))
+	default:
+		b.answer(capacityWinner(runs))
+		b.answer(new(sentence).t("One search each: the spread of repeats is unknown, so a difference of a few percent may be noise."))
+	}
+	if len(runs) > 1 {
+		var fs []string
+		for _, r := range runs {
+			if st := firstFailed(r.res); st != nil {
+				fs = append(fs, fmt.Sprintf("%s at %s/s on %s", r.label, fmtG(st.Rate), strings.TrimPrefix(st.Verdict(), "fail: ")))
+			}
+		}
+		switch {
+		case len(fs) == 0:
+			b.answer(new(sentence).t("No judged step failed: every search stopped at its maximum rate."))
+		case len(fs) <= 3:
+			b.answer(new(sentence).t("What failed first: %s.", strings.Join(fs, "; ")))
+		default:
+			b.answer(new(sentence).t("What failed first, search by search: the table's last columns."))
+		}
+	}
+	if !table || len(runs) == 1 {
+		return // one search: its sentence says it all
+	}
+	t := &AnswerTable{Columns: []Column{{Title: "search"}, {Title: "rate at SLO /s"}, {Title: "server CPU-ms/op"}, {Title: "first failed at /s"}, {Title: "failed first on", Text: true}}}
+	for _, r := range runs {
+		res := r.res
+		row := []Cell{{Text: r.label}}
+		switch {
+		case !res.Found:
+			row = append(row, Cell{Text: "none"})
+		case res.Capped:
+			row = append(row, Cell{Text: "≥ " + fmtG(res.MaxRate), Fig: FigKey(r.label, res.Scenario, "max_rate"), Value: res.MaxRate})
+		default:
+			row = append(row, Cell{Text: fmtG(res.MaxRate), Fig: FigKey(r.label, res.Scenario, "max_rate"), Value: res.MaxRate})
+		}
+		if res.Found && res.CPUMsPerOp > 0 {
+			row = append(row, Cell{Text: fmtFixed(2)(res.CPUMsPerOp), Fig: FigKey(r.label, res.Scenario, "cpu"), Value: res.CPUMsPerOp})
+		} else {
+			row = append(row, Cell{Text: "-"})
+		}
+		if st := firstFailed(res); st != nil {
+			row = append(row, Cell{Text: fmtG(st.Rate), Fig: FigKey(r.label, res.Scenario, "first_failed_rate"), Value: st.Rate},
+				Cell{Text: strings.TrimPrefix(st.Verdict(), "fail: "), Class: "text"})
+		} else {
+			row = append(row, Cell{Text: "-"}, Cell{Text: "nothing failed", Class: "text"})
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	t.Caption = "Rate at SLO: the highest asked rate at which every SLO held, with the server's CPU per operation at that rate. First failed: the lowest judged step that failed, and why."
+	b.m.Answer.Table = t
+}
+
+// capacityWinner says which search held every SLO up to the highest rate,
+// and by how much more than the lowest.
+func capacityWinner(runs []*capacityRun) *sentence {
+	var found []*capacityRun
+	var none []string
+	for _, r := range runs {
+		if r.res.Found {
+			found = append(found, r)
+		} else {
+			none = append(none, r.label)
+		}
+	}
+	s := new(sentence)
+	if len(found) == 0 {
+		return s.t("No search found a rate that met every SLO.")
+	}
+	slices.SortStableFunc(found, func(a, c *capacityRun) int { return cmpFloat(c.res.MaxRate, a.res.MaxRate) })
+	hi, lo := found[0], found[len(found)-1]
+	rate := func(r *capacityRun) {
+		if r.res.Capped {
+			s.t("at least ")
+		}
+		s.fig(FigKey(r.label, r.res.Scenario, "max_rate"), r.res.MaxRate, fmtG, "/s")
+	}
+	s.t("%s held every SLO up to the highest rate, ", hi.label)
+	rate(hi)
+	if len(found) > 1 && lo.res.MaxRate > 0 {
+		s.t(", %.0f%% more than ", 100*(hi.res.MaxRate-lo.res.MaxRate)/lo.res.MaxRate)
+		if len(found) > 2 {
+			s.t("the lowest, ")
+		}
+		s.t("%s (", lo.label)
+		rate(lo)
+		s.t(")")
+	}
+	if len(none) > 0 {
+		s.t("; no rate met them in %s", strings.Join(none, ", "))
+	}
+	return s.t(".")
 }

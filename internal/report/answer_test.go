@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"math"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -180,5 +181,72 @@ func TestGain(t *testing.T) {
 		if got := gain(tc.c, tc.vm); got != tc.want {
 			t.Errorf("gain(%+v) = %q, want %q", tc.c, got, tc.want)
 		}
+	}
+}
+
+// A capacity matrix opens with the rate at SLO per version, by how much
+// the best beat the rest, and what failed first; one search says it in a
+// sentence.
+func TestAnswerCapacity(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	writeCapacityResult(t, filepath.Join(dir, "26.4.7"), "26.4.7", 70)
+	writeCapacityResult(t, filepath.Join(dir, "26.7.3"), "26.7.3", 97)
+	m, err := Build(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := answerText(m)
+	for _, want := range []string{
+		"Searched: the highest rate of client-credentials that meets every SLO (p99<500ms,errors<0.1%), 2 searches (Keycloak 26.4.7, Keycloak 26.7.3).",
+		"Keycloak 26.7.3 held every SLO up to the highest rate, 100/s, 35% more than Keycloak 26.4.7 (74/s).",
+		"One search each: the spread of repeats is unknown",
+		"What failed first: Keycloak 26.4.7 at 76/s on SLO p99<500ms (actual 600ms); Keycloak 26.7.3 at 102/s on SLO p99<500ms (actual 500ms).",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the answer lacks %q:\n%s", want, text)
+		}
+	}
+	tb := m.Answer.Table
+	if tb == nil || len(tb.Rows) != 2 {
+		t.Fatalf("table %+v, want a row per version", tb)
+	}
+	if r := tb.Rows[1]; r[0].Text != "Keycloak 26.7.3" || r[1].Fig != "Keycloak 26.7.3|client-credentials|max_rate" || r[1].Value != 100 || r[3].Value != 102 {
+		t.Errorf("row %+v", r)
+	}
+
+	one := t.TempDir()
+	writeCapacityResult(t, one, "26.7.3", 97)
+	m, err = Build(context.Background(), one)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text = answerText(m)
+	if want := "client-credentials: 100/s met every SLO (p99<500ms,errors<0.1%) at 3.00 server CPU-ms/op; at 102/s it failed first on: SLO p99<500ms (actual 500ms)."; !strings.Contains(text, want) || m.Answer.Table != nil || len(m.VerdictDetail()) != 0 {
+		t.Errorf("one search: answer %q, table %v, detail %v", text, m.Answer.Table, m.VerdictDetail())
+	}
+}
+
+// A comparison opens with its counts and a table of the largest moves,
+// whose figures are the comparison's.
+func TestAnswerCompare(t *testing.T) {
+	t.Parallel()
+	cmp, err := Compare(context.Background(), filepath.Join(fixturesDir, "hashing"), filepath.Join(fixturesDir, "hashing-rerun"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := cmp.Model(context.Background())
+	if text := answerText(m); !strings.Contains(text, "28 figures compared; 1 better and 1 worse beyond the spread of the repeats, 26 within it (noise), 0 unchanged.") {
+		t.Errorf("answer %q", text)
+	}
+	tb := m.Answer.Table
+	if tb == nil || len(tb.Rows) != 2 {
+		t.Fatalf("table %+v, want the two moves", tb)
+	}
+	if got := tb.PlainRows()[0]; !slices.Equal(got, []string{"default", "login", "CPU-ms/op", "40.00", "60.00", "+50%", "worse"}) {
+		t.Errorf("first move %q", got)
+	}
+	if c := tb.Rows[0][4]; c.Fig != "default|login|CPU-ms/op|B" || c.Value != 60 {
+		t.Errorf("B cell %+v", c)
 	}
 }

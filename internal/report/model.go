@@ -137,7 +137,6 @@ func Build(ctx context.Context, dir string) (*Model, error) {
 	}
 	b.statusNotes()
 	b.experimentVerdict()
-	b.experimentAnswer()
 	switch {
 	case !e.hasWorkloads():
 		// Capacity searches only: their sections below say it all.
@@ -164,6 +163,7 @@ func Build(ctx context.Context, dir string) (*Model, error) {
 	if err := b.pointCapacity(); err != nil {
 		return nil, err
 	}
+	b.experimentAnswer()
 	b.referenceTable()
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -179,6 +179,8 @@ type builder struct {
 	// published figures: which were drawn, and their comparison rows
 	refsDrawn map[int]bool
 	refRows   [][]string
+	// the capacity searches the experiment's points ran
+	pointRuns []*capacityRun
 }
 
 func (b *builder) note(format string, args ...any) {
