@@ -398,13 +398,17 @@ func figCell(c *config, k wlKey, w *wlAgg, vm verdictMetric) Cell {
 // answerOne: one configuration, nothing to compare; its figures.
 func (b *builder) answerOne(c *config, phase string) {
 	keys, rows := b.answerRows([]*config{c}, phase)
-	ph := ""
-	if phase != "" {
-		ph = phase + " "
-	}
-	b.answer(new(sentence).t("Only one configuration (%s) finished, so there is nothing to compare it with; its %sfigures:", c.label, ph))
 	if len(keys) == 0 {
 		return
+	}
+	switch {
+	case len(b.e.configs) > 1:
+		b.answer(new(sentence).t("Only one configuration (%s) finished, so there is nothing to compare it with; the table holds its figures.", c.label))
+		b.answer(b.scope(new(sentence).t("Measured"), []*config{c}, keys, phase))
+	case c.label == "all": // one point without parameters: a load run's
+		b.answer(b.scope(new(sentence).t("Measured"), []*config{c}, keys, phase))
+	default:
+		b.answer(b.scope(new(sentence).t("One configuration (%s), nothing to compare it with: measured", c.label), []*config{c}, keys, phase))
 	}
 	ms := answerMetrics(rows)
 	t := &AnswerTable{Columns: []Column{workloadColumn(phase)}}
@@ -496,37 +500,7 @@ func (b *builder) answerCompare(cs []*config, phase, at string) {
 	if at != "" {
 		s.t(" at %s", at)
 	}
-	wls := make([]string, len(keys))
-	for i, k := range keys {
-		wls[i] = k.name
-	}
-	s.t(" on %s (%s)", plural(len(keys), "workload"), strings.Join(wls, ", "))
-	if phase != "" {
-		s.t(", %s phase", phase)
-	}
-	lo, hi := len(cs[0].done), len(cs[0].done)
-	for _, c := range cs {
-		lo, hi = min(lo, len(c.done)), max(hi, len(c.done))
-	}
-	switch {
-	case hi == 1:
-		s.t(", one run each")
-	case lo == hi:
-		s.t(", %d runs each", lo)
-	default:
-		s.t(", %d to %d runs each", lo, hi)
-	}
-	var below []string
-	if phase == results.PhaseWarm && b.e.hasPhase(cs, results.PhaseCold) {
-		below = append(below, "cold against warm")
-	}
-	if b.e.sweep && len(sortedTenants(b.e.configs)) > 1 {
-		below = append(below, "growth with N")
-	}
-	if len(below) > 0 {
-		s.t("; %s in the full verdict below", joinAnd(below))
-	}
-	b.answer(s.t("."))
+	b.answer(b.scope(s, cs, keys, phase))
 
 	// who did better, and by how much
 	b.answer(winnersSentence(names, keys, rcs))
@@ -546,6 +520,47 @@ func (b *builder) answerCompare(cs []*config, phase, at string) {
 		t.Caption = "Mean of the repeats, ± half their range; in bold, the better figure where it lies beyond the spread."
 	}
 	b.m.Answer.Table = t
+}
+
+// scope ends the sentence saying what was measured: " on 3 workloads
+// (…), warm phase, one run each; cold against warm in the full verdict
+// below."
+func (b *builder) scope(s *sentence, cs []*config, keys []wlKey, phase string) *sentence {
+	wls := make([]string, len(keys))
+	for i, k := range keys {
+		wls[i] = k.name
+	}
+	s.t(" on %s (%s)", plural(len(keys), "workload"), strings.Join(wls, ", "))
+	if phase != "" {
+		s.t(", %s phase", phase)
+	}
+	lo, hi := len(cs[0].done), len(cs[0].done)
+	for _, c := range cs {
+		lo, hi = min(lo, len(c.done)), max(hi, len(c.done))
+	}
+	each := ""
+	if len(cs) > 1 {
+		each = " each"
+	}
+	switch {
+	case hi == 1:
+		s.t(", one run%s", each)
+	case lo == hi:
+		s.t(", %d runs%s", lo, each)
+	default:
+		s.t(", %d to %d runs%s", lo, hi, each)
+	}
+	var below []string
+	if phase == results.PhaseWarm && b.e.hasPhase(cs, results.PhaseCold) {
+		below = append(below, "cold against warm")
+	}
+	if b.e.sweep && len(sortedTenants(b.e.configs)) > 1 {
+		below = append(below, "growth with N")
+	}
+	if len(below) > 0 {
+		s.t("; %s in the full verdict below", joinAnd(below))
+	}
+	return s.t(".")
 }
 
 // hasPhase reports whether any of cs ran a workload in phase.
@@ -718,7 +733,10 @@ func (b *builder) capacityAnswer(runs []*capacityRun, rep *results.CapacityRepea
 		}
 		labels = append(labels, r.label)
 	}
-	s := new(sentence).t("Searched: the highest rate of %s that meets every SLO (%s)", joinAnd(scen), strings.TrimPrefix(capacitySLOText(runs), "SLOs "))
+	s := new(sentence).t("Searched: the highest rate of %s that meets every SLO", joinAnd(scen))
+	if len(runs) > 1 || rep != nil {
+		s.t(" (%s)", strings.TrimPrefix(capacitySLOText(runs), "SLOs ")) // one search's sentence says them
+	}
 	switch {
 	case rep != nil:
 		s.t(", %d repeats of one search", len(runs))
