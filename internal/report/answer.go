@@ -117,6 +117,14 @@ func (t *AnswerTable) Header() []string {
 	return h
 }
 
+func (t *AnswerTable) textColumns() []bool {
+	out := make([]bool, len(t.Columns))
+	for i, c := range t.Columns {
+		out[i] = c.Text
+	}
+	return out
+}
+
 // PlainRows is the table's rows as text.
 func (t *AnswerTable) PlainRows() [][]string {
 	rows := make([][]string, len(t.Rows))
@@ -234,6 +242,32 @@ func (r rowCall) wins(i int) []int {
 	return ms
 }
 
+// judgeRow judges each of ms between the configurations of one workload
+// (ws, nil where one did not run it); the winner is the configuration
+// better beyond the noise on the most metrics, none on a tie.
+func judgeRow(ws []*wlAgg, ms []verdictMetric) rowCall {
+	rc := rowCall{winner: -1}
+	for _, vm := range ms {
+		if c, ok := judge(ws, vm); ok {
+			rc.calls = append(rc.calls, c)
+			rc.metric = append(rc.metric, vm)
+		}
+	}
+	top, tie := 0, false
+	for i := range ws {
+		switch n := len(rc.wins(i)); {
+		case n > top:
+			top, tie, rc.winner = n, false, i
+		case n == top && n > 0:
+			tie = true
+		}
+	}
+	if tie {
+		rc.winner = -1
+	}
+	return rc
+}
+
 // text is the winner column: "orgs: +15% throughput, −13% p95",
 // "within noise", "no difference".
 func (r rowCall) text(names []string) (string, string) {
@@ -329,7 +363,7 @@ func capacityBrief(runs []*capacityRun) *sentence {
 			s.fig(FigKey(r.label, res.Scenario, "max_rate"), res.MaxRate, fmtG, "/s")
 		}
 		if st := firstFailed(res); st != nil {
-			s.t(", first failed at ").fig(FigKey(r.label, res.Scenario, "first_failed_rate"), st.Rate, fmtG, "/s").t(" (%s)", strings.TrimPrefix(st.Verdict(), "fail: "))
+			s.t(", first failed at ").fig(FigKey(r.label, res.Scenario, "first_failed_rate"), st.Rate, fmtG, "/s").t(" on %s", strings.TrimPrefix(st.Verdict(), "fail: "))
 		}
 	}
 	return s.t(".")
@@ -445,15 +479,9 @@ func (b *builder) answerCompare(cs []*config, phase, at string) {
 	var rcs []rowCall
 	beyond, within, unknown := 0, 0, 0
 	for ri, k := range keys {
-		rc := rowCall{winner: -1}
+		rc := judgeRow(rows[ri], ms)
 		best := map[string]int{} // metric → the configuration better beyond the noise
-		for _, vm := range ms {
-			c, ok := judge(rows[ri], vm)
-			if !ok {
-				continue
-			}
-			rc.calls = append(rc.calls, c)
-			rc.metric = append(rc.metric, vm)
+		for m, c := range rc.calls {
 			switch {
 			case strings.HasSuffix(c.v, unknownSpread) || c.v == VerdictSame:
 				unknown++
@@ -463,20 +491,8 @@ func (b *builder) answerCompare(cs []*config, phase, at string) {
 				within++
 			}
 			if c.beyond() {
-				best[vm.name] = c.best
+				best[rc.metric[m].name] = c.best
 			}
-		}
-		top, tie := 0, false
-		for i := range cs {
-			switch n := len(rc.wins(i)); {
-			case n > top:
-				top, tie, rc.winner = n, false, i
-			case n == top && n > 0:
-				tie = true
-			}
-		}
-		if tie || top == 0 {
-			rc.winner = -1
 		}
 		rcs = append(rcs, rc)
 		row := []Cell{{Text: k.name}}

@@ -3,7 +3,9 @@ package report
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"math"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -248,5 +250,91 @@ func TestAnswerCompare(t *testing.T) {
 	}
 	if c := tb.Rows[0][4]; c.Fig != "default|login|CPU-ms/op|B" || c.Value != 60 {
 		t.Errorf("B cell %+v", c)
+	}
+}
+
+// A workload where each configuration did better on some figure has no
+// winner; the column says who did better on what.
+func TestAnswerMixed(t *testing.T) {
+	one := func(v float64) Stat { return Stat{Mean: v, Min: v, Max: v, N: 1} }
+	two := func(lo, hi float64) Stat { return Stat{Mean: (lo + hi) / 2, Min: lo, Max: hi, N: 2} }
+	names := []string{"a", "b", "c"}
+	keys := []wlKey{{"login", "warm"}, {"token", "warm"}, {"jwks", "warm"}}
+	rcs := []rowCall{
+		// a is faster, b cheaper: a tie
+		judgeRow([]*wlAgg{{throughput: one(110), p95: one(10), cpuMs: one(5)}, {throughput: one(100), p95: one(10), cpuMs: one(4)}, nil}, verdictMetrics),
+		// c best on throughput and p95, beyond the spread of the next best (b)
+		judgeRow([]*wlAgg{{throughput: two(90, 92), p95: two(20, 21)}, {throughput: two(99, 101), p95: two(15, 16)}, {throughput: two(120, 122), p95: two(10, 11)}}, verdictMetrics),
+		// within the spread
+		judgeRow([]*wlAgg{{throughput: two(90, 110)}, {throughput: two(95, 105)}, nil}, verdictMetrics),
+	}
+	for i, want := range []struct {
+		winner int
+		text   string
+	}{
+		{-1, "a: +10% throughput; b: −20% CPU/op"},
+		{2, "c: +21% throughput, −32% p95"},
+		{-1, "within noise"},
+	} {
+		text, _ := rcs[i].text(names)
+		if rcs[i].winner != want.winner || text != want.text {
+			t.Errorf("%s: winner %d %q, want %d %q", keys[i].name, rcs[i].winner, text, want.winner, want.text)
+		}
+	}
+	got := winnersSentence(names, keys, rcs).done().Text
+	if want := "c did better in 1 of 3 workloads (token), by up to +21% throughput and −32% p95; each did better on some figure in login; within noise in jwks."; got != want {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+}
+
+// An experiment's points that ran capacity searches: a sentence beside the
+// workloads' table, or the table when they ran nothing else.
+func TestAnswerPointCapacity(t *testing.T) {
+	t.Parallel()
+	addSearch := func(t *testing.T, pdir string, limit float64) {
+		writeCapacityResult(t, filepath.Join(pdir, "capacity-cc"), "26.4.7", limit)
+		path := filepath.Join(pdir, results.SummaryFile)
+		var sum results.Summary
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(b, &sum); err != nil {
+			t.Fatal(err)
+		}
+		sum.Capacity = []results.Capacity{{Name: "cc", Scenario: "client-credentials", Dir: "capacity-cc", Found: true}}
+		writeJSONFile(t, path, sum)
+	}
+	dir := t.TempDir()
+	writeQuickstartFixture(t, dir, 5)
+	addSearch(t, filepath.Join(dir, "orgs-n005"), 70)
+	addSearch(t, filepath.Join(dir, "realms-n005"), 97)
+	m, err := Build(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := answerText(m)
+	if want := "Capacity at SLO (p99<500ms,errors<0.1%): orgs-n005 · cc 74/s, first failed at 76/s on SLO p99<500ms (actual 600ms); realms-n005 · cc 100/s, first failed at 102/s on SLO p99<500ms (actual 500ms)."; !strings.Contains(text, want) {
+		t.Errorf("the answer lacks %q:\n%s", want, text)
+	}
+	if !strings.HasPrefix(m.Answer.Sentences[len(m.Answer.Sentences)-1].Text, "Both points finished") || len(m.Answer.Table.Rows) != 5 {
+		t.Errorf("the searches' sentence is not before what failed, or the workloads' table is gone:\n%s", text)
+	}
+
+	// searches only
+	only := t.TempDir()
+	for _, p := range quickstartPoints(5) {
+		p.wls, p.noTL, p.observe = nil, true, false
+		writePoint(t, only, "capacity", p)
+	}
+	addSearch(t, filepath.Join(only, "orgs-n005"), 70)
+	addSearch(t, filepath.Join(only, "realms-n005"), 97)
+	m, err = Build(context.Background(), only)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text = answerText(m)
+	if want := "realms-n005 · cc held every SLO up to the highest rate, 100/s, 35% more than orgs-n005 · cc (74/s)."; !strings.Contains(text, want) || m.Answer.Table == nil || len(m.Answer.Table.Rows) != 2 {
+		t.Errorf("searches only: want %q and a table of them:\n%s", want, text)
 	}
 }

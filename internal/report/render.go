@@ -75,7 +75,7 @@ func (m *Model) WriteMarkdown(w io.Writer) error {
 			p("%s\n\n", mdEscape(s.Text))
 		}
 		if t := m.Answer.Table; t != nil {
-			writeMDTable(ew, t.Header(), t.PlainRows())
+			writeMDTableAligned(ew, t.Header(), t.PlainRows(), t.textColumns())
 			if t.Caption != "" {
 				p("\n*%s*\n", mdEscape(t.Caption))
 			}
@@ -136,6 +136,12 @@ func (m *Model) WriteMarkdown(w io.Writer) error {
 }
 
 func writeMDTable(ew *errWriter, header []string, rows [][]string) {
+	writeMDTableAligned(ew, header, rows, nil)
+}
+
+// writeMDTableAligned writes a markdown table whose first column, and
+// each column marked in text, is aligned left; the others right.
+func writeMDTableAligned(ew *errWriter, header []string, rows [][]string, text []bool) {
 	cell := func(s string) string { return strings.ReplaceAll(mdEscape(s), "|", `\|`) }
 	var b strings.Builder
 	b.WriteString("|")
@@ -144,7 +150,7 @@ func writeMDTable(ew *errWriter, header []string, rows [][]string) {
 	}
 	b.WriteString("\n|")
 	for i := range header {
-		if i == 0 {
+		if i == 0 || i < len(text) && text[i] {
 			b.WriteString(" --- |")
 		} else {
 			b.WriteString(" ---: |")
