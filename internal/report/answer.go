@@ -509,7 +509,7 @@ func (b *builder) answerCompare(cs []*config, phase, at string) {
 		row = append(row, Cell{Text: text, Class: strings.TrimSpace(class + " text")})
 		t.Rows = append(t.Rows, row)
 	}
-	spreadUnknown := beyond+within == 0
+	judged, spreadUnknown := beyond+within+unknown > 0, beyond+within == 0
 
 	// what was compared
 	s := new(sentence).t("%s compared", joinAnd(names))
@@ -523,6 +523,7 @@ func (b *builder) answerCompare(cs []*config, phase, at string) {
 
 	// beyond the noise?
 	switch {
+	case !judged: // no workload that two of them ran
 	case spreadUnknown:
 		b.answer(new(sentence).t("Each configuration ran once, so the spread of repeats is unknown: treat differences of a few percent as noise (run with repeats to tell)."))
 		t.Caption = "One run per configuration: the spread of repeats is unknown. In bold, the better figure."
