@@ -90,7 +90,7 @@ func TestBrowserLoadCommandDashboard(t *testing.T) {
 		t.Fatal(err)
 	}
 	p.checkCharts(t)
-	checkVerdict(t, p.verdictFigures(t), []*results.Point{pt})
+	checkVerdict(t, p.figures(t, "#verdict"), []*results.Point{pt})
 	p.screenshot(t, "load-command-final")
 	p.checkClean(t, strings.TrimSuffix(u, "/"))
 }

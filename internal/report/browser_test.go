@@ -211,18 +211,38 @@ func (p *browserPage) hover(t *testing.T, name string, s, i int) string {
 	return text
 }
 
-// verdictFigures reads the verdict's figures: key → value and shown text.
+// verdictFigures reads the verdict's figures (the first screen's table and
+// sentences, and the verdict in full): key → value and shown text.
 func (p *browserPage) verdictFigures(t *testing.T) map[string][2]string {
 	t.Helper()
-	figs := eval[[][3]string](t, p, `Array.from(document.querySelectorAll("#verdict span.fig")).map(s => [s.dataset.fig, s.dataset.value, s.textContent])`)
 	out := map[string][2]string{}
-	for _, f := range figs {
+	for _, f := range p.figures(t, "#verdict") {
 		out[f[0]] = [2]string{f[1], f[2]}
 	}
 	return out
 }
 
-func (p *browserPage) screenshot(t *testing.T, name string) {
+// figures reads every figure under the element sel (a figure shown twice,
+// in the first screen's table and in the verdict in full, is read twice):
+// key, value and shown text.
+func (p *browserPage) figures(t *testing.T, sel string) [][3]string {
+	t.Helper()
+	return eval[[][3]string](t, p, fmt.Sprintf(`Array.from(document.querySelectorAll(%q)).map(s => [s.dataset.fig, s.dataset.value, s.textContent])`, sel+" span.fig"))
+}
+
+// screenshot saves the whole page as name.png.
+func (p *browserPage) screenshot(t *testing.T, name string) string {
+	t.Helper()
+	return p.saveShot(t, name, chromedp.FullScreenshot(100))
+}
+
+// viewportShot saves what the window shows, unscrolled, as name.png.
+func (p *browserPage) viewportShot(t *testing.T, name string) string {
+	t.Helper()
+	return p.saveShot(t, name, chromedp.CaptureScreenshot())
+}
+
+func (p *browserPage) saveShot(t *testing.T, name string, shot chromedp.Action[[]byte]) string {
 	t.Helper()
 	dir := os.Getenv("KCBENCH_ARTIFACTS")
 	if dir == "" {
@@ -231,7 +251,7 @@ func (p *browserPage) screenshot(t *testing.T, name string) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	buf, err := chromedp.Run(p.ctx, chromedp.FullScreenshot(100))
+	buf, err := chromedp.Run(p.ctx, shot)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,6 +260,7 @@ func (p *browserPage) screenshot(t *testing.T, name string) {
 		t.Fatal(err)
 	}
 	t.Logf("screenshot: %s", path)
+	return path
 }
 
 // paintTimes returns the first contentful paint and the time all charts
@@ -406,31 +427,33 @@ func expectedFigure(t *testing.T, pts []*results.Point, key string) (float64, bo
 
 var leadingNum = regexp.MustCompile(`^-?[0-9]+(\.[0-9]+)?`)
 
-// checkVerdict compares every verdict figure with summary.json: the exact
-// value, and the shown text rounded from it.
-func checkVerdict(t *testing.T, figs map[string][2]string, pts []*results.Point) {
+// checkVerdict compares every verdict figure (figures' key, value and
+// shown text, each place it is shown) with summary.json: the exact value,
+// and the shown text rounded from it.
+func checkVerdict(t *testing.T, figs [][3]string, pts []*results.Point) {
 	t.Helper()
 	if len(figs) == 0 {
 		t.Fatal("the verdict shows no figure")
 	}
-	for key, f := range figs {
+	for _, f := range figs {
+		key := f[0]
 		want, ok := expectedFigure(t, pts, key)
 		if !ok {
 			t.Errorf("verdict figure %q: not in summary.json", key)
 			continue
 		}
-		got, err := strconv.ParseFloat(f[0], 64)
+		got, err := strconv.ParseFloat(f[1], 64)
 		if err != nil || math.Abs(got-want) > 1e-9*math.Max(1, math.Abs(want)) {
-			t.Errorf("verdict figure %q = %s, summary.json says %g", key, f[0], want)
+			t.Errorf("verdict figure %q = %s, summary.json says %g", key, f[1], want)
 		}
-		m := leadingNum.FindString(f[1])
+		m := leadingNum.FindString(f[2])
 		shown, err := strconv.ParseFloat(m, 64)
 		dec := 0
 		if i := strings.IndexByte(m, '.'); i >= 0 {
 			dec = len(m) - i - 1
 		}
 		if err != nil || math.Abs(shown-want) > 0.5*math.Pow10(-dec)+1e-9 {
-			t.Errorf("verdict figure %q shows %q, summary.json says %g", key, f[1], want)
+			t.Errorf("verdict figure %q shows %q, summary.json says %g", key, f[2], want)
 		}
 	}
 }
@@ -481,7 +504,7 @@ func TestBrowserQuickstartReport(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			checkVerdict(t, p.verdictFigures(t), pts)
+			checkVerdict(t, p.figures(t, "#verdict"), pts)
 
 			// hover the p95 line of the realms point's latency timeline: the
 			// tooltip shows the value of its timeline.csv row
@@ -566,6 +589,134 @@ func TestBrowserQuickstartReport(t *testing.T) {
 	}
 }
 
+// firstScreenJS lists what of the first screen (the answer's sentences
+// and its table) a reader does not see at the top of the page in a w×h
+// window: hidden, or outside it. Empty: all of it is in view without
+// scrolling.
+const firstScreenJS = `((w, h, needTable) => {
+  window.scrollTo(0, 0);
+  const bad = [];
+  if (window.innerWidth !== w || window.innerHeight !== h) bad.push("window " + window.innerWidth + "×" + window.innerHeight + ", want " + w + "×" + h);
+  if (window.scrollY !== 0) bad.push("scrolled to " + window.scrollY);
+  const els = Array.from(document.querySelectorAll("#answer p.answer"));
+  if (els.length === 0) bad.push("no answer sentence");
+  const table = document.getElementById("answer-table");
+  if (table) els.push(table); else if (needTable) bad.push("no answer table");
+  for (const el of els) {
+    const r = el.getBoundingClientRect();
+    const name = el.id ? "#" + el.id : JSON.stringify(el.textContent.slice(0, 50));
+    if (r.width === 0 || r.height === 0 || !el.checkVisibility({opacityProperty: true, visibilityProperty: true, contentVisibilityAuto: true})) {
+      bad.push(name + ": not shown");
+    } else if (r.top < 0 || r.left < 0 || r.bottom > h || r.right > w) {
+      bad.push(name + " at left " + Math.round(r.left) + ", top " + Math.round(r.top) + ", right " + Math.round(r.right) + ", bottom " + Math.round(r.bottom) + ": not inside " + w + "×" + h);
+    }
+  }
+  return bad;
+})`
+
+// firstScreen opens u in a w×h window and fails what of the answer's
+// sentences and table (needed or not) lies outside it unscrolled; it saves
+// a screenshot of the window as name.png and returns the browser.
+func firstScreen(t *testing.T, u, name string, w, h int, needTable bool) *browserPage {
+	t.Helper()
+	p := newBrowser(t)
+	if err := chromedp.Do(p.ctx, chromedp.EmulateViewport(int64(w), int64(h))); err != nil {
+		t.Fatal(err)
+	}
+	p.open(t, u)
+	shot := p.viewportShot(t, name)
+	for _, b := range eval[[]string](t, p, fmt.Sprintf("%s(%d, %d, %v)", firstScreenJS, w, h, needTable)) {
+		t.Errorf("first screen: %s (see %s)", b, shot)
+	}
+	return p
+}
+
+// TestBrowserFirstScreen opens the quickstart's report (both modes, five
+// workloads cold and warm, a sizing estimate) in a 1280×800 window and
+// checks its first screen: the answer's sentences and its table are in
+// view without scrolling, the table's figures are summary.json's, and the
+// verdict in full is one click below. A screenshot of the window goes to
+// $KCBENCH_ARTIFACTS/quickstart-first-screen.png.
+func TestBrowserFirstScreen(t *testing.T) {
+	skipUnderRace(t)
+	const w, h = 1280, 800
+	res := t.TempDir()
+	writeQuickstartFixture(t, res, 5)
+	m, err := Build(t.Context(), res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Sizing = "sizing: 3 pods of 2 vCPU (test text)"
+	out := t.TempDir()
+	if err := m.Write(out); err != nil {
+		t.Fatal(err)
+	}
+	u := fileURL(filepath.Join(out, HTMLFile))
+	p := firstScreen(t, u, "quickstart-first-screen", w, h, true)
+
+	// what it says: the sentences, and a row per warm workload whose
+	// figures are summary.json's
+	text := eval[string](t, p, `document.getElementById("answer").innerText`)
+	for _, want := range []string{"orgs and realms compared at N=5", "orgs did better than realms in 4 of 5 workloads", "Each configuration ran once", "Both points finished"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the first screen does not say %q:\n%s", want, text)
+		}
+	}
+	rows := eval[[]string](t, p, `Array.from(document.querySelectorAll("#answer-table tbody tr")).map(r => r.cells[0].textContent)`)
+	if !slices.Equal(rows, []string{"login", "token", "refresh", "jwks", "admin"}) {
+		t.Errorf("table rows %q, want the five warm workloads", rows)
+	}
+	pts, err := results.ReadExperiment(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	figs := p.figures(t, "#answer-table")
+	if len(figs) != 30 {
+		t.Errorf("%d figures in the table, want 5 workloads × 2 modes × 3 metrics", len(figs))
+	}
+	checkVerdict(t, figs, pts)
+
+	// the verdict in full: closed, one click opens it
+	detail := `(() => { const d = document.getElementById("verdict-detail"); const li = d.querySelector("ul.verdict li"); return [String(d.open), String(li.checkVisibility({visibilityProperty: true})), d.innerText]; })()`
+	if st := eval[[]string](t, p, detail); st[0] != "false" || st[1] != "false" {
+		t.Errorf("the verdict in full is open on the first screen (open %s, shown %s)", st[0], st[1])
+	}
+	if err := chromedp.Do(p.ctx, chromedp.Click(chromedp.CSS(`#verdict-detail summary`))); err != nil {
+		t.Fatal(err)
+	}
+	if st := eval[[]string](t, p, detail); st[0] != "true" || st[1] != "true" || !strings.Contains(st[2], "warm login: throughput orgs") || !strings.Contains(st[2], "Cold (right after a restart) against warm") {
+		t.Errorf("one click did not show the verdict in full: open %s, shown %s:\n%s", st[0], st[1], st[2])
+	}
+	if err := chromedp.Do(p.ctx, chromedp.Click(chromedp.CSS(`#verdict-detail summary`))); err != nil {
+		t.Fatal(err)
+	}
+
+	// the check fails a page whose answer is pushed below the window
+	eval[[]string](t, p, `(() => { const d = document.createElement("div"); d.id = "push"; d.style.height = "600px"; document.getElementById("answer").before(d); return []; })()`)
+	if bad := eval[[]string](t, p, fmt.Sprintf("%s(%d, %d, true)", firstScreenJS, w, h)); !slices.ContainsFunc(bad, func(s string) bool { return strings.HasPrefix(s, "#answer-table at ") }) {
+		t.Errorf("with the answer pushed 600 px down the check finds nothing wrong: %q", bad)
+	}
+	eval[[]string](t, p, `(() => { document.getElementById("push").remove(); return []; })()`)
+	p.checkClean(t, u)
+
+	// a sweep over three tenant counts with an aborted point: its first
+	// screen says what failed, and still fits
+	sweep := t.TempDir()
+	m, err = Build(t.Context(), filepath.Join(fixturesDir, "sweep"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Write(sweep); err != nil {
+		t.Fatal(err)
+	}
+	su := fileURL(filepath.Join(sweep, HTMLFile))
+	sp := firstScreen(t, su, "sweep-first-screen", w, h, true)
+	if text := eval[string](t, sp, `document.getElementById("answer").innerText`); !strings.Contains(text, "What failed: point realms-n250 was aborted") {
+		t.Errorf("the sweep's first screen does not say what failed:\n%s", text)
+	}
+	sp.checkClean(t, su)
+}
+
 func TestBrowserCapacityReport(t *testing.T) {
 	skipUnderRace(t)
 	dir := t.TempDir()
@@ -577,9 +728,8 @@ func TestBrowserCapacityReport(t *testing.T) {
 	if err := m.Write(dir); err != nil {
 		t.Fatal(err)
 	}
-	p := newBrowser(t)
 	u := fileURL(filepath.Join(dir, HTMLFile))
-	p.open(t, u)
+	p := firstScreen(t, u, "capacity-first-screen", 1280, 800, false)
 	p.checkCharts(t)
 	res, err := results.ReadCapacityDir(dir)
 	if err != nil {
@@ -787,9 +937,8 @@ func TestBrowserIndexAndCompare(t *testing.T) {
 	if err := os.WriteFile(cpath, page.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	p2 := newBrowser(t)
 	cu := fileURL(cpath)
-	p2.open(t, cu)
+	p2 := firstScreen(t, cu, "compare-first-screen", 1280, 800, true)
 	p2.checkCharts(t)
 	figs := p2.verdictFigures(t)
 	if len(figs) == 0 {
@@ -889,8 +1038,8 @@ func TestBrowserMissing(t *testing.T) {
 	writePoint(t, filepath.Join(root, "failed"), "quickstart", ps[0])
 	writePoint(t, filepath.Join(root, "failed"), "quickstart", failed)
 	for _, tc := range []struct{ dir, verdict, note string }{
-		{"one", "Only one configuration (", "nothing to compare it with"},
-		{"failed", "Not finished: realms", "seed: Keycloak answered 500"},
+		{"one", "One configuration (mode=orgs, variant=default N=5)", "nothing to compare it with"},
+		{"failed", "What failed: point realms-n005 failed", "seed: Keycloak answered 500"},
 	} {
 		dir := filepath.Join(root, tc.dir)
 		m, err := Build(t.Context(), dir)

@@ -64,6 +64,7 @@ func buildCapacity(ctx context.Context, dir string) (*Model, error) {
 		LoadModel:  "open (constant-arrival-rate steps; latency from each arrival's intended start)",
 	}
 	b := &builder{ctx: ctx, m: m}
+	var repeats *results.CapacityRepeats // when the folder is one search's repeats
 	switch {
 	case repErr == nil && len(rep.Repeats) != len(runs):
 		b.note("The spread of the repeats is left out: %s lists %d searches, the folder holds %d (a repeats.json of an earlier run?)",
@@ -72,11 +73,13 @@ func buildCapacity(ctx context.Context, dir string) (*Model, error) {
 		// kcbench capacity --repeats: one configuration, searched again
 		// and again; the spread first, then each search.
 		m.Configs = 1
+		repeats = rep
 		b.capacityRepeatsVerdict(rep)
 	case !errors.Is(repErr, os.ErrNotExist):
 		b.note("The spread of the repeats is left out: %v", repErr)
 	}
 	b.capacityVerdict(runs)
+	b.capacityAnswer(runs, repeats, true)
 	b.capacityOverview(runs)
 	for _, r := range runs {
 		if ctx.Err() != nil {
@@ -125,6 +128,7 @@ func (b *builder) pointCapacity() error {
 	if len(runs) == 0 {
 		return nil
 	}
+	b.pointRuns = runs
 	b.capacityVerdict(runs)
 	b.capacityOverview(runs)
 	for _, r := range runs {

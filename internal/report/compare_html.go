@@ -20,10 +20,21 @@ func (cmp *Comparison) Model(ctx context.Context) *Model {
 	for _, d := range cmp.Rows {
 		count[strings.TrimSuffix(d.Verdict, unknownSpread)]++
 	}
-	b.say(new(sentence).t("B (%s) against A (%s): %d figures compared; %d better and %d worse beyond the spread of the repeats, %d within it (noise), %d unchanged.",
+	// the first screen: the counts, the noise, what was not compared, and
+	// the largest moves as a table
+	say := func(s *sentence) { b.say(s); b.answer(s) }
+	say(new(sentence).t("B (%s) against A (%s): %d figures compared; %d better and %d worse beyond the spread of the repeats, %d within it (noise), %d unchanged.",
 		cmp.B, cmp.A, len(cmp.Rows), count[VerdictBetter], count[VerdictWorse], count[VerdictNoise], count[VerdictSame]))
 	if slices.ContainsFunc(cmp.Rows, func(d Delta) bool { return !d.SpreadKnown }) {
-		b.say(new(sentence).t("Some figures ran once per side, so their spread is unknown: their direction is given, but a few percent may be noise."))
+		say(new(sentence).t("Some figures ran once per side, so their spread is unknown: their direction is given, but a few percent may be noise."))
+	}
+	if n := len(cmp.Notes); n > 0 {
+		more := ""
+		notes := cmp.Notes
+		if n > 3 {
+			notes, more = notes[:3], fmt.Sprintf("; and %d more (the notes below)", n-3)
+		}
+		say(new(sentence).t("Not compared: %s%s.", strings.Join(notes, "; "), more))
 	}
 	moved := slices.Clone(cmp.Rows)
 	moved = slices.DeleteFunc(moved, func(d Delta) bool {
@@ -32,12 +43,20 @@ func (cmp *Comparison) Model(ctx context.Context) *Model {
 	slices.SortStableFunc(moved, func(x, y Delta) int {
 		return -cmpFloat(math.Abs(*x.DeltaPct), math.Abs(*y.DeltaPct))
 	})
-	for _, d := range moved[:min(len(moved), 5)] {
-		f := formatFor(d.Metric)
-		key := FigKey(d.Config, wlKey{d.Workload, d.Phase}.String(), d.Metric)
-		b.say(new(sentence).t("%s, %s, %s: ", d.Config, wlKey{d.Workload, d.Phase}.String(), d.Metric).
-			fig(key+"|A", d.A.Mean, f, "").t(" → ").fig(key+"|B", d.B.Mean, f, "").
-			t(" (%s, %s).", signedPct(*d.DeltaPct), d.Verdict))
+	if len(moved) == 0 {
+		say(new(sentence).t("No figure moved beyond the spread of the repeats."))
+	} else {
+		t := &AnswerTable{Columns: []Column{{Title: "config"}, {Title: "scenario", Text: true}, {Title: "metric", Text: true}, {Title: "A"}, {Title: "B"}, {Title: "Δ%"}, {Title: "verdict", Text: true}}}
+		for _, d := range moved[:min(len(moved), 5)] {
+			f := formatFor(d.Metric)
+			scen := wlKey{d.Workload, d.Phase}.String()
+			key := FigKey(d.Config, scen, d.Metric)
+			t.Rows = append(t.Rows, []Cell{{Text: d.Config}, {Text: scen, Class: "text"}, {Text: d.Metric, Class: "text"},
+				{Text: f(d.A.Mean), Fig: key + "|A", Value: d.A.Mean}, {Text: f(d.B.Mean), Fig: key + "|B", Value: d.B.Mean},
+				{Text: signedPct(*d.DeltaPct)}, {Text: d.Verdict, Class: "text"}})
+		}
+		t.Caption = fmt.Sprintf("The largest moves beyond the spread (%d of %d); every figure in the table below.", len(t.Rows), len(moved))
+		m.Answer.Table = t
 	}
 
 	// relative change per scenario, one bar per metric

@@ -39,8 +39,10 @@ type Model struct {
 	Machine    string // where the points ran
 	Versions   string // Keycloak, Java, PostgreSQL, kcbench
 	LoadModel  string // open, closed, or both
-	// Verdict is the first screen: what the data says, in sentences with
-	// figures generated from it.
+	// Answer is the first screen: a few sentences and one table.
+	Answer Answer
+	// Verdict is what the data says in full, in sentences with figures
+	// generated from it: one click below the answer.
 	Verdict []Sentence
 	// Sizing is a sizing estimate from the measured costs, as preformatted
 	// text; the caller (which may import sizing) fills it before Write.
@@ -161,6 +163,7 @@ func Build(ctx context.Context, dir string) (*Model, error) {
 	if err := b.pointCapacity(); err != nil {
 		return nil, err
 	}
+	b.experimentAnswer()
 	b.referenceTable()
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -176,6 +179,8 @@ type builder struct {
 	// published figures: which were drawn, and their comparison rows
 	refsDrawn map[int]bool
 	refRows   [][]string
+	// the capacity searches the experiment's points ran
+	pointRuns []*capacityRun
 }
 
 func (b *builder) note(format string, args ...any) {

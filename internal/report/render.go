@@ -66,7 +66,29 @@ func (m *Model) WriteMarkdown(w io.Writer) error {
 	ew := &errWriter{w: w}
 	p := ew.printf
 	p("# kcbench report: %s\n\n", m.Experiment)
-	if len(m.Verdict) > 0 {
+	switch {
+	case len(m.Answer.Sentences) > 0:
+		// the first screen: a few sentences and one table; then the
+		// verdict in full
+		p("## Verdict\n\n")
+		for _, s := range m.Answer.Sentences {
+			p("%s\n\n", mdEscape(s.Text))
+		}
+		if t := m.Answer.Table; t != nil {
+			writeMDTableAligned(ew, t.Header(), t.PlainRows(), t.textColumns())
+			if t.Caption != "" {
+				p("\n*%s*\n", mdEscape(t.Caption))
+			}
+			p("\n")
+		}
+		if d := m.VerdictDetail(); len(d) > 0 {
+			p("### The verdict in full\n\n")
+			for _, v := range d {
+				p("- %s\n", mdEscape(v.Text))
+			}
+			p("\n")
+		}
+	case len(m.Verdict) > 0:
 		p("## Verdict\n\n")
 		for _, v := range m.Verdict {
 			p("- %s\n", mdEscape(v.Text))
@@ -114,6 +136,12 @@ func (m *Model) WriteMarkdown(w io.Writer) error {
 }
 
 func writeMDTable(ew *errWriter, header []string, rows [][]string) {
+	writeMDTableAligned(ew, header, rows, nil)
+}
+
+// writeMDTableAligned writes a markdown table whose first column, and
+// each column marked in text, is aligned left; the others right.
+func writeMDTableAligned(ew *errWriter, header []string, rows [][]string, text []bool) {
 	cell := func(s string) string { return strings.ReplaceAll(mdEscape(s), "|", `\|`) }
 	var b strings.Builder
 	b.WriteString("|")
@@ -122,7 +150,7 @@ func writeMDTable(ew *errWriter, header []string, rows [][]string) {
 	}
 	b.WriteString("\n|")
 	for i := range header {
-		if i == 0 {
+		if i == 0 || i < len(text) && text[i] {
 			b.WriteString(" --- |")
 		} else {
 			b.WriteString(" ---: |")

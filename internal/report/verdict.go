@@ -418,28 +418,33 @@ func (b *builder) growth(done []*config) {
 // capacityVerdict says, per search, the rate at SLO and what failed first.
 func (b *builder) capacityVerdict(runs []*capacityRun) {
 	for _, r := range runs {
-		res := r.res
-		s := new(sentence).t("%s: ", r.label)
-		switch {
-		case !res.Found:
-			s.t("no asked rate met the SLOs (%s)", results.FormatSLOs(res.SLOs))
-		default:
-			if res.Capped {
-				s.t("at least ")
-			}
-			s.fig(FigKey(r.label, res.Scenario, "max_rate"), res.MaxRate, fmtG, "/s").t(" met every SLO (%s)", results.FormatSLOs(res.SLOs))
-			if res.CPUMsPerOp > 0 {
-				s.t(" at ").fig(FigKey(r.label, res.Scenario, "cpu"), res.CPUMsPerOp, fmtFixed(2), " server CPU-ms/op")
-			}
-			if res.Capped {
-				s.t("; the search stopped at its maximum rate without a failure")
-			}
-		}
-		if st := firstFailed(res); st != nil {
-			s.t("; at ").fig(FigKey(r.label, res.Scenario, "first_failed_rate"), st.Rate, fmtG, "/s").t(" it failed first on: %s", strings.TrimPrefix(st.Verdict(), "fail: "))
-		}
-		b.say(s.t("."))
+		b.say(capacitySentence(r))
 	}
+}
+
+// capacitySentence says a search's rate at SLO and what failed first.
+func capacitySentence(r *capacityRun) *sentence {
+	res := r.res
+	s := new(sentence).t("%s: ", r.label)
+	switch {
+	case !res.Found:
+		s.t("no asked rate met the SLOs (%s)", results.FormatSLOs(res.SLOs))
+	default:
+		if res.Capped {
+			s.t("at least ")
+		}
+		s.fig(FigKey(r.label, res.Scenario, "max_rate"), res.MaxRate, fmtG, "/s").t(" met every SLO (%s)", results.FormatSLOs(res.SLOs))
+		if res.CPUMsPerOp > 0 {
+			s.t(" at ").fig(FigKey(r.label, res.Scenario, "cpu"), res.CPUMsPerOp, fmtFixed(2), " server CPU-ms/op")
+		}
+		if res.Capped {
+			s.t("; the search stopped at its maximum rate without a failure")
+		}
+	}
+	if st := firstFailed(res); st != nil {
+		s.t("; at ").fig(FigKey(r.label, res.Scenario, "first_failed_rate"), st.Rate, fmtG, "/s").t(" it failed first on: %s", strings.TrimPrefix(st.Verdict(), "fail: "))
+	}
+	return s.t(".")
 }
 
 // firstFailed is the lowest judged step that failed (not a probe: a
