@@ -68,28 +68,27 @@ func (v *checkedValue) IsBoolFlag() bool {
 }
 
 func (v *checkedValue) Set(s string) error {
-	if _, ok := v.Value.(*renamed); ok { // its error names the new flag: keep it as it is
-		err := v.Value.Set(s)
-		if *v.bad == nil {
-			*v.bad = err
-		}
-		return err
-	}
-	if v.given {
-		if _, ok := v.Value.(repeatable); !ok {
-			err := fmt.Errorf("--%s given twice (%q, then %q): give it once", v.name, v.first, s)
-			if *v.bad == nil {
-				*v.bad = err
-			}
-			return err
-		}
+	_, former := v.Value.(*renamed) // its error names the new flag: kept as it is
+	if _, repeats := v.Value.(repeatable); v.given && !former && !repeats {
+		return v.refuse(fmt.Errorf("--%s given twice (%q, then %q): give it once", v.name, v.first, s))
 	}
 	if !v.given {
 		v.given, v.first = true, s
 	}
 	err := v.Value.Set(s)
-	if err != nil && *v.bad == nil {
-		*v.bad = valueError(v.name, s, v.Value, err)
+	switch {
+	case err != nil && former:
+		v.refuse(err)
+	case err != nil:
+		v.refuse(valueError(v.name, s, v.Value, err))
+	}
+	return err
+}
+
+// refuse records err as the first value refused, and returns it.
+func (v *checkedValue) refuse(err error) error {
+	if *v.bad == nil {
+		*v.bad = err
 	}
 	return err
 }

@@ -29,8 +29,6 @@ func (r *renamed) Set(string) error {
 	return fmt.Errorf("--%s is now --%s (kcbench help %s)", r.old, r.now, r.cmd)
 }
 
-func (r *renamed) hidden() {}
-
 // Hidden tells whether a flag is left out of help pages and the
 // reference: a former name Renamed registered. It sees through the
 // wrapping parsing puts around every flag's Value.
@@ -42,6 +40,6 @@ func Hidden(fl *flag.Flag) bool {
 	if c, ok := v.(*checkedValue); ok {
 		v = c.Value
 	}
-	_, ok := v.(interface{ hidden() })
+	_, ok := v.(*renamed)
 	return ok
 }
