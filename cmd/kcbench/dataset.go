@@ -35,10 +35,11 @@ func datasetAdmin(ctx context.Context, e *env, verb string, args []string) error
 	if err := parse(fs, args, 0); err != nil {
 		return err
 	}
-	tg, mpath, _, _, err := datasetTarget(e, &t, &w, *manifest)
+	d, err := stack.ResolveDatasetTarget(&t, &w, e.getenv, e.logf, *manifest)
 	if err != nil {
 		return err
 	}
+	tg, mpath := d.Target, d.Manifest
 	m, err := dataset.ReadManifest(mpath)
 	if err != nil {
 		return err

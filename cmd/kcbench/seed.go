@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"time"
 
 	"github.com/kcbench/kcbench/internal/cliutil"
 	"github.com/kcbench/kcbench/internal/dataset"
@@ -52,10 +51,11 @@ func cmdSeed(ctx context.Context, e *env, args []string) error {
 	if *conc < 0 || *conc > dataset.MaxConcurrency {
 		return usagef("--concurrency: %d: must be between 0 and %d", *conc, dataset.MaxConcurrency)
 	}
-	tg, mpath, cpu, db, err := datasetTarget(e, &t, &w, *manifest)
+	d, err := stack.ResolveDatasetTarget(&t, &w, e.getenv, e.logf, *manifest)
 	if err != nil {
 		return err
 	}
+	tg, mpath, cpu, db := d.Target, d.Manifest, d.CPU, d.DB
 	if strat, err = dataset.DefaultStrategy(strat, db != ""); err != nil {
 		return err
 	}
@@ -91,10 +91,11 @@ func seedFromDir(ctx context.Context, e *env, w *stack.Where, t *kc.TargetFlags,
 	if err != nil {
 		return cliutil.Usage(err)
 	}
-	tg, mpath, cpu, _, err := datasetTarget(e, t, w, manifest)
+	d, err := stack.ResolveDatasetTarget(t, w, e.getenv, e.logf, manifest)
 	if err != nil {
 		return err
 	}
+	tg, mpath, cpu := d.Target, d.Manifest, d.CPU
 	adm := dataset.NewAdmin(tg)
 	if _, err := adm.Token(ctx); err != nil {
 		return err
@@ -105,11 +106,4 @@ func seedFromDir(ctx context.Context, e *env, w *stack.Where, t *kc.TargetFlags,
 		res.WriteFilesText(e.stdout, len(files), dir, mpath)
 	}
 	return err
-}
-
-// datasetTarget resolves the Target and the dataset manifest of a
-// command that works on a dataset (stack.ResolveDatasetTarget).
-func datasetTarget(e *env, t *kc.TargetFlags, w *stack.Where, manifest string) (kc.Target, string, func() (time.Duration, error), kc.Secret, error) {
-	d, err := stack.ResolveDatasetTarget(t, w, e.getenv, e.logf, manifest)
-	return d.Target, d.Manifest, d.CPU, d.DB, err
 }
