@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -122,6 +123,9 @@ func (c *Client) do(req *http.Request, op string, out any) error {
 // 2xx one to read. The body is always drained and closed.
 func (c *Client) exchange(req *http.Request, op string, read func(*http.Response) error) error {
 	resp, err := c.hc.Do(req)
+	if err != nil && retryable(req, err) {
+		resp, err = c.hc.Do(req.Clone(req.Context()))
+	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", op, err)
 	}
@@ -134,6 +138,18 @@ func (c *Client) exchange(req *http.Request, op string, read func(*http.Response
 		return &APIError{Op: op, Status: resp.StatusCode, Body: strings.TrimSpace(string(b))}
 	}
 	return read(resp)
+}
+
+// retryable reports whether req is asked once more after err: a read
+// (GET or HEAD) whose connection broke before an answer came, as when the
+// server closes a connection the pool still held or resets it. net/http
+// retries only on a connection it had used before; a TLS server closing
+// a connection after a client cancelled streams on it is not covered.
+func retryable(req *http.Request, err error) bool {
+	if req.Method != http.MethodGet && req.Method != http.MethodHead || req.Context().Err() != nil {
+		return false
+	}
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET)
 }
 
 // Admin is an authenticated admin REST client. It fetches an admin token on
