@@ -79,6 +79,9 @@ func (rep BootReport) WriteText(w io.Writer) error {
 	n := 0
 	for _, b := range rep.Boots {
 		name := "first (schema)"
+		if b.SchemaCached {
+			name = "first (cached schema)"
+		}
 		if !b.FirstDB {
 			n++
 			name = fmt.Sprintf("restart %d", n)

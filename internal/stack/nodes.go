@@ -64,7 +64,8 @@ func (s *Stack) startNodes(ctx context.Context, first bool, which []int) (BootRe
 			return fail(err)
 		}
 	}
-	br := BootResult{FirstDB: first, At: time.Now().UTC()}
+	cached := first && s.st.SchemaCached
+	br := BootResult{FirstDB: first, SchemaCached: cached, At: time.Now().UTC()}
 	for _, i := range which {
 		ns := &s.st.Nodes[i-1]
 		n := ns.Proc
@@ -84,7 +85,7 @@ func (s *Stack) startNodes(ctx context.Context, first bool, which []int) (BootRe
 		br.RSS += nb.RSS
 		br.TreeRSS += TreeRSS(n.Script.PID)
 		br.CPU += nb.CPU
-		nbr := BootResult{Duration: nb.Ready, RSS: nb.RSS, TreeRSS: TreeRSS(n.Script.PID), CPU: nb.CPU, FirstDB: first, At: n.ReadyAt.UTC()}
+		nbr := BootResult{Duration: nb.Ready, RSS: nb.RSS, TreeRSS: TreeRSS(n.Script.PID), CPU: nb.CPU, FirstDB: first, SchemaCached: cached, At: n.ReadyAt.UTC()}
 		ns.LastBoot = &nbr
 		br.Nodes = append(br.Nodes, nb)
 	}

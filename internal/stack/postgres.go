@@ -32,6 +32,10 @@ type PGOptions struct {
 	Durable bool `json:"durable,omitempty"`
 	// MaxConnections (default 200) must exceed Keycloak's DB pool.
 	MaxConnections int `json:"max_connections,omitempty"`
+	// FreshSchema has Keycloak create its schema at first boot
+	// (Liquibase, ~13 s) instead of starting from the cached empty one
+	// (see schemaTemplate): to time a first install.
+	FreshSchema bool `json:"fresh_schema,omitempty"`
 }
 
 // DefaultPGVersion is the PostgreSQL binaries fetched through Maven.
@@ -293,11 +297,9 @@ type pgServer struct {
 	exited chan struct{}
 }
 
-// initPG creates a cluster in dir/data whose superuser "keycloak" has
-// password, and a database "keycloak".
-// initPG makes the data folder, configures the server and creates the
-// keycloak database (and in it schema, Keycloak's --db-schema, when not
-// "").
+// initPG makes the data folder of a cluster whose superuser "keycloak" has
+// password, configures the server (pgConf) and creates the keycloak
+// database (and in it schema, Keycloak's --db-schema, when not empty).
 func initPG(ctx context.Context, s *pgServer, password string, o PGOptions, schema string) error {
 	if err := s.User.checkReachable(filepath.Dir(s.Data)); err != nil {
 		return err
@@ -319,28 +321,57 @@ func initPG(ctx context.Context, s *pgServer, password string, o PGOptions, sche
 	if err := s.User.chown(pw); err != nil {
 		return err
 	}
-	run := func(stdin string, name string, args ...string) error {
-		cmd := exec.CommandContext(ctx, filepath.Join(s.Bin, name), args...)
-		cmd.Dir = filepath.Dir(s.Data)
-		cmd.Env = []string{"LANG=C", "LC_ALL=C", "PATH=/usr/bin:/bin"}
-		cmd.SysProcAttr = s.User.attr(&syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL})
-		if stdin != "" {
-			cmd.Stdin = strings.NewReader(stdin)
-		}
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			return fmt.Errorf("%s: %s: %s", name, exitDescription(err), lastLines(string(out), 10))
-		}
-		return nil
-	}
-	if err := run("", "initdb", "-D", s.Data, "-U", "keycloak", "--pwfile="+pw, "--auth=scram-sha-256", "-E", "UTF8", "--locale=C"); err != nil {
+	if err := s.run(ctx, "", "initdb", "-D", s.Data, "-U", "keycloak", "--pwfile="+pw, "--auth=scram-sha-256", "-E", "UTF8", "--locale=C"); err != nil {
 		return err
 	}
+	if err := appendPGConf(s.Data, pgConf(s.Port, o)); err != nil {
+		return err
+	}
+	if err := s.single(ctx, "postgres", "CREATE DATABASE keycloak;"); err != nil {
+		return err
+	}
+	if schema == "" {
+		return nil
+	}
+	// Keycloak does not create the schema it is told to use.
+	return s.single(ctx, "keycloak", "CREATE SCHEMA "+pgIdent(schema)+";")
+}
+
+// run runs one of the server's programs as its user, stdin fed in.
+func (s *pgServer) run(ctx context.Context, stdin string, name string, args ...string) error {
+	cmd := exec.CommandContext(ctx, filepath.Join(s.Bin, name), args...)
+	cmd.Dir = filepath.Dir(s.Data)
+	cmd.Env = []string{"LANG=C", "LC_ALL=C", "PATH=/usr/bin:/bin"}
+	cmd.SysProcAttr = s.User.attr(&syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL})
+	if stdin != "" {
+		cmd.Stdin = strings.NewReader(stdin)
+	}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%s: %s: %s", name, exitDescription(err), lastLines(string(out), 10))
+	}
+	return nil
+}
+
+// single runs one SQL statement (one line) on database db in
+// single-user mode: the server must not be running.
+func (s *pgServer) single(ctx context.Context, db, statement string) error {
+	return s.run(ctx, statement+"\n", "postgres", "--single", "-D", s.Data, "-F", db)
+}
+
+// pgConf is what kcbench sets in postgresql.conf: the server listens on
+// 127.0.0.1:port only, without a Unix socket. Every setting is written,
+// so that a block appended later wins over an earlier one whole.
+func pgConf(port int, o PGOptions) string {
 	maxConn := o.MaxConnections
 	if maxConn == 0 {
 		maxConn = 200
 	}
-	conf := fmt.Sprintf(`
+	durable := "off"
+	if o.Durable {
+		durable = "on"
+	}
+	return fmt.Sprintf(`
 # kcbench: private, loopback only
 listen_addresses = '127.0.0.1'
 port = %d
@@ -348,11 +379,17 @@ unix_socket_directories = ''
 max_connections = %d
 shared_buffers = 256MB
 logging_collector = off
-`, s.Port, maxConn)
-	if !o.Durable {
-		conf += "# kcbench: a benchmark database is disposable\nfsync = off\nsynchronous_commit = off\nfull_page_writes = off\n"
-	}
-	f, err := os.OpenFile(filepath.Join(s.Data, "postgresql.conf"), os.O_APPEND|os.O_WRONLY, 0)
+# kcbench: off when a benchmark database is disposable (--db-durable: on)
+fsync = %s
+synchronous_commit = %s
+full_page_writes = %s
+`, port, maxConn, durable, durable, durable)
+}
+
+// appendPGConf appends conf to data's postgresql.conf: the last setting
+// of a name wins.
+func appendPGConf(data, conf string) error {
+	f, err := os.OpenFile(filepath.Join(data, "postgresql.conf"), os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
 		return err
 	}
@@ -360,17 +397,7 @@ logging_collector = off
 		f.Close()
 		return err
 	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := run("CREATE DATABASE keycloak;\n", "postgres", "--single", "-D", s.Data, "-F", "postgres"); err != nil {
-		return err
-	}
-	if schema == "" {
-		return nil
-	}
-	// Keycloak does not create the schema it is told to use.
-	return run("CREATE SCHEMA "+pgIdent(schema)+";\n", "postgres", "--single", "-D", s.Data, "-F", "keycloak")
+	return f.Close()
 }
 
 // pgIdent quotes a PostgreSQL identifier.

@@ -5,14 +5,18 @@ package stack_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/kcbench/kcbench/internal/fileutil"
 	"github.com/kcbench/kcbench/internal/kc"
@@ -47,6 +51,68 @@ func checkAdmin(t *testing.T, ctx context.Context, tg kc.Target) {
 	}
 }
 
+// checkSameSchema compares the schema of cached's database, a copy of the
+// cached template, with fresh's, made by Liquibase at first boot: tables,
+// columns, indexes, constraints and the changelog's change sets.
+func checkSameSchema(t *testing.T, ctx context.Context, cached, fresh *stack.Stack) {
+	t.Helper()
+	if !cached.State().SchemaCached || fresh.State().SchemaCached {
+		t.Fatalf("schema cached: %v and %v, want true and false", cached.State().SchemaCached, fresh.State().SchemaCached)
+	}
+	queries := []string{
+		`SELECT table_name, column_name, data_type, coalesce(character_maximum_length, 0), is_nullable, coalesce(column_default, '')
+		 FROM information_schema.columns WHERE table_schema = 'public' ORDER BY 1, 2`,
+		`SELECT tablename, indexname, indexdef FROM pg_indexes WHERE schemaname = 'public' ORDER BY 1, 2`,
+		`SELECT conrelid::regclass::text, conname, pg_get_constraintdef(oid) FROM pg_constraint
+		 WHERE connamespace = 'public'::regnamespace ORDER BY 1, 2`,
+		`SELECT id, author, filename, md5sum, exectype FROM databasechangelog ORDER BY 1, 3`,
+	}
+	dump := func(s *stack.Stack) []string {
+		dsn, err := s.DSN()
+		if err != nil {
+			t.Fatal(err)
+		}
+		conn, err := pgx.Connect(ctx, string(dsn))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close(ctx)
+		var out []string
+		for _, q := range queries {
+			rows, err := conn.Query(ctx, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for rows.Next() {
+				v, _ := rows.Values()
+				out = append(out, fmt.Sprintln(v...))
+			}
+			if err := rows.Err(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return out
+	}
+	a, b := dump(cached), dump(fresh)
+	if len(a) < 500 {
+		t.Fatalf("%d schema lines: too few to be Keycloak's", len(a))
+	}
+	if !slices.Equal(a, b) {
+		only := func(x, y []string) []string {
+			var d []string
+			for _, l := range x {
+				if !slices.Contains(y, l) {
+					d = append(d, l)
+				}
+			}
+			return d
+		}
+		t.Fatalf("cached schema (%d lines) differs from Liquibase's (%d):\nonly cached:\n%s\nonly Liquibase's:\n%s", len(a), len(b),
+			strings.Join(only(a, b), "\n"), strings.Join(only(b, a), "\n"))
+	}
+	t.Logf("cached schema = Liquibase's: %d lines of tables, indexes, constraints and change sets", len(a))
+}
+
 func logTimings(t *testing.T, what string, info stack.SnapshotInfo) {
 	t.Helper()
 	tm := info.Timings
@@ -67,7 +133,11 @@ func TestSnapshotSaveRestore(t *testing.T) {
 	}
 	t.Cleanup(cleanup)
 	ctx := ctxT(t, 20*time.Minute)
-	s, err := stack.Start(ctx, stacktest.Config(d, "snap"))
+	// This stack's schema is made by Liquibase at first boot; the shared
+	// one's is a copy of the cached template: the two must be alike.
+	cfg := stacktest.Config(d, "snap")
+	cfg.PG.FreshSchema = true
+	s, err := stack.Start(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,6 +146,7 @@ func TestSnapshotSaveRestore(t *testing.T) {
 			t.Errorf("down: %v", err)
 		}
 	})
+	checkSameSchema(t, ctx, shared.Get(t), s)
 	tg := s.Target()
 	admin := kc.NewAdmin(kc.NewFor(tg), tg.Admin)
 	if err := admin.Do(ctx, "POST", "/admin/realms", map[string]any{"realm": "snaptest", "enabled": true}, nil); err != nil {

@@ -85,6 +85,9 @@ type State struct {
 	TLS *tlsFiles `json:"tls,omitempty"`
 	DB  dbConn    `json:"db"`
 	PG  *pgServer `json:"postgres,omitempty"`
+	// SchemaCached: the private database began as a copy of Keycloak's
+	// cached empty schema (schemaTemplate), not an empty cluster.
+	SchemaCached bool `json:"schema_cached,omitempty"`
 	// MariaDB is the private MariaDB of --db mariadb (PG is then nil).
 	MariaDB *mariaServer `json:"mariadb,omitempty"`
 	// LDAP is the directory of --ldap (nil without); Slapd the private
@@ -136,8 +139,11 @@ type BootResult struct {
 	TreeRSS int64 `json:"tree_rss_bytes"`
 	// CPU is the JVM's user+system CPU time spent booting.
 	CPU     time.Duration `json:"cpu_ns"`
-	FirstDB bool          `json:"first_boot"` // schema created in this boot
-	At      time.Time     `json:"at"`
+	FirstDB bool          `json:"first_boot"` // the database's first boot: the master realm made in it
+	// SchemaCached: in a first boot, the schema was there already (a copy
+	// of the cached empty one); otherwise the boot created it.
+	SchemaCached bool      `json:"schema_cached,omitempty"`
+	At           time.Time `json:"at"`
 	// Nodes has each node's own boot when several started together; the
 	// fields above are then the whole cluster's: Duration from the first
 	// start until every node was ready and saw all the others, RSS and
@@ -363,30 +369,8 @@ func Start(ctx context.Context, cfg Config) (s *Stack, err error) {
 		if err := s.startMariaDBServer(ctx, cfg, maria, mariaU); err != nil {
 			return s, err
 		}
-	} else {
-		port, err := FreePort()
-		if err != nil {
-			return s, err
-		}
-		s.st.PG = &pgServer{Bin: pgBin, Version: pgVer, Data: filepath.Join(dir, "postgres", "data"), Port: port, User: pgU, LogPath: filepath.Join(dir, "postgres.log")}
-		if err := os.MkdirAll(filepath.Dir(s.st.PG.Data), 0o755); err != nil {
-			return s, err
-		}
-		pw, err := s.secret("db-password")
-		if err != nil {
-			return s, err
-		}
-		cfg.Logf("initializing PostgreSQL %s on 127.0.0.1:%d", pgVer, port)
-		if err := initPG(ctx, s.st.PG, pw, cfg.PG, cfg.Keycloak.DBSchema()); err != nil {
-			return s, fmt.Errorf("postgres: %w", err)
-		}
-		if err := startPG(ctx, s.st.PG, cfg.Detached); err != nil {
-			return s, fmt.Errorf("postgres: %w", err)
-		}
-		if err := s.save(); err != nil {
-			return s, err
-		}
-		s.st.DB = dbConn{URL: fmt.Sprintf("jdbc:postgresql://127.0.0.1:%d/keycloak", port), User: "keycloak"}
+	} else if err := s.startPostgres(ctx, cfg, build, pgServer{Bin: pgBin, Version: pgVer, User: pgU}); err != nil {
+		return s, err
 	}
 	if err := s.startLatency(); err != nil {
 		return s, err
@@ -455,6 +439,56 @@ func Start(ctx context.Context, cfg Config) (s *Stack, err error) {
 		cfg.Logf("HAProxy on %s, round-robin over %d nodes", s.st.LB.URL(), nodes)
 	}
 	return s, nil
+}
+
+// startPostgres makes and starts the stack's private PostgreSQL (server:
+// its Bin, Version and User): a copy of the build's schema template, so
+// that Keycloak's first boot finds its tables made, or an empty cluster
+// with cfg.PG.FreshSchema or when the template cannot be made.
+func (s *Stack) startPostgres(ctx context.Context, cfg Config, build Build, server pgServer) error {
+	port, err := FreePort()
+	if err != nil {
+		return err
+	}
+	pg := server
+	pg.Data, pg.Port, pg.LogPath = filepath.Join(s.st.Dir, "postgres", "data"), port, filepath.Join(s.st.Dir, "postgres.log")
+	s.st.PG = &pg
+	if err := os.MkdirAll(filepath.Dir(pg.Data), 0o755); err != nil {
+		return err
+	}
+	pw, err := s.secret("db-password")
+	if err != nil {
+		return err
+	}
+	tpl := ""
+	if !cfg.PG.FreshSchema {
+		if tpl, err = schemaTemplate(ctx, build, server, cfg.Keycloak.DBSchema(), cfg.Logf); err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			cfg.Logf("no cached schema (%v); Keycloak creates it at first boot", err)
+			tpl = ""
+		}
+	}
+	if tpl != "" {
+		cfg.Logf("initializing PostgreSQL %s on 127.0.0.1:%d with Keycloak's cached empty schema", pg.Version, port)
+		err = initPGFrom(ctx, &pg, tpl, pw, cfg.PG)
+	} else {
+		cfg.Logf("initializing PostgreSQL %s on 127.0.0.1:%d", pg.Version, port)
+		err = initPG(ctx, &pg, pw, cfg.PG, cfg.Keycloak.DBSchema())
+	}
+	if err != nil {
+		return fmt.Errorf("postgres: %w", err)
+	}
+	s.st.SchemaCached = tpl != ""
+	if err := startPG(ctx, &pg, cfg.Detached); err != nil {
+		return fmt.Errorf("postgres: %w", err)
+	}
+	if err := s.save(); err != nil {
+		return err
+	}
+	s.st.DB = dbConn{URL: fmt.Sprintf("jdbc:postgresql://127.0.0.1:%d/keycloak", port), User: "keycloak"}
+	return nil
 }
 
 // newNode lays out node i of n: address, ports, folder and log.
