@@ -57,6 +57,7 @@ func WriteText(w io.Writer, r *results.CapacityResult) error {
 	if r.Settings.Mode == results.ModeAdaptive {
 		if r.Found && r.FirstFailedRate > 0 {
 			fmt.Fprintf(w, "bracket:         %g/s passed, %g/s failed: known within %.1f%% (asked %g%%)\n", r.MaxRate, r.FirstFailedRate, r.ResolutionPct, r.Settings.PrecisionPct)
+			fmt.Fprintf(w, "repeatability:   unknown from one search (the bracket is its step, not its spread): --repeats N measures it\n")
 		}
 		if r.Found && r.FailedBelow > 0 {
 			fmt.Fprintf(w, "steadiness:      %d judged step(s) at or below %g/s failed before a pass at or above it: a warming server, or latency near the limit that comes and goes (repeats spread more; --repeats N measures it)\n",
