@@ -171,10 +171,15 @@ func TestLoadCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	tg := s.Target()
+	extOut := filepath.Join(t.TempDir(), "external")
 	text = c.mustRun("load", "--target", tg.BaseURL, "--management-url", tg.ManagementURL, "--ca-file", tg.CAFile, "--realm", "master",
-		"--scenario", "jwks", "--vus", "2", "--duration", "2s")
+		"--admin-password-file", s.SecretPath("admin-password"), "--scenario", "jwks", "--vus", "2", "--duration", "2s", "--out", extOut)
 	if !strings.Contains(text, "from "+tg.ManagementURL+"/metrics") {
 		t.Errorf("external target:\n%s", text)
+	}
+	// The results name the Keycloak they measured, read from its admin API.
+	if p, err := results.ReadPoint(extOut); err != nil || p.Manifest.Keycloak != s.State().Options.Version || !p.Manifest.External {
+		t.Errorf("external target's params (%v): %+v", err, p)
 	}
 
 	// size --from-metrics reads what Keycloak counted while loads ran.

@@ -391,6 +391,9 @@ func (f *CapacityFlags) Target(tf *kc.TargetFlags, w *stack.Where, getenv func(s
 		}
 		AddSpecParams(t.Params, t.Manifest.Spec)
 	}
+	if st == nil {
+		externalVersion(tg, t.Params, logf)
+	}
 	if st != nil {
 		t.Params["target"] = "local"
 		t.Params["keycloak_version"] = st.State().Options.Version

@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -80,6 +81,9 @@ func (c *RunFile) PrepareLoad(tf *kc.TargetFlags, w *stack.Where, getenv func(st
 	if r.In.Events, err = EventsFor(logf, c.Events, st, c.Total()); err != nil {
 		return nil, err
 	}
+	if st == nil {
+		externalVersion(tg, r.Params, logf)
+	}
 	if st != nil {
 		r.In.Alive = st.Watch().Check
 		r.Params["target"], r.Params["keycloak_version"] = "local", st.State().Options.Version
@@ -120,6 +124,25 @@ func (c *RunFile) PrepareLoad(tf *kc.TargetFlags, w *stack.Where, getenv func(st
 		r.Desc += fmt.Sprintf("; agent %s: %s", seg, share.Describe())
 	}
 	return r, nil
+}
+
+// externalVersion records an external target's Keycloak version in
+// params (keycloak_version), read from the admin API with the target's
+// admin credentials; without them, or when the read fails, the log says
+// that the results will not name the version.
+func externalVersion(tg kc.Target, params map[string]string, logf func(string, ...any)) {
+	if tg.Admin.Password == "" && tg.Admin.ClientSecret == "" {
+		logf("Keycloak's version unknown without admin credentials (--admin-password-file): the results will not name it")
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	si, err := kc.NewAdmin(kc.NewFor(tg), tg.Admin).ServerInfo(ctx)
+	if err != nil || si.SystemInfo.Version == "" {
+		logf("Keycloak's version unknown (%v): the results will not name it", err)
+		return
+	}
+	params["keycloak_version"] = si.SystemInfo.Version
 }
 
 func skewDesc(s float64) string {
