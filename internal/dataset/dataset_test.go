@@ -5,6 +5,7 @@ import (
 	"crypto/sha512"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -249,5 +250,24 @@ func TestSeedUtilisation(t *testing.T) {
 	r.WriteText(&b, ModeRealms, true, "/m.json")
 	if !strings.Contains(b.String(), "0.17 s per tenant added; Keycloak busy 85%") {
 		t.Errorf("text: %s", b.String())
+	}
+}
+
+// A seed of fewer tenants than the manifest holds is refused before it
+// touches the target (nil admin client): the rest would be orphaned.
+func TestSeedRefusesToShrink(t *testing.T) {
+	t.Parallel()
+	s := Spec{Mode: ModeRealms, Tenants: 20, Content: DefaultContent, Prefix: "kcb", Seed: 1, Policy: Policy{Algorithm: "pbkdf2-sha256", Iterations: 1}}
+	path := filepath.Join(t.TempDir(), "dataset.json")
+	if err := NewManifest(s, "https://127.0.0.1:1").Write(path); err != nil {
+		t.Fatal(err)
+	}
+	s.Tenants = 10
+	_, err := Seed(t.Context(), nil, s, SeedOptions{ManifestPath: path})
+	if !errors.Is(err, ErrShrink) || !strings.Contains(err.Error(), "tenants 11–20") || !strings.Contains(err.Error(), "dataset delete") {
+		t.Fatalf("seed 10 on a 20-tenant manifest: %v", err)
+	}
+	if m, err := ReadManifest(path); err != nil || m.Tenants() != 20 {
+		t.Fatalf("the manifest after the refusal: %v, %v", m, err)
 	}
 }

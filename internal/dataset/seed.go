@@ -124,6 +124,11 @@ func (r *SeedResult) TenantsPerSecond() float64 {
 // create but that belong to another dataset (or to no kcbench dataset).
 var ErrForeign = errors.New("target holds a different dataset")
 
+// ErrShrink refuses a seed of fewer tenants than the manifest holds: the
+// tenants above would stay in Keycloak, unseen by the manifest, verify
+// and every load.
+var ErrShrink = errors.New("a dataset does not shrink")
+
 // Seed makes the Target hold exactly tenants 1..spec.Tenants of spec,
 // complete. Tenants already there are kept, half-made ones (an interrupted
 // seed) are completed or redone, missing ones are added. The manifest is
@@ -173,6 +178,9 @@ func Seed(ctx context.Context, adm *kc.Admin, spec Spec, o SeedOptions) (*SeedRe
 		if m, err := ReadManifest(o.ManifestPath); err == nil && !m.Spec.SameDataset(spec) {
 			return nil, fmt.Errorf("%w: the manifest %s describes dataset %s (%s, %d tenants, policy %s, prefix %s); reset the target or choose another --prefix",
 				ErrForeign, o.ManifestPath, m.Fingerprint, m.Spec.Mode, m.Spec.Tenants, m.Spec.Policy, m.Spec.Prefix)
+		} else if err == nil && m.Tenants() > spec.Tenants {
+			return nil, fmt.Errorf("%w: the manifest %s holds %d tenants; seeding %d would leave tenants %d–%d in Keycloak outside it: seed %d or more, or remove the dataset first (kcbench dataset delete)",
+				ErrShrink, o.ManifestPath, m.Tenants(), spec.Tenants, spec.Tenants+1, m.Tenants(), m.Tenants())
 		}
 	}
 	start := time.Now()
