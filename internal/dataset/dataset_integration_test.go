@@ -306,6 +306,11 @@ func TestGrowth(t *testing.T) {
 			if res := e.seed(spec(mode, p, 5), strat, mf); res.Added != 0 || res.Existing != 5 {
 				t.Fatalf("reseed: %+v", res)
 			}
+			// The 3-tenant manifest of before does not see tenants 4 and
+			// 5 in its counts; verify names them.
+			if v, err := dataset.Verify(e.ctx, e.adm, m3, nil); err != nil || v.Beyond != 2 || v.OK() {
+				t.Errorf("verify of the 3-tenant manifest on 5 tenants: %+v, %v", v, err)
+			}
 		}
 	})
 }

@@ -66,10 +66,16 @@ func (s Spec) Expected() Counts {
 type Verification struct {
 	Expected Counts `json:"expected"`
 	Actual   Counts `json:"actual"`
+	// Beyond counts the dataset's tenants on the Target past the
+	// manifest's last (realms, or organizations in the shared realm, of
+	// its prefix and numbering): left by a larger seed, outside every
+	// count above.
+	Beyond int `json:"beyond_manifest"`
 }
 
-// OK reports whether every count matches.
-func (v Verification) OK() bool { return v.Expected == v.Actual }
+// OK reports whether every count matches and no tenant lies beyond the
+// manifest.
+func (v Verification) OK() bool { return v.Expected == v.Actual && v.Beyond == 0 }
 
 // Count counts, through the admin API, the entities of spec's tenants
 // 1..spec.Tenants that exist on the Target (by their names).
@@ -283,7 +289,52 @@ func Verify(ctx context.Context, adm *kc.Admin, m *Manifest, progress func(done,
 		return verifyFiles(ctx, adm, m.Files, progress)
 	}
 	act, err := countTenants(ctx, adm, m.Spec, progress)
-	return Verification{Expected: m.Spec.Expected(), Actual: act}, err
+	if err != nil {
+		return Verification{}, err
+	}
+	beyond, err := countBeyond(ctx, adm, m.Spec)
+	return Verification{Expected: m.Spec.Expected(), Actual: act, Beyond: beyond}, err
+}
+
+// countBeyond counts the tenants of spec's dataset on the Target numbered
+// above spec.Tenants: realms named prefix-tNNNNN, or organizations aliased
+// tNNNNN in the shared realm.
+func countBeyond(ctx context.Context, adm *kc.Admin, spec Spec) (int, error) {
+	var names []string
+	if spec.Mode == ModeOrgs {
+		for first := 0; ; first += 500 {
+			page, err := adm.Organizations(ctx, spec.SharedRealm(), "", first, 500)
+			if isNotFound(err) {
+				return 0, nil
+			}
+			if err != nil {
+				return 0, err
+			}
+			for _, o := range page {
+				names = append(names, o.Alias)
+			}
+			if len(page) < 500 {
+				break
+			}
+		}
+	} else {
+		realms, err := adm.Realms(ctx)
+		if err != nil {
+			return 0, err
+		}
+		for _, r := range realms {
+			if rest, ok := strings.CutPrefix(r.Realm, spec.Prefix+"-"); ok {
+				names = append(names, rest)
+			}
+		}
+	}
+	n := 0
+	for _, name := range names {
+		if i := tenantOf(name + "-"); len(name) == len(TenantID(1)) && i > spec.Tenants {
+			n++
+		}
+	}
+	return n, nil
 }
 
 // verifyFiles counts the realms, users and clients of a file dataset.
@@ -355,6 +406,9 @@ func (v Verification) WriteText(w io.Writer) {
 		}
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t\n", k, exp[k], act[k], mark)
 	}
+	if v.Beyond > 0 {
+		fmt.Fprintf(tw, "tenants beyond the manifest\t0\t%d\tMISMATCH\t\n", v.Beyond)
+	}
 	tw.Flush()
 }
 
@@ -376,7 +430,7 @@ func VerifyText(ctx context.Context, w io.Writer, adm *kc.Admin, m *Manifest, mp
 		return err
 	}
 	if asJSON {
-		if err := cliutil.WriteJSON(w, map[string]any{"manifest": mpath, "ok": v.OK(), "expected": v.Expected, "actual": v.Actual}); err != nil {
+		if err := cliutil.WriteJSON(w, map[string]any{"manifest": mpath, "ok": v.OK(), "expected": v.Expected, "actual": v.Actual, "beyond_manifest": v.Beyond}); err != nil {
 			return err
 		}
 	} else {
