@@ -172,6 +172,43 @@ func TestLoadServerCPUFromMetrics(t *testing.T) {
 	}
 }
 
+// --management-url once per pod: the server CPU is the sum over them, and
+// the summary names every source. The load reaches pod 1 only, whose
+// counter moves by 1 ms per request; pod 2's moves by 1 s per scrape.
+func TestLoadServerCPUSummedOverPods(t *testing.T) {
+	base, mgmt1, hits := fakeKC(t)
+	var scrapes atomic.Int64
+	pod2 := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "process_cpu_seconds_total %d\n", scrapes.Add(1))
+	}))
+	defer pod2.Close()
+	out := filepath.Join(t.TempDir(), "res")
+	code, stdout, stderr := runCLI(t, "load", "--target", base, "--management-url", mgmt1, "--management-url", pod2.URL, "--realm", "r",
+		"--scenario", "jwks", "--vus", "1", "--duration", "1s", "--quiet", "--out", out)
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+	b, err := os.ReadFile(filepath.Join(out, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum struct {
+		ServerCPU scenario.ServerCPU `json:"server_cpu"`
+	}
+	if err := json.Unmarshal(b, &sum); err != nil {
+		t.Fatal(err)
+	}
+	c := sum.ServerCPU
+	pod1 := float64(hits.Load()) / 1000 // seconds, at most: the window is part of the run
+	if !c.Available || !strings.Contains(c.Source, "sum over 2 pods") || !strings.Contains(c.Source, pod2.URL) || c.CPU < 1 || c.CPU > pod1+float64(scrapes.Load()) {
+		t.Fatalf("server CPU %+v (pod 1 at most %.3f s, pod 2 scraped %d times)", c, pod1, scrapes.Load())
+	}
+	code, _, stderr = runCLI(t, "load", "--target", base, "--management-url", mgmt1, "--management-url", mgmt1, "--realm", "r", "--scenario", "jwks")
+	if code != exitUsage || !strings.Contains(stderr, "given twice: one URL per pod") {
+		t.Errorf("the same pod twice: exit %d, %s", code, stderr)
+	}
+}
+
 func TestLoadThresholdExitCode(t *testing.T) {
 	base, _, _ := fakeKC(t)
 	out := filepath.Join(t.TempDir(), "res")

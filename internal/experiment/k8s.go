@@ -83,7 +83,7 @@ func (f *K8sFlags) Manifests(fs *flag.FlagSet, now time.Time, getenv func(string
 	if o.StartAt, err = load.StartTime(now, *f.startIn, *f.startAt, getenv); err != nil {
 		return nil, cliutil.Usage(err)
 	}
-	for _, u := range []string{o.Target, o.MgmtURL} {
+	for _, u := range append([]string{o.Target}, o.MgmtURLs...) {
 		if err := kc.CheckURL(u); u != "" && err != nil {
 			return nil, cliutil.Usage(err)
 		}

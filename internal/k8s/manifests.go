@@ -47,7 +47,7 @@ type Options struct {
 	Capacity []string
 	Dataset  []byte // the dataset manifest (dataset.json), or nil
 	Target   string // Keycloak's URL as the pods reach it
-	MgmtURL  string // its management URL, or ""
+	MgmtURLs []string // its pods' management URLs (server CPU summed over them), or none
 	StartAt  time.Time
 	CPU      string // request and limit per agent, e.g. "1"
 	Memory   string // request and limit per agent, e.g. "512Mi"
@@ -182,8 +182,8 @@ func Manifests(o Options) ([]byte, error) {
 	args = append(args, "--segments", strconv.Itoa(o.Agents),
 		"--start-at", o.StartAt.UTC().Format(time.RFC3339Nano), "--target", o.Target,
 		"--out", OutDir, "--emit-results", "--quiet")
-	if o.MgmtURL != "" {
-		args = append(args, "--management-url", o.MgmtURL)
+	for _, u := range o.MgmtURLs {
+		args = append(args, "--management-url", u)
 	}
 	if len(o.Dataset) > 0 {
 		docs = append(docs, configMap{APIVersion: "v1", Kind: "Secret", Metadata: m(o.Name + "-dataset"), Type: "Opaque",

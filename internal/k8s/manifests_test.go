@@ -16,7 +16,7 @@ import (
 func testOptions() Options {
 	return Options{Name: "kcbench-run", Namespace: "bench", Agents: 3, Image: "registry.example/kcbench:1",
 		RunYAML: []byte("scenario: client-credentials\nexecutor: constant-arrival-rate\nrate: 300\nduration: 5m\n"),
-		Dataset: []byte(`{"password":"p"}`), Target: "http://keycloak-service:8080", MgmtURL: "http://keycloak-service:9000",
+		Dataset: []byte(`{"password":"p"}`), Target: "http://keycloak-service:8080", MgmtURLs: []string{"http://keycloak-service:9000"},
 		StartAt: time.Date(2026, 11, 25, 6, 0, 0, 0, time.UTC)}
 }
 
@@ -120,7 +120,7 @@ func TestManifestsValidateAgainstAPITypes(t *testing.T) {
 	}
 
 	// Without a dataset: no Secret, no --manifest.
-	o.Dataset, o.MgmtURL = nil, ""
+	o.Dataset, o.MgmtURLs = nil, nil
 	b, err = Manifests(o)
 	if err != nil {
 		t.Fatal(err)

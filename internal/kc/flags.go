@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/kcbench/kcbench/internal/cliutil"
@@ -14,6 +15,7 @@ import (
 // TargetFlags make an external Keycloak a Target.
 type TargetFlags struct {
 	URL, MgmtURL, user, passwordFile, clientID, clientSecretFile string
+	moreMgmtURLs                                                 []string
 	caFile                                                       string
 	insecure                                                     bool
 }
@@ -21,7 +23,7 @@ type TargetFlags struct {
 // RegisterFlags adds --target, --management-url and the admin credentials.
 func (t *TargetFlags) RegisterFlags(fs *flag.FlagSet) {
 	fs.Var(urlFlag{&t.URL}, "target", "an external Keycloak's base `URL`, http:// or https:// (instead of the local stack)")
-	fs.Var(urlFlag{&t.MgmtURL}, "management-url", "the external Keycloak's management `URL` (health, metrics)")
+	fs.Var(&mgmtURLsFlag{first: &t.MgmtURL, more: &t.moreMgmtURLs}, "management-url", "the external Keycloak's management `URL` (health, metrics); repeatable, once per pod: server CPU is summed over them")
 	fs.StringVar(&t.user, "admin-user", "admin", "admin user of the external Keycloak (master realm)")
 	fs.StringVar(&t.passwordFile, "admin-password-file", "", "file holding the admin password")
 	fs.StringVar(&t.clientID, "admin-client-id", "", "admin service-account client id (instead of user and password)")
@@ -75,7 +77,7 @@ func (t *TargetFlags) Set() bool { return t.URL != "" }
 // Target is the external Keycloak with its admin credentials read from
 // their files; problems are usage errors.
 func (t *TargetFlags) Target() (Target, error) {
-	tg := Target{BaseURL: t.URL, ManagementURL: t.MgmtURL}
+	tg := Target{BaseURL: t.URL, ManagementURL: t.MgmtURL, MoreManagementURLs: t.moreMgmtURLs}
 	if err := t.tls(&tg); err != nil {
 		return tg, err
 	}
@@ -111,11 +113,11 @@ func (t *TargetFlags) LoadTarget() (Target, error) {
 	if t.passwordFile != "" || t.clientID != "" {
 		return t.Target()
 	}
-	tg := Target{BaseURL: t.URL, ManagementURL: t.MgmtURL}
+	tg := Target{BaseURL: t.URL, ManagementURL: t.MgmtURL, MoreManagementURLs: t.moreMgmtURLs}
 	if err := t.tls(&tg); err != nil {
 		return tg, err
 	}
-	for _, u := range []string{tg.BaseURL, tg.ManagementURL} {
+	for _, u := range append([]string{tg.BaseURL}, tg.ManagementURLs()...) {
 		if err := CheckURL(u); u != "" && err != nil {
 			return tg, cliutil.Usage(err)
 		}
@@ -144,6 +146,38 @@ func (f urlFlag) Set(v string) error {
 	*f.p = v
 	return nil
 }
+
+// mgmtURLsFlag is --management-url, given once per pod: the first URL,
+// then the others; each checked as urlFlag checks one, and none twice.
+type mgmtURLsFlag struct {
+	first *string
+	more  *[]string
+}
+
+func (f *mgmtURLsFlag) String() string {
+	if f.first == nil {
+		return ""
+	}
+	return strings.Join(append([]string{*f.first}, *f.more...), ",")
+}
+
+func (f *mgmtURLsFlag) Set(v string) error {
+	if err := (urlFlag{new(string)}).Set(v); err != nil {
+		return err
+	}
+	if v == *f.first || slices.Contains(*f.more, v) {
+		return fmt.Errorf("%q given twice: one URL per pod", v)
+	}
+	if *f.first == "" {
+		*f.first = v
+	} else {
+		*f.more = append(*f.more, v)
+	}
+	return nil
+}
+
+// Repeatable says the flag is given once per pod.
+func (f *mgmtURLsFlag) Repeatable() {}
 
 // CheckURL accepts absolute http and https URLs of a host and an optional
 // path: kcbench appends its paths to them, so a query, a fragment or user

@@ -47,6 +47,10 @@ type Target struct {
 	// Empty when unknown (an external Keycloak whose management port is
 	// not reachable).
 	ManagementURL string `json:"management_url,omitempty"`
+	// MoreManagementURLs are the management URLs of the external
+	// Keycloak's other pods: its server CPU is summed over ManagementURL
+	// and these (health and the live view read ManagementURL only).
+	MoreManagementURLs []string `json:"more_management_urls,omitempty"`
 	// Admin authenticates admin REST calls.
 	Admin Credentials `json:"admin"`
 	// PID is the Keycloak JVM's pid when kcbench started it on this
@@ -111,14 +115,23 @@ func (t Target) ServerPIDs() []int {
 	return nil
 }
 
+// ManagementURLs are ManagementURL and MoreManagementURLs: every pod's
+// management interface given.
+func (t Target) ManagementURLs() []string {
+	if t.ManagementURL == "" {
+		return nil
+	}
+	return append([]string{t.ManagementURL}, t.MoreManagementURLs...)
+}
+
 // Validate checks the URLs and that some admin credentials are present.
 func (t Target) Validate() error {
 	var errs []error
 	if err := checkHTTPURL("base URL", t.BaseURL); err != nil {
 		errs = append(errs, err)
 	}
-	if t.ManagementURL != "" {
-		if err := checkHTTPURL("management URL", t.ManagementURL); err != nil {
+	for _, u := range t.ManagementURLs() {
+		if err := checkHTTPURL("management URL", u); err != nil {
 			errs = append(errs, err)
 		}
 	}

@@ -25,6 +25,7 @@ type CPUSampler interface {
 var (
 	_ CPUSampler = ProcCPU{}
 	_ CPUSampler = MetricsCPU{}
+	_ CPUSampler = PodsCPU{}
 )
 
 // clockTicks is USER_HZ, the unit of /proc/PID/stat's times: 100 on every
@@ -140,6 +141,36 @@ func (m MetricsCPU) CPUTime(ctx context.Context) (time.Duration, error) {
 
 // Source implements CPUSampler.
 func (m MetricsCPU) Source() string { return strings.TrimRight(m.URL, "/") + "/metrics" }
+
+// PodsCPU is the CPU time of several pods, each read from its management
+// interface, summed: a cluster's cost, where one pod's would be about
+// 1/N of it.
+type PodsCPU []MetricsCPU
+
+// CPUTime implements CPUSampler: the sum, or the first pod's error.
+func (p PodsCPU) CPUTime(ctx context.Context) (time.Duration, error) {
+	var sum time.Duration
+	for _, m := range p {
+		d, err := m.CPUTime(ctx)
+		if err != nil {
+			return 0, err
+		}
+		sum += d
+	}
+	return sum, nil
+}
+
+// Source implements CPUSampler.
+func (p PodsCPU) Source() string {
+	if len(p) == 1 {
+		return p[0].Source()
+	}
+	srcs := make([]string, len(p))
+	for i, m := range p {
+		srcs[i] = m.Source()
+	}
+	return fmt.Sprintf("the sum over %d pods' %s", len(p), strings.Join(srcs, ", "))
+}
 
 // ParseCPUMetric finds the process CPU counter in Prometheus text
 // exposition format. Only the two unlabelled samples are read, so a full

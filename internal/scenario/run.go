@@ -490,7 +490,10 @@ func newCPUWindow(ctx context.Context, tg kc.Target) *cpuWindow {
 		w.sampler = observe.NewProcCPU(os.DirFS("/proc"), tg.ServerPIDs())
 		w.res = "10 ms (clock ticks)"
 	case tg.ManagementURL != "":
-		m := observe.MetricsCPU{URL: tg.ManagementURL, Client: tg.HTTPClient(observe.DefaultScrapeTimeout)}
+		var m observe.PodsCPU
+		for _, u := range tg.ManagementURLs() {
+			m = append(m, observe.MetricsCPU{URL: u, Client: tg.HTTPClient(observe.DefaultScrapeTimeout)})
+		}
 		if _, err := m.CPUTime(ctx); err != nil {
 			w.reason = err.Error()
 		} else {
