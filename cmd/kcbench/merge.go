@@ -14,6 +14,7 @@ import (
 func cmdMerge(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "merge", merge.Synopsis)
 	out := fs.String("out", "", "`DIR` to write the merged results to (not one of the agents' folders)")
+	partial := fs.Bool("partial", false, "merge a split load's agents with some segments missing, on purpose (the result says partial and which are missing)")
 	dirs, err := cliutil.ParseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -31,9 +32,12 @@ func cmdMerge(ctx context.Context, e *env, args []string) error {
 	if split, err := merge.IsCapacity(dirs); err != nil {
 		return cliutil.Usage(err)
 	} else if split {
+		if *partial {
+			return usagef("--partial: a split capacity search's steps need every agent")
+		}
 		return noStep(merge.CapacityReadWrite(dirs, *out, e.stdout, e.logf))
 	}
-	res, err := merge.ReadWrite(dirs, *out, e.logf)
+	res, err := merge.ReadWrite(dirs, *out, merge.Options{Partial: *partial}, e.logf)
 	if err != nil {
 		return err
 	}

@@ -128,11 +128,10 @@ func (c *RunFile) PrepareLoad(tf *kc.TargetFlags, w *stack.Where, getenv func(st
 
 // externalVersion records an external target's Keycloak version in
 // params (keycloak_version), read from the admin API with the target's
-// admin credentials; without them, or when the read fails, the log says
-// that the results will not name the version.
+// admin credentials (none: the version stays unknown, as the docs of
+// --admin-password-file say); a read that fails is logged.
 func externalVersion(tg kc.Target, params map[string]string, logf func(string, ...any)) {
 	if tg.Admin.Password == "" && tg.Admin.ClientSecret == "" {
-		logf("Keycloak's version unknown without admin credentials (--admin-password-file): the results will not name it")
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)

@@ -127,7 +127,7 @@ func Collect(out io.Writer, r io.Reader, dir string, logf func(string, ...any)) 
 	} else if split {
 		return CapacityReadWrite(paths, merged, out, logf)
 	}
-	res, err := ReadWrite(paths, merged, logf)
+	res, err := ReadWrite(paths, merged, Options{}, logf)
 	if err != nil {
 		return nil, err
 	}
@@ -137,8 +137,8 @@ func Collect(out io.Writer, r io.Reader, dir string, logf func(string, ...any)) 
 
 // ReadWrite reads the agents' folders dirs, writes their merge into dir and
 // logs its notes (kcbench merge).
-func ReadWrite(dirs []string, dir string, logf func(string, ...any)) (*Result, error) {
-	res, err := Read(dirs)
+func ReadWrite(dirs []string, dir string, o Options, logf func(string, ...any)) (*Result, error) {
+	res, err := Read(dirs, o)
 	if err != nil {
 		return nil, err
 	}

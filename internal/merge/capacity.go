@@ -182,7 +182,7 @@ type mergedStep struct {
 // mergeStep merges the agents' shares of step p and finds what keeps it
 // from being one run at p's rate.
 func mergeStep(p results.ScheduledStep, dirs []string) (mergedStep, error) {
-	res, err := Read(dirs)
+	res, err := Read(dirs, Options{})
 	if err != nil {
 		return mergedStep{}, err
 	}

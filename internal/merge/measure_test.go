@@ -46,7 +46,7 @@ func TestMeasureMergeTime(t *testing.T) {
 		var r0, r1 syscall.Rusage
 		syscall.Getrusage(syscall.RUSAGE_SELF, &r0)
 		start := time.Now()
-		res, err := Read(dirs)
+		res, err := Read(dirs, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -148,8 +148,15 @@ func readHlog(path string) ([]*hdr.Histogram, error) {
 	}
 }
 
+// Options change what a merge accepts.
+type Options struct {
+	// Partial merges a set of segments with some missing, on purpose:
+	// the result's params say partial=true and which are missing.
+	Partial bool
+}
+
 // Read reads the agents' folders and merges them.
-func Read(dirs []string) (*Result, error) {
+func Read(dirs []string, o Options) (*Result, error) {
 	if len(dirs) == 0 {
 		return nil, errors.New("merge: no folders given")
 	}
@@ -161,18 +168,24 @@ func Read(dirs []string) (*Result, error) {
 		}
 		as = append(as, a)
 	}
-	return Merge(as)
+	return Merge(as, o)
 }
 
 // Merge joins the agents' results. The agents must have run the same
-// scenario with the same executor; two folders of the same segment are an
-// error (their samples would count twice).
-func Merge(as []*Agent) (*Result, error) {
+// scenario with the same executor, as segments of one split run (the same
+// number of agents, the same start time when they had one); two folders
+// of the same segment are an error (their samples would count twice), and
+// so is a missing segment unless o.Partial.
+func Merge(as []*Agent, o Options) (*Result, error) {
 	if len(as) == 0 {
 		return nil, errors.New("merge: no agents")
 	}
-	if err := check(as); err != nil {
+	missing, err := check(as)
+	if err != nil {
 		return nil, err
+	}
+	if len(missing) > 0 && !o.Partial {
+		return nil, fmt.Errorf("merge: segment(s) %s missing: give every agent's folder, or --partial to merge these on purpose (the result says partial)", strings.Join(missing, ", "))
 	}
 	res := &Result{Agents: as, hlogs: map[string][2][]*hdr.Histogram{}}
 	s := &res.Stats
@@ -244,23 +257,49 @@ func Merge(as []*Agent) (*Result, error) {
 		ps[i] = a.Params
 	}
 	res.Params = commonParams(ps)
+	if len(missing) > 0 {
+		res.Params["partial"] = "true"
+		res.Params["missing_segments"] = strings.Join(missing, ",")
+		res.Notes = append(res.Notes, fmt.Sprintf("partial: segment(s) %s missing; rates and counts are those of %d agents", strings.Join(missing, ", "), len(as)))
+	}
 	return res, nil
 }
 
-// check rejects agents that did not run the same thing, and a segment
-// given twice.
-func check(as []*Agent) error {
+// check rejects agents that did not run the same thing or are not
+// segments of one split run (a whole run, another agent count, another
+// start time), and a segment given twice. It returns the segments of the
+// run that are missing.
+func check(as []*Agent) (missing []string, err error) {
 	first := as[0]
 	seen := map[string]string{}
 	var errs []error
+	var count int
 	for _, a := range as {
 		if a.Stats.Scenario != first.Stats.Scenario || a.Stats.Executor != first.Stats.Executor || a.Stats.Warmup != first.Stats.Warmup {
 			errs = append(errs, fmt.Errorf("%s ran %s/%s with %v warm-up, %s ran %s/%s with %v: not one run's agents",
 				a.Dir, a.Stats.Scenario, a.Stats.Executor, a.Stats.Warmup, first.Dir, first.Stats.Scenario, first.Stats.Executor, first.Stats.Warmup))
 			continue
 		}
+		if at, at0 := a.Params["start_at"], first.Params["start_at"]; at != at0 {
+			errs = append(errs, fmt.Errorf("%s started at %q, %s at %q: not one run's agents", a.Dir, at, first.Dir, at0))
+			continue
+		}
 		seg := a.Params["segment"]
 		if seg == "" {
+			if len(as) > 1 {
+				errs = append(errs, fmt.Errorf("%s is a whole run (no --segment): not an agent of a split run", a.Dir))
+			}
+			continue
+		}
+		sg, err := load.ParseSegment(seg)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", a.Dir, err))
+			continue
+		}
+		if count == 0 {
+			count = sg.Count
+		} else if sg.Count != count {
+			errs = append(errs, fmt.Errorf("%s is segment %s, another folder one of %d agents: not one run's agents", a.Dir, seg, count))
 			continue
 		}
 		if d, ok := seen[seg]; ok {
@@ -268,7 +307,15 @@ func check(as []*Agent) error {
 		}
 		seen[seg] = a.Dir
 	}
-	return errors.Join(errs...)
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	for i := range count {
+		if s := (load.Segment{Index: i, Count: count}).String(); seen[s] == "" {
+			missing = append(missing, s)
+		}
+	}
+	return missing, nil
 }
 
 // addEvent appends e unless an identical event (same action, arguments

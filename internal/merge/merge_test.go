@@ -130,7 +130,7 @@ func TestMergeExact(t *testing.T) {
 			count += int64(len(sc.raw))
 			errs += int64(sc.errs)
 		}
-		res, err := Read(dirs)
+		res, err := Read(dirs, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -197,7 +197,7 @@ func TestMergeExact(t *testing.T) {
 			t.Errorf("params %v", res.Params)
 		}
 		// The merged folder merges again (idempotent on one input).
-		again, err := Read([]string{out})
+		again, err := Read([]string{out}, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -224,7 +224,7 @@ func TestMergeRowPercentiles(t *testing.T) {
 		if t.Failed() {
 			t.FailNow()
 		}
-		res, err := Read(dirs)
+		res, err := Read(dirs, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -274,23 +274,53 @@ func TestMergeRejects(t *testing.T) {
 		a, b := filepath.Join(root, "a"), filepath.Join(root, "b")
 		runAgent(t, a, 0, 2, 0, at)
 		runAgent(t, b, 0, 2, 0, at) // the same segment again
-		if _, err := Read([]string{a, b}); err == nil || !strings.Contains(err.Error(), "count twice") {
+		if _, err := Read([]string{a, b}, Options{}); err == nil || !strings.Contains(err.Error(), "count twice") {
 			t.Errorf("the same segment twice: %v", err)
 		}
-		res, err := Read([]string{a})
+		// One agent of two: only on purpose, and then said.
+		if _, err := Read([]string{a}, Options{}); err == nil || !strings.Contains(err.Error(), "segment(s) 1/2 missing") || !strings.Contains(err.Error(), "--partial") {
+			t.Errorf("one segment of two: %v", err)
+		}
+		res, err := Read([]string{a}, Options{Partial: true})
 		if err != nil {
 			t.Fatal(err)
+		}
+		if res.Params["partial"] != "true" || res.Params["missing_segments"] != "1/2" || len(res.Notes) == 0 {
+			t.Errorf("a partial merge's params %v, notes %v", res.Params, res.Notes)
 		}
 		if err := res.WriteDir(a); err == nil {
 			t.Error("writing over an agent's folder: no error")
 		}
-		if _, err := Read([]string{filepath.Join(root, "none")}); err == nil {
+		if _, err := Read([]string{filepath.Join(root, "none")}, Options{}); err == nil {
 			t.Error("a missing folder: no error")
 		}
-		if _, err := Read(nil); err == nil {
+		if _, err := Read(nil, Options{}); err == nil {
 			t.Error("no folders: no error")
 		}
 	})
+}
+
+// Folders that are not one split run's agents are refused by what they
+// say of themselves: a whole run, another agent count, another start.
+func TestMergeRefusesAnotherRun(t *testing.T) {
+	ag := func(dir string, params map[string]string) *Agent {
+		return &Agent{Dir: dir, Params: params, Stats: results.Stats{Scenario: "s", Executor: "e", Ops: []results.OpStats{{Name: results.IterationOp}}}}
+	}
+	for _, c := range []struct {
+		name string
+		as   []*Agent
+		want string
+	}{
+		{"whole run", []*Agent{ag("a", map[string]string{"segment": "0/2"}), ag("w", map[string]string{})}, "w is a whole run"},
+		{"agent count", []*Agent{ag("a", map[string]string{"segment": "0/2"}), ag("b", map[string]string{"segment": "1/3"})}, "b is segment 1/3, another folder one of 2 agents"},
+		{"start", []*Agent{ag("a", map[string]string{"segment": "0/2", "start_at": "2026-01-01T00:00:00Z"}),
+			ag("b", map[string]string{"segment": "1/2", "start_at": "2026-01-02T00:00:00Z"})}, "b started at"},
+		{"bad segment", []*Agent{ag("a", map[string]string{"segment": "0/2"}), ag("b", map[string]string{"segment": "2/2"})}, "b: segment 2/2"},
+	} {
+		if _, err := Merge(c.as, Options{Partial: true}); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.name, err, c.want)
+		}
+	}
 }
 
 func TestMergeEvents(t *testing.T) {
@@ -303,7 +333,7 @@ func TestMergeEvents(t *testing.T) {
 	kill := results.Event{At: 2 * time.Second, Action: "kill", Args: "node=2"}
 	late := kill
 	late.At -= 300 * time.Millisecond // agent 1 started 300 ms later: the same instant
-	res, err := Merge([]*Agent{ag(t0, "0/2", kill), ag(t0.Add(300*time.Millisecond), "1/2", late, results.Event{At: time.Second, Action: "start"})})
+	res, err := Merge([]*Agent{ag(t0, "0/2", kill), ag(t0.Add(300*time.Millisecond), "1/2", late, results.Event{At: time.Second, Action: "start"})}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
