@@ -1,11 +1,13 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"io/fs"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -20,6 +22,7 @@ import (
 	"time"
 
 	"github.com/kcbench/kcbench/internal/fileutil"
+	"github.com/kcbench/kcbench/internal/load"
 	"github.com/kcbench/kcbench/internal/results"
 )
 
@@ -430,5 +433,52 @@ func TestHostileNothingMeasured(t *testing.T) {
 	}
 	if st, err := results.ReadStats(out); err != nil || st.Interrupted != 2 {
 		t.Errorf("summary.json: %v, interrupted %d", err, st.Interrupted)
+	}
+}
+
+// A server whose Content-Length is shorter than its body: the fragment
+// {"keys":[{ read from it is no answer, and the rest on the connection is
+// no response. No iteration succeeds; every error is of the malformed
+// class, and the summary says so.
+func TestHostileShortContentLength(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				br := bufio.NewReader(c)
+				for {
+					if _, err := http.ReadRequest(br); err != nil {
+						return
+					}
+					body := `{"keys":[{"kid":"k","kty":"RSA"}]}`
+					if _, err := fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 10\r\n\r\n%s", body); err != nil {
+						return
+					}
+				}
+			}()
+		}
+	}()
+	out := filepath.Join(t.TempDir(), "res")
+	code, stdout, stderr := runCLI(t, "load", "--target", "http://"+ln.Addr().String(), "--realm", "r", "--scenario", "jwks",
+		"--vus", "1", "--duration", "1s", "--out", out, "--quiet")
+	st, rerr := results.ReadStats(out)
+	if code != exitTargetDown || rerr != nil {
+		t.Fatalf("exit %d (%v)\nstdout: %s\nstderr: %s", code, rerr, stdout, stderr)
+	}
+	it, ok := st.Op(results.IterationOp)
+	if !ok || it.OK != 0 || it.Errors == 0 || it.ErrorClasses[load.ClassMalformed] != it.Errors {
+		t.Errorf("iterations %+v", it)
+	}
+	if !strings.Contains(stdout, "malformed") {
+		t.Errorf("the summary does not name the class:\n%s", stdout)
 	}
 }

@@ -377,7 +377,7 @@ func TestErrorClasses(t *testing.T) {
 		io.WriteString(nc, "HTTP/1.1 200 OK\r\nContent-Length: x\r\n\r\n")
 	})
 	_, err = NewClient(1, time.Second).Get(bad)
-	if got := load.Classify(err); got != load.ClassOther {
+	if got := load.Classify(err); got != load.ClassMalformed {
 		t.Errorf("malformed: %v: class %q", err, got)
 	}
 }

@@ -373,6 +373,21 @@ func (e *ClosedError) Unwrap() error { return e.Err }
 // ConnectionBroken reports true: the connection broke under the exchange.
 func (e *ClosedError) ConnectionBroken() bool { return true }
 
+// MalformedError is an answer that breaks HTTP/1.1's framing: a bad status
+// or header line, a bad or conflicting Content-Length, an unknown
+// Transfer-Encoding. load.Classify counts it as malformed (through
+// Malformed).
+type MalformedError struct{ msg string }
+
+func malformed(format string, args ...any) *MalformedError {
+	return &MalformedError{msg: "h1: " + fmt.Sprintf(format, args...)}
+}
+
+func (e *MalformedError) Error() string { return e.msg }
+
+// Malformed reports true: the answer is not well-formed HTTP.
+func (e *MalformedError) Malformed() bool { return true }
+
 // idempotent reports whether a request may be sent again after it may
 // have reached the server, as net/http decides it.
 func idempotent(req *http.Request) bool {
@@ -781,7 +796,7 @@ func (c *conn) readResponse(req *http.Request, lite bool) (*http.Response, error
 			}
 			if err != nil {
 				if errors.Is(err, bufio.ErrBufferFull) {
-					return nil, errors.New("h1: response header line too long")
+					return nil, malformed("response header line too long")
 				}
 				if err == io.EOF {
 					return nil, &ClosedError{During: "before the response", Err: io.ErrUnexpectedEOF}
@@ -799,7 +814,7 @@ func (c *conn) readResponse(req *http.Request, lite bool) (*http.Response, error
 			c.raw = append(c.raw, '\n')
 			lines++
 			if len(c.raw) > maxHeaderBytes {
-				return nil, errors.New("h1: response header too large")
+				return nil, malformed("response header too large")
 			}
 		}
 		// head is the one string every header value points into. For lite,
@@ -814,12 +829,12 @@ func (c *conn) readResponse(req *http.Request, lite bool) (*http.Response, error
 		statusLine, rest, _ := strings.Cut(head, "\n")
 		proto, status, ok := strings.Cut(statusLine, " ")
 		if !ok || !strings.HasPrefix(proto, "HTTP/1.") {
-			return nil, fmt.Errorf("h1: malformed status line %q", statusLine)
+			return nil, malformed("malformed status line %q", statusLine)
 		}
 		codeStr, _, _ := strings.Cut(status, " ")
 		code, err := strconv.Atoi(codeStr)
 		if err != nil || code < 100 || code > 999 {
-			return nil, fmt.Errorf("h1: malformed status line %q", statusLine)
+			return nil, malformed("malformed status line %q", statusLine)
 		}
 		if code >= 100 && code < 200 && code != http.StatusSwitchingProtocols {
 			continue // an interim answer (100 Continue): the real one follows
@@ -880,7 +895,7 @@ func scanFraming(text string, buf *[6]string) (framing, error) {
 		line, text, _ = strings.Cut(text, "\n")
 		i := strings.IndexByte(line, ':')
 		if i <= 0 || strings.IndexByte(line[:i], ' ') >= 0 || strings.IndexByte(line[:i], '\t') >= 0 {
-			return f, fmt.Errorf("h1: malformed header line %q", line)
+			return f, malformed("malformed header line %q", line)
 		}
 		k, v := line[:i], line[i+1:]
 		var dst *[]string
@@ -918,7 +933,7 @@ func parseHeader(text string, n int) (http.Header, error) {
 		line, text, _ = strings.Cut(text, "\n")
 		k, v, ok := strings.Cut(line, ":")
 		if !ok || k == "" || strings.ContainsAny(k, " \t") {
-			return nil, fmt.Errorf("h1: malformed header line %q", line)
+			return nil, malformed("malformed header line %q", line)
 		}
 		key := canonicalKey(k)
 		v = strings.TrimSpace(v)
@@ -974,11 +989,11 @@ func (c *conn) setBody(resp *http.Response, req *http.Request, f framing) error 
 	case len(te) > 0:
 		switch {
 		case len(cl) > 0:
-			return errors.New("h1: response has both Transfer-Encoding and Content-Length")
+			return malformed("response has both Transfer-Encoding and Content-Length")
 		case resp.ProtoMinor == 0:
-			return errors.New("h1: HTTP/1.0 response with Transfer-Encoding")
+			return malformed("HTTP/1.0 response with Transfer-Encoding")
 		case len(te) > 1 || !strings.EqualFold(strings.TrimSpace(te[0]), "chunked"):
-			return fmt.Errorf("h1: unsupported Transfer-Encoding %q", strings.Join(te, ", "))
+			return malformed("unsupported Transfer-Encoding %q", strings.Join(te, ", "))
 		}
 		b.r, b.chunked = httputil.NewChunkedReader(c.br), true
 	case len(cl) > 0:
@@ -1010,10 +1025,10 @@ func parseContentLength(vs []string) (int64, error) {
 			f, rest, more := strings.Cut(v, ",")
 			m, ok := parseDigits(strings.TrimSpace(f))
 			if !ok {
-				return 0, fmt.Errorf("h1: malformed Content-Length %q", strings.Join(vs, ", "))
+				return 0, malformed("malformed Content-Length %q", strings.Join(vs, ", "))
 			}
 			if n >= 0 && m != n {
-				return 0, fmt.Errorf("h1: conflicting Content-Length %q", strings.Join(vs, ", "))
+				return 0, malformed("conflicting Content-Length %q", strings.Join(vs, ", "))
 			}
 			n = m
 			if !more {

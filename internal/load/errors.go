@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"strings"
 	"syscall"
 
 	"github.com/kcbench/kcbench/internal/results"
@@ -19,6 +20,7 @@ const (
 	ClassConnRefused = "conn_refused"            // the target refused the connection
 	ClassConnReset   = "conn_reset"              // the target reset or broke the connection
 	ClassCheck       = "check"                   // a scenario check failed (CheckError)
+	ClassMalformed   = "malformed"               // an answer not well-formed: HTTP framing, or not the document expected (MalformedError)
 	ClassOther       = "other"                   // anything else
 )
 
@@ -52,6 +54,20 @@ func (e CheckError) Error() string { return "check failed: " + e.Check }
 
 func (CheckError) failedCheck() {}
 
+// MalformedError reports an answer that is not what a well-formed one of
+// its kind is, for instance not a JSON object where one is expected.
+// Classify counts it as ClassMalformed, and so any error in the chain
+// with a method Malformed() bool that returns true (h1.MalformedError:
+// broken HTTP framing).
+type MalformedError struct {
+	What string // what came instead, e.g. "not a JSON object"
+}
+
+func (e MalformedError) Error() string { return "malformed answer: " + e.What }
+
+// Malformed reports true.
+func (MalformedError) Malformed() bool { return true }
+
 // class is the compact error classification stored with each sample:
 // classNone for success, small values for the named classes, and
 // classHTTP+code for HTTP statuses.
@@ -64,6 +80,7 @@ const (
 	classConnRefused
 	classConnReset
 	classCheck
+	classMalformed
 	classHTTP class = 1000 // + status code 0..999
 )
 
@@ -79,6 +96,8 @@ func (c class) String() string {
 		return ClassConnReset
 	case c == classCheck:
 		return ClassCheck
+	case c == classMalformed:
+		return ClassMalformed
 	case c >= classHTTP:
 		return "http_" + strconv.Itoa(int(c-classHTTP))
 	default:
@@ -105,6 +124,10 @@ func classify(err error) class {
 	if errors.As(err, &ce) {
 		return classCheck
 	}
+	var me interface{ Malformed() bool }
+	if errors.As(err, &me) && me.Malformed() {
+		return classMalformed
+	}
 	var cb interface{ ConnectionBroken() bool }
 	if errors.As(err, &cb) && cb.ConnectionBroken() {
 		return classConnReset
@@ -120,6 +143,10 @@ func classify(err error) class {
 	var ne net.Error
 	if errors.As(err, &ne) && ne.Timeout() {
 		return classTimeout
+	}
+	// net/http's and httputil's framing errors are not typed.
+	if msg := err.Error(); strings.Contains(msg, "malformed HTTP") || strings.Contains(msg, "malformed chunked encoding") {
+		return classMalformed
 	}
 	return classOther
 }

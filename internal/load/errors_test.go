@@ -33,6 +33,12 @@ func (timeoutError) Error() string   { return "i/o timeout" }
 func (timeoutError) Timeout() bool   { return true }
 func (timeoutError) Temporary() bool { return true }
 
+// malformedError stands for an HTTP client's own framing error type.
+type malformedError struct{}
+
+func (malformedError) Error() string   { return "bad framing" }
+func (malformedError) Malformed() bool { return true }
+
 func TestClassify(t *testing.T) {
 	t.Parallel()
 	opErr := func(err error) error {
@@ -62,6 +68,10 @@ func TestClassify(t *testing.T) {
 		{"closed mid-answer", &url.Error{Op: "Get", URL: "u", Err: closedError{broken: true}}, ClassConnReset},
 		{"not broken", closedError{}, ClassOther},
 		{"plain", errors.New("boom"), ClassOther},
+		{"malformed", fmt.Errorf("jwks: %w", MalformedError{What: "not a JSON object"}), ClassMalformed},
+		{"foreign malformed", &url.Error{Op: "Get", URL: "u", Err: malformedError{}}, ClassMalformed},
+		{"net/http framing", errors.New(`Get "u": net/http: HTTP/1.x transport connection broken: malformed HTTP response "garbage"`), ClassMalformed},
+		{"chunked framing", errors.New("malformed chunked encoding"), ClassMalformed},
 		{"joined status first", errors.Join(StatusError{Code: 500}, context.DeadlineExceeded), "http_500"},
 	}
 	for _, tt := range tests {

@@ -12,8 +12,10 @@ import (
 
 // jwks and discovery fetch a random tenant realm's public documents: the
 // JWKS (certs) and the OpenID configuration. Each VU reads into its own
-// reused buffer and checks for the document's key field instead of
-// decoding it, so the load generator spends its CPU on requests, not JSON.
+// reused buffer and checks that it holds a JSON object ({…}: a body cut
+// short by a wrong Content-Length is not one) with the document's key
+// field, instead of decoding it, so the load generator spends its CPU on
+// requests, not JSON.
 type document struct {
 	name, op string
 	field    []byte // the answer must contain it
@@ -41,7 +43,7 @@ func (s *document) Name() string { return s.name }
 
 func (s *document) NewUser(_ context.Context, id int) (load.User, error) {
 	return &documentUser{s: s, rng: s.env.rng(s.name, id), buf: make([]byte, 0, 8<<10),
-		check: load.CheckError{Check: "the answer holds " + string(s.field)}}, nil
+		check: load.CheckError{Check: "no " + string(s.field) + " in the answer"}}, nil
 }
 
 type documentUser struct {
@@ -51,12 +53,26 @@ type documentUser struct {
 	check load.CheckError
 }
 
+// notAnObject is the error of a document that is not a JSON object.
+var notAnObject = load.MalformedError{What: "not a JSON object ({…})"}
+
+// jsonObject reports whether b, without surrounding white space, starts
+// with { and ends with }.
+func jsonObject(b []byte) bool {
+	b = bytes.TrimSpace(b)
+	return len(b) >= 2 && b[0] == '{' && b[len(b)-1] == '}'
+}
+
 func (u *documentUser) Iterate(ctx context.Context, rec load.OpRecorder) error {
 	t := u.s.env.Pool.pickTenant(u.rng)
 	start := time.Now()
 	var err error
 	u.buf, err = u.s.fetch(u.s.env, ctx, t.Realm, u.buf[:0])
-	if err == nil && !bytes.Contains(u.buf, u.s.field) {
+	switch {
+	case err != nil:
+	case !jsonObject(u.buf):
+		err = notAnObject
+	case !bytes.Contains(u.buf, u.s.field):
 		err = u.check
 	}
 	rec.Record(u.s.op, start, err)
