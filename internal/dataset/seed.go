@@ -417,20 +417,14 @@ func (sd *seeder) scanOrgs(ctx context.Context) (todo []int, redo int, err error
 	}
 	sd.orgIDs = map[string]string{}
 	complete := map[string]bool{}
-	const page = 500
-	for first := 0; ; first += page {
-		orgs, err := sd.adm.Organizations(ctx, realm, "", first, page)
-		if err != nil {
-			return nil, 0, err
-		}
-		for _, o := range orgs {
-			sd.orgIDs[o.Alias] = o.ID
-			if len(o.Attributes[AttrComplete]) > 0 && o.Attributes[AttrComplete][0] == "true" {
-				complete[o.Alias] = true
-			}
-		}
-		if len(orgs) < page {
-			break
+	orgs, err := sd.adm.AllOrganizations(ctx, realm)
+	if err != nil {
+		return nil, 0, err
+	}
+	for _, o := range orgs {
+		sd.orgIDs[o.Alias] = o.ID
+		if len(o.Attributes[AttrComplete]) > 0 && o.Attributes[AttrComplete][0] == "true" {
+			complete[o.Alias] = true
 		}
 	}
 	for i := 1; i <= sd.s.Tenants; i++ {

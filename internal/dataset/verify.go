@@ -121,18 +121,13 @@ func countTenants(ctx context.Context, adm *kc.Admin, spec Spec, progress func(d
 			return total, err
 		}
 		total.add(shared)
+		all, err := adm.AllOrganizations(ctx, realm)
+		if err != nil {
+			return total, err
+		}
 		orgs := map[string]string{}
-		for first := 0; ; first += 500 {
-			page, err := adm.Organizations(ctx, realm, "", first, 500)
-			if err != nil {
-				return total, err
-			}
-			for _, o := range page {
-				orgs[o.Alias] = o.ID
-			}
-			if len(page) < 500 {
-				break
-			}
+		for _, o := range all {
+			orgs[o.Alias] = o.ID
 		}
 		var ids []string
 		for i := 1; i <= spec.Tenants; i++ {
@@ -302,20 +297,15 @@ func Verify(ctx context.Context, adm *kc.Admin, m *Manifest, progress func(done,
 func countBeyond(ctx context.Context, adm *kc.Admin, spec Spec) (int, error) {
 	var names []string
 	if spec.Mode == ModeOrgs {
-		for first := 0; ; first += 500 {
-			page, err := adm.Organizations(ctx, spec.SharedRealm(), "", first, 500)
-			if isNotFound(err) {
-				return 0, nil
-			}
-			if err != nil {
-				return 0, err
-			}
-			for _, o := range page {
-				names = append(names, o.Alias)
-			}
-			if len(page) < 500 {
-				break
-			}
+		orgs, err := adm.AllOrganizations(ctx, spec.SharedRealm())
+		if isNotFound(err) {
+			return 0, nil
+		}
+		if err != nil {
+			return 0, err
+		}
+		for _, o := range orgs {
+			names = append(names, o.Alias)
 		}
 	} else {
 		realms, err := adm.Realms(ctx)

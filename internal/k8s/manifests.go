@@ -45,8 +45,8 @@ type Options struct {
 	// capacity search (kcbench capacity FLAGS… --segments N): every pod
 	// runs its share of the fixed schedule.
 	Capacity []string
-	Dataset  []byte // the dataset manifest (dataset.json), or nil
-	Target   string // Keycloak's URL as the pods reach it
+	Dataset  []byte   // the dataset manifest (dataset.json), or nil
+	Target   string   // Keycloak's URL as the pods reach it
 	MgmtURLs []string // its pods' management URLs (server CPU summed over them), or none
 	StartAt  time.Time
 	CPU      string // request and limit per agent, e.g. "1"

@@ -158,6 +158,22 @@ func (a *Admin) Organizations(ctx context.Context, realm, exactName string, firs
 	return orgs, nil
 }
 
+// AllOrganizations lists every organization of a realm, page by page.
+func (a *Admin) AllOrganizations(ctx context.Context, realm string) ([]OrganizationRep, error) {
+	const page = 500
+	var all []OrganizationRep
+	for first := 0; ; first += page {
+		orgs, err := a.Organizations(ctx, realm, "", first, page)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, orgs...)
+		if len(orgs) < page {
+			return all, nil
+		}
+	}
+}
+
 // AddOrganizationMember makes a user a member of an organization.
 func (a *Admin) AddOrganizationMember(ctx context.Context, realm, orgID, userID string) error {
 	return a.Do(ctx, http.MethodPost, RealmPath(realm, "organizations", orgID, "members"), userID, nil)
