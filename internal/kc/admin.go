@@ -214,6 +214,18 @@ func (a *Admin) Users(ctx context.Context, realm string, first, max int) ([]User
 	return us, nil
 }
 
+// SearchUsers is the admin console's user search: the users whose
+// username, email, first or last name contain search, from first, at
+// most max, in brief representation.
+func (a *Admin) SearchUsers(ctx context.Context, realm, search string, first, max int) ([]UserRep, error) {
+	var us []UserRep
+	q := url.Values{"search": {search}, "first": {strconv.Itoa(first)}, "max": {strconv.Itoa(max)}, "briefRepresentation": {"true"}}
+	if err := a.Do(ctx, http.MethodGet, RealmPath(realm, "users")+"?"+q.Encode(), nil, &us); err != nil {
+		return nil, err
+	}
+	return us, nil
+}
+
 // Clients lists a realm's clients, or the one with clientID.
 func (a *Admin) Clients(ctx context.Context, realm, clientID string) ([]ClientRep, error) {
 	p := RealmPath(realm, "clients")

@@ -16,6 +16,7 @@ const (
 	ScenarioLogout            = "logout"
 	ScenarioOffline           = "offline"
 	ScenarioAdminAPI          = "admin-api"
+	ScenarioAdminSearch       = "admin-search"
 	ScenarioUserJourney       = "user-journey"
 	ScenarioMix               = "mix"
 )
@@ -43,6 +44,9 @@ const (
 	OpAdminFindOrg      = "admin_find_org"
 	OpAdminGetOrg       = "admin_get_org"
 	OpAdminListMembers  = "admin_list_members"
+	OpAdminSearchUsers  = "admin_search_users" // the admin console's user search
+	OpAdminCountUsers   = "admin_count_users"  // the search's count
+	OpAdminUsersPage    = "admin_users_page"   // a page of the user list past the first
 )
 
 // Phases of a point's workloads (Workload.Phase): right after a restart,

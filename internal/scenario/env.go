@@ -79,8 +79,8 @@ func (e *Env) validate(name string) error {
 	} else if err := e.Pool.missing(name); err != nil {
 		errs = append(errs, err)
 	}
-	if name == results.ScenarioAdminAPI && e.Admin == nil {
-		errs = append(errs, errors.New("admin-api needs admin credentials"))
+	if (name == results.ScenarioAdminAPI || name == results.ScenarioAdminSearch) && e.Admin == nil {
+		errs = append(errs, fmt.Errorf("%s needs admin credentials", name))
 	}
 	if e.SessionsPerVU < 0 {
 		errs = append(errs, fmt.Errorf("sessions per VU = %d: must not be negative", e.SessionsPerVU))
@@ -131,6 +131,7 @@ func registry() map[string]entry {
 		results.ScenarioLogout:            {"a password-grant login, then its back-channel logout", plain(newLogout)},
 		results.ScenarioOffline:           {"an offline_access password grant, then a refresh of the offline token", plain(newOffline)},
 		results.ScenarioAdminAPI:          {"admin REST: list realms, get the realm, list users (orgs: list organizations, get one, list members)", plain(newAdminAPI)},
+		results.ScenarioAdminSearch:       {"admin console's user list: search a user (brief, a page of 10), count the search, open a later page", plain(newAdminSearch)},
 		results.ScenarioUserJourney:       {"a user's session: think, form login, userinfo every 5 s, silent refresh, 1–3 token lifetimes, 25 % log out", plain(newJourney)},
 		results.ScenarioMix:               {"weighted mix of scenarios (default 1 login-form : 8 refresh : 8 client-credentials)", newMix},
 	}

@@ -115,6 +115,11 @@ func (p *Pool) missing(name string) error {
 	switch name {
 	case results.ScenarioJWKS, results.ScenarioDiscovery, results.ScenarioAdminAPI, results.ScenarioMix:
 		return nil
+	case results.ScenarioAdminSearch:
+		if p.username(1, 1) == "" {
+			return fmt.Errorf("%s needs a username to search for", name)
+		}
+		return nil
 	}
 	if t.Backend == "" {
 		errs = append(errs, fmt.Errorf("%s needs a client id", name))
@@ -148,6 +153,18 @@ func (p *Pool) pick(r *rand.Rand) (*dataset.Tenant, string) {
 }
 
 func (p *Pool) pickTenant(r *rand.Rand) *dataset.Tenant { return &p.tenants[p.pickIndex(r)] }
+
+// realmUsers is how many of the dataset's users t's realm holds: the
+// tenant's, or in orgs mode every tenant's (one realm holds them all).
+func (p *Pool) realmUsers(t *dataset.Tenant) int {
+	if p.spec == nil {
+		return t.Users
+	}
+	if p.orgs {
+		return p.spec.Content.Users * p.spec.Tenants
+	}
+	return p.spec.Content.Users
+}
 
 func (p *Pool) pickIndex(r *rand.Rand) int {
 	switch {

@@ -152,6 +152,7 @@ func TestScenariosRealms(t *testing.T) {
 		results.ScenarioLogout:            {results.OpPasswordGrant: 1, results.OpLogout: 1},
 		results.ScenarioOffline:           {results.OpOfflineGrant: 1, results.OpOfflineRefresh: 1},
 		results.ScenarioAdminAPI:          {results.OpAdminListRealms: 1, results.OpAdminGetRealm: 1, results.OpAdminListUsers: 1},
+		results.ScenarioAdminSearch:       {results.OpAdminSearchUsers: 1, results.OpAdminCountUsers: 1}, // 10 users: one page
 		results.ScenarioMix:               {results.OpRefresh: -1, results.OpClientCredentials: -1},
 	}
 	runCases(t, env, cases)
@@ -202,8 +203,30 @@ func TestScenariosOrgs(t *testing.T) {
 		results.ScenarioLoginForm:     {results.OpLoginPage: 1, results.OpLoginSubmit: 1, results.OpCodeExchange: 1},
 		results.ScenarioPasswordGrant: {results.OpPasswordGrant: 1},
 		results.ScenarioAdminAPI:      {results.OpAdminListOrgs: 1, results.OpAdminGetOrg: 1, results.OpAdminListMembers: 1, results.OpAdminFindOrg: -1},
+		// 2 tenants of 10 users in one realm: a second page.
+		results.ScenarioAdminSearch: {results.OpAdminSearchUsers: 1, results.OpAdminCountUsers: 1, results.OpAdminUsersPage: 1},
 	}
 	runCases(t, env, cases)
+}
+
+// admin-search in a realm without the user it looks for (a dataset that
+// was never made there): every iteration is a failed check, never a fast
+// empty answer counted as a success.
+func TestAdminSearchEmptyRealm(t *testing.T) {
+	f := setup(t)
+	p, err := NewSinglePool(Single{Realm: f.realms.Tenant(1).Realm, Username: "nobody-seeded-this"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, err := ByName(results.ScenarioAdminSearch, Env{Client: f.client, Admin: f.admin, Pool: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := run(t, sc, load.ConstantVUs{VUs: 1, Duration: time.Second})
+	it, _ := s.Op(results.IterationOp)
+	if it.Count == 0 || it.Errors != it.Count || it.ErrorClasses[load.ClassCheck] != it.Count {
+		t.Errorf("%d iterations, errors %v: want every one a failed check", it.Count, it.ErrorClasses)
+	}
 }
 
 func TestUserJourney(t *testing.T) {

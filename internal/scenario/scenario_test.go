@@ -153,7 +153,7 @@ func TestByName(t *testing.T) {
 		if i.Description == "" {
 			t.Errorf("%s has no description", i.Name)
 		}
-		if i.Name == results.ScenarioAdminAPI {
+		if i.Name == results.ScenarioAdminAPI || i.Name == results.ScenarioAdminSearch {
 			continue
 		}
 		sc, err := ByName(i.Name, env)
@@ -165,11 +165,14 @@ func TestByName(t *testing.T) {
 			t.Errorf("%s is called %s", i.Name, sc.Name())
 		}
 	}
-	if len(List()) != 13 {
+	if len(List()) != 14 {
 		t.Errorf("%d scenarios", len(List()))
 	}
 	if _, err := ByName("nope", env); !errors.Is(err, ErrUnknown) {
 		t.Errorf("unknown: %v", err)
+	}
+	if _, err := ByName(results.ScenarioAdminSearch, env); err == nil || !strings.Contains(err.Error(), "admin-search needs admin credentials") {
+		t.Errorf("admin-search without admin: %v", err)
 	}
 	if _, err := ByName(results.ScenarioAdminAPI, env); err == nil || !strings.Contains(err.Error(), "admin") {
 		t.Errorf("admin-api without admin: %v", err)
