@@ -109,7 +109,7 @@ func fakeKC(t *testing.T) (base, mgmt string, hits *atomic.Int64) {
 			hits.Add(1)
 			io.WriteString(w, `{"keys":[{"kid":"k","kty":"RSA"}]}`)
 		case "/metrics":
-			fmt.Fprintf(w, "# TYPE process_cpu_time_ns counter\nprocess_cpu_time_ns_total %d\n", hits.Load()*int64(time.Millisecond))
+			fmt.Fprintf(w, "# TYPE process_cpu_time_ns counter\nprocess_cpu_time_ns_total %d\nprocess_uptime_seconds 5.5\n", hits.Load()*int64(time.Millisecond))
 		default:
 			http.NotFound(w, r)
 		}
@@ -166,6 +166,10 @@ func TestLoadServerCPUFromMetrics(t *testing.T) {
 	// The fake server's "CPU" is 1 ms per request.
 	if !strings.Contains(stdout, "from "+mgmt+"/metrics") || !strings.Contains(stdout, "ms per successful jwks") {
 		t.Fatalf("stdout:\n%s", stdout)
+	}
+	// Its uptime metric says 5.5 s: a cold JVM, which the log says.
+	if !strings.Contains(stderr, "Keycloak has been up only 6s") {
+		t.Errorf("no cold-JVM warning:\n%s", stderr)
 	}
 	if strings.Contains(stderr, "iterations ") {
 		t.Errorf("--quiet printed progress:\n%s", stderr)

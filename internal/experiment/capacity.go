@@ -153,6 +153,8 @@ func (f *Search) Run(ctx context.Context, tg kc.Target, m *dataset.Manifest, par
 	if f.Local != nil {
 		before = f.Local.SampleNodes(ctx)
 		uptime = f.Local.Uptime()
+	} else if up, ok := externalUptime(tg); ok {
+		uptime = up
 	}
 	r, err := capacity.Search(ctx, sr.Step, o)
 	if r == nil {

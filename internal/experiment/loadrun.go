@@ -15,6 +15,7 @@ import (
 	"github.com/kcbench/kcbench/internal/fileutil"
 	"github.com/kcbench/kcbench/internal/kc"
 	"github.com/kcbench/kcbench/internal/load"
+	"github.com/kcbench/kcbench/internal/observe"
 	"github.com/kcbench/kcbench/internal/results"
 	"github.com/kcbench/kcbench/internal/scenario"
 	"github.com/kcbench/kcbench/internal/stack"
@@ -83,6 +84,10 @@ func (c *RunFile) PrepareLoad(tf *kc.TargetFlags, w *stack.Where, getenv func(st
 	}
 	if st == nil {
 		externalVersion(tg, r.Params, logf)
+		if up, ok := externalUptime(tg); ok {
+			r.Params["server_uptime_s"] = strconv.FormatInt(int64(up.Round(time.Second)/time.Second), 10)
+			warnCold(up, c.Warmup, logf)
+		}
 	}
 	if st != nil {
 		r.In.Alive = st.Watch().Check
@@ -97,9 +102,7 @@ func (c *RunFile) PrepareLoad(tf *kc.TargetFlags, w *stack.Where, getenv func(st
 		if up := st.Uptime(); up > 0 {
 			// When the run is prepared (before a --start-at wait).
 			r.Params["server_uptime_s"] = strconv.FormatInt(int64(up.Round(time.Second)/time.Second), 10)
-			if up+c.Warmup < coldUptime {
-				logf("load: Keycloak has been up only %s: a just-booted JVM costs more per operation for minutes (a fixed arrival rate it sustains warm may fall behind and drop arrivals at first); --warmup, or a run a few minutes later, measures the warm server", up.Round(time.Second))
-			}
+			warnCold(up, c.Warmup, logf)
 		}
 	}
 	if c.Realm == "" {
@@ -124,6 +127,27 @@ func (c *RunFile) PrepareLoad(tf *kc.TargetFlags, w *stack.Where, getenv func(st
 		r.Desc += fmt.Sprintf("; agent %s: %s", seg, share.Describe())
 	}
 	return r, nil
+}
+
+// warnCold says when a load begins on a JVM up for less than coldUptime
+// (warm-up included).
+func warnCold(up, warmup time.Duration, logf func(string, ...any)) {
+	if up+warmup < coldUptime {
+		logf("load: Keycloak has been up only %s: a just-booted JVM costs more per operation for minutes (a fixed arrival rate it sustains warm may fall behind and drop arrivals at first); --warmup, or a run a few minutes later, measures the warm server", up.Round(time.Second))
+	}
+}
+
+// externalUptime reads an external target's uptime from its management
+// metrics (the youngest pod's, when several are given); false without a
+// management URL or when it cannot be read.
+func externalUptime(tg kc.Target) (time.Duration, bool) {
+	if tg.ManagementURL == "" {
+		return 0, false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	up, err := observe.Uptime(ctx, tg.HTTPClient(observe.DefaultScrapeTimeout), tg.ManagementURLs())
+	return up, err == nil
 }
 
 // externalVersion records an external target's Keycloak version in
