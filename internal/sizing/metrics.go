@@ -218,6 +218,9 @@ func LiveRates(before, after Snapshot, elapsed time.Duration, peak float64) (Liv
 			}
 		}
 		for _, h := range agg {
+			if h.Count == 0 {
+				continue // hashed before the window only (an admin's login, say)
+			}
 			h.PerSec = h.Count / secs
 			if len(h.Outcomes) == 0 {
 				h.Outcomes = nil

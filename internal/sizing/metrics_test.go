@@ -28,7 +28,7 @@ func TestLiveRates(t *testing.T) {
 			ev("login", "", "a", 100), ev("login", "invalid_user_credentials", "a", 10),
 			ev("client_login", "", "a", 1000), ev("refresh_token", "", "a", 500), ev("code_to_token", "", "a", 50),
 		},
-		MetricHashValidations: {hv("argon2", "Argon2id-19-7168-5-1", "valid", 100)},
+		MetricHashValidations: {hv("argon2", "Argon2id-19-7168-5-1", "valid", 100), hv("pbkdf2-sha256", "1", "valid", 4)},
 	}
 	after := Snapshot{
 		MetricUserEvents: {
@@ -38,7 +38,8 @@ func TestLiveRates(t *testing.T) {
 			ev("logout", "", "b", 6),
 		},
 		MetricHashValidations: {hv("argon2", "Argon2id-19-7168-5-1", "valid", 160), hv("argon2", "Argon2id-19-7168-5-1", "invalid", 6),
-			hv("pbkdf2-sha512", "210000", "valid", 3)},
+			hv("pbkdf2-sha512", "210000", "valid", 3),
+			hv("pbkdf2-sha256", "1", "valid", 4)}, // before the window only: not in the load
 	}
 	l, err := LiveRates(before, after, 30*time.Second, 2)
 	if err != nil {
