@@ -80,7 +80,8 @@ func (v Verification) OK() bool { return v.Expected == v.Actual && v.Beyond == 0
 // Count counts, through the admin API, the entities of spec's tenants
 // 1..spec.Tenants that exist on the Target (by their names).
 func Count(ctx context.Context, adm *kc.Admin, spec Spec) (Counts, error) {
-	return countTenants(ctx, adm, spec, nil)
+	c, _, err := countTenants(ctx, adm, spec, nil)
+	return c, err
 }
 
 // tally calls progress as parts of a count finish.
@@ -104,31 +105,36 @@ func (t *tally) add() {
 	}
 }
 
-func countTenants(ctx context.Context, adm *kc.Admin, spec Spec, progress func(done, total int)) (Counts, error) {
-	var total Counts
+// countTenants counts spec's tenants 1..spec.Tenants on the Target, and
+// how many of the dataset's tenants lie beyond them (Verification.Beyond),
+// from the same listing of realms or organizations.
+func countTenants(ctx context.Context, adm *kc.Admin, spec Spec, progress func(done, total int)) (total Counts, beyond int, err error) {
 	var mu sync.Mutex
 	if spec.Mode == ModeOrgs {
 		realm := spec.SharedRealm()
 		if _, err := adm.GetRealm(ctx, realm); err != nil {
 			if isNotFound(err) {
-				return total, nil
+				return total, 0, nil
 			}
-			return total, err
+			return total, 0, err
 		}
 		total.Realms = 1
 		shared, err := countRealm(ctx, adm, realm, func(name string) bool { return tenantOf(name) <= spec.Tenants && tenantOf(name) > 0 })
 		if err != nil {
-			return total, err
+			return total, 0, err
 		}
 		total.add(shared)
 		all, err := adm.AllOrganizations(ctx, realm)
 		if err != nil {
-			return total, err
+			return total, 0, err
 		}
 		orgs := map[string]string{}
+		var aliases []string
 		for _, o := range all {
 			orgs[o.Alias] = o.ID
+			aliases = append(aliases, o.Alias)
 		}
+		beyond = tenantsBeyond(aliases, spec.Tenants)
 		var ids []string
 		for i := 1; i <= spec.Tenants; i++ {
 			if id := orgs[TenantID(i)]; id != "" {
@@ -145,16 +151,21 @@ func countTenants(ctx context.Context, adm *kc.Admin, spec Spec, progress func(d
 			t.add()
 			return err
 		})
-		return total, err
+		return total, beyond, err
 	}
 	realms, err := adm.Realms(ctx)
 	if err != nil {
-		return total, err
+		return total, 0, err
 	}
 	present := map[string]bool{}
+	var ids []string
 	for _, r := range realms {
 		present[r.Realm] = true
+		if id, ok := strings.CutPrefix(r.Realm, spec.Prefix+"-"); ok {
+			ids = append(ids, id)
+		}
 	}
+	beyond = tenantsBeyond(ids, spec.Tenants)
 	var todo []string
 	for i := 1; i <= spec.Tenants; i++ {
 		if present[spec.RealmOf(i)] {
@@ -174,7 +185,19 @@ func countTenants(ctx context.Context, adm *kc.Admin, spec Spec, progress func(d
 		t.add()
 		return nil
 	})
-	return total, err
+	return total, beyond, err
+}
+
+// tenantsBeyond counts the tenant ids (tNNNNN) among names numbered above
+// n.
+func tenantsBeyond(names []string, n int) int {
+	k := 0
+	for _, name := range names {
+		if i := tenantOf(name + "-"); len(name) == len(TenantID(1)) && i > n {
+			k++
+		}
+	}
+	return k
 }
 
 // tenantOf reads the tenant number from an orgs-mode name ("t00042-web"
@@ -283,48 +306,11 @@ func Verify(ctx context.Context, adm *kc.Admin, m *Manifest, progress func(done,
 	if m.Files != nil {
 		return verifyFiles(ctx, adm, m.Files, progress)
 	}
-	act, err := countTenants(ctx, adm, m.Spec, progress)
+	act, beyond, err := countTenants(ctx, adm, m.Spec, progress)
 	if err != nil {
 		return Verification{}, err
 	}
-	beyond, err := countBeyond(ctx, adm, m.Spec)
-	return Verification{Expected: m.Spec.Expected(), Actual: act, Beyond: beyond}, err
-}
-
-// countBeyond counts the tenants of spec's dataset on the Target numbered
-// above spec.Tenants: realms named prefix-tNNNNN, or organizations aliased
-// tNNNNN in the shared realm.
-func countBeyond(ctx context.Context, adm *kc.Admin, spec Spec) (int, error) {
-	var names []string
-	if spec.Mode == ModeOrgs {
-		orgs, err := adm.AllOrganizations(ctx, spec.SharedRealm())
-		if isNotFound(err) {
-			return 0, nil
-		}
-		if err != nil {
-			return 0, err
-		}
-		for _, o := range orgs {
-			names = append(names, o.Alias)
-		}
-	} else {
-		realms, err := adm.Realms(ctx)
-		if err != nil {
-			return 0, err
-		}
-		for _, r := range realms {
-			if rest, ok := strings.CutPrefix(r.Realm, spec.Prefix+"-"); ok {
-				names = append(names, rest)
-			}
-		}
-	}
-	n := 0
-	for _, name := range names {
-		if i := tenantOf(name + "-"); len(name) == len(TenantID(1)) && i > spec.Tenants {
-			n++
-		}
-	}
-	return n, nil
+	return Verification{Expected: m.Spec.Expected(), Actual: act, Beyond: beyond}, nil
 }
 
 // verifyFiles counts the realms, users and clients of a file dataset.
