@@ -7,7 +7,7 @@ ITEST_FLAGS ?= -tags integration -p 1 -count=1 -timeout 40m
 # The browser tests save their screenshots here (kept after the run).
 export KCBENCH_ARTIFACTS ?= $(CURDIR)/test-artifacts
 
-.PHONY: build install run test test-matrix unit-test integration-test vet bench bench-seed bench-loadgen fuzz clean
+.PHONY: build install run test test-long test-matrix unit-test integration-test vet bench bench-seed bench-loadgen fuzz clean
 
 build:
 	$(GO) build -buildvcs=auto -o $(BIN) ./cmd/kcbench
@@ -31,6 +31,13 @@ integration-test:
 	$(GO) test $(ITEST_FLAGS) ./...
 
 test: vet unit-test integration-test
+
+# make test and the second-opinion tests it skips for time (stacktest.Long:
+# a cluster's restarts, a snapshot restored into another stack, the newest
+# line's clone in a schema of its own, the experiment watchdog's snapshot
+# restore): about 12 minutes more.
+test-long: vet unit-test
+	KCBENCH_TEST_LONG=1 $(GO) test $(subst 40m,60m,$(ITEST_FLAGS)) ./...
 
 # The clone strategy checked against the fast one on every supported
 # Keycloak line, each with Keycloak's tables in the default schema and in a

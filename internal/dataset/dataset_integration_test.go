@@ -616,7 +616,7 @@ func TestBigTenantInParts(t *testing.T) {
 	e := newEnv(t)
 	mf := filepath.Join(t.TempDir(), "m.json")
 	s := spec(dataset.ModeRealms, "big", 2)
-	s.Content.Users, s.Content.Clients = 1001, 202
+	s.Content.Users, s.Content.Clients = 501, 201 // one user and one client past a part
 	if res := e.seed(s, dataset.Clone, mf); res.Added != 2 {
 		t.Fatalf("result %+v", res)
 	}
@@ -626,10 +626,10 @@ func TestBigTenantInParts(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := 1; i <= 2; i++ {
-		if err := e.login(m, i, 1001); err != nil {
+		if err := e.login(m, i, s.Content.Users); err != nil {
 			t.Errorf("tenant %d: the last user's login: %v", i, err)
 		}
-		id := s.BackendClient(i, 201)
+		id := s.BackendClient(i, s.Content.Clients-1) // the web client is the first
 		if _, err := e.c.Token(e.ctx, m.Tenant(i).Realm, url.Values{"grant_type": {"client_credentials"},
 			"client_id": {id}, "client_secret": {s.ClientSecret(i, id)}}); err != nil {
 			t.Errorf("tenant %d: the last client's client-credentials grant: %v", i, err)

@@ -21,9 +21,10 @@ import (
 )
 
 // The Keycloak lines the clone is checked on, and the database schemas.
-// `make test` takes the oldest and newest line, each on one stack whose
-// Keycloak keeps its tables in a schema of their own (--db-schema); the
-// default schema is the shared stack's. `make test-matrix` sets
+// `make test` takes the oldest line on a stack whose Keycloak keeps its
+// tables in a schema of their own (--db-schema), the newest in the default
+// schema (the shared stack); `make test-long` adds the newest in its own
+// schema. `make test-matrix` sets
 // KCBENCH_TEST_KC_VERSIONS to every supported line and
 // KCBENCH_TEST_DB_SCHEMAS to "default,kcbench" (a stack each).
 const (
@@ -62,6 +63,9 @@ func TestCloneLikeFast(t *testing.T) {
 	for _, v := range envList("KCBENCH_TEST_KC_VERSIONS", defaultTestVersions) {
 		for _, schema := range envList("KCBENCH_TEST_DB_SCHEMAS", defaultTestSchemas) {
 			t.Run(v+"/"+schema, func(t *testing.T) {
+				if v == stack.DefaultKeycloakVersion {
+					stacktest.Long(t) // the shared stack's line, in its default schema
+				}
 				e := versionEnv(t, v, schema)
 				cloneLikeFast(t, e)
 				if !t.Failed() {

@@ -241,6 +241,8 @@ func TestWatchdogErrorRateSnapshotRestoreTimeout(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration test")
 	}
+	// TestWatchdogAbortsAndGoesOn has a watchdog; stack's tests restore snapshots.
+	stacktest.Long(t)
 	const base = `
 name: snap
 dataset:

@@ -172,6 +172,7 @@ func TestCluster(t *testing.T) {
 	})
 
 	t.Run("restart one node", func(t *testing.T) {
+		stacktest.Long(t)
 		old := st.Nodes[1].Proc
 		br, err := s.RestartNode(ctx, 2)
 		if err != nil {
@@ -192,6 +193,7 @@ func TestCluster(t *testing.T) {
 	})
 
 	t.Run("restart the whole cluster", func(t *testing.T) {
+		stacktest.Long(t)
 		// From nothing, node 1 first: nodes started at one instant may
 		// each stay a cluster of one.
 		if _, err := s.Restart(ctx); err != nil {
@@ -306,6 +308,7 @@ func TestCluster(t *testing.T) {
 	})
 
 	t.Run("add a node behind the balancer, remove it", func(t *testing.T) {
+		stacktest.Long(t)
 		oldLB := s.State().LB.Proc // the balancer's process before the reloads
 		if err := s.ApplyFault(ctx, stack.Fault{Action: stack.FaultAddNode}); err != nil {
 			t.Fatal(err)

@@ -223,24 +223,27 @@ func TestSnapshotSaveRestore(t *testing.T) {
 	}
 
 	// Another stack (other ports, other secrets) takes the snapshot too.
-	s2, err := stack.Start(ctx, stacktest.Config(d, "snap2"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		if err := s2.Down(context.Background()); err != nil {
-			t.Errorf("down snap2: %v", err)
+	t.Run("restore into another stack", func(t *testing.T) {
+		stacktest.Long(t)
+		s2, err := stack.Start(ctx, stacktest.Config(d, "snap2"))
+		if err != nil {
+			t.Fatal(err)
 		}
-	}()
-	r2, err := s2.RestoreSnapshot(ctx, "a")
-	if err != nil {
-		t.Fatal(err)
-	}
-	logTimings(t, "restore into another stack", r2)
-	if names := realmNames(t, ctx, s2.Target()); !slices.Contains(names, "snaptest") {
-		t.Errorf("realms of snap2 after restoring a: %v", names)
-	}
-	checkAdmin(t, ctx, s2.Target())
+		defer func() {
+			if err := s2.Down(context.Background()); err != nil {
+				t.Errorf("down snap2: %v", err)
+			}
+		}()
+		r2, err := s2.RestoreSnapshot(ctx, "a")
+		if err != nil {
+			t.Fatal(err)
+		}
+		logTimings(t, "restore into another stack", r2)
+		if names := realmNames(t, ctx, s2.Target()); !slices.Contains(names, "snaptest") {
+			t.Errorf("realms of snap2 after restoring a: %v", names)
+		}
+		checkAdmin(t, ctx, s2.Target())
+	})
 
 	list, err := stack.ListSnapshots(d)
 	if err != nil || len(list) != 1 || list[0].Name != "a" {

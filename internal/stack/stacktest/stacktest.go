@@ -117,3 +117,14 @@ func Main(m *testing.M, shared *Shared) int {
 	}
 	return code
 }
+
+// Long skips a second-opinion test (another stack, a restart, a bigger
+// dataset: a check that make test's own tests already cover more cheaply)
+// unless KCBENCH_TEST_LONG is set, as `make test-long` sets it. It keeps
+// make test within its time budget.
+func Long(t testing.TB) {
+	t.Helper()
+	if os.Getenv("KCBENCH_TEST_LONG") == "" {
+		t.Skip("a second-opinion test: run by make test-long (KCBENCH_TEST_LONG=1)")
+	}
+}
