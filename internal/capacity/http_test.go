@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -39,7 +40,7 @@ func (g *getScenario) Iterate(ctx context.Context, rec load.OpRecorder) error {
 		defer resp.Body.Close()
 		io.Copy(io.Discard, resp.Body) // so that the connection is reused
 		if resp.StatusCode != http.StatusOK {
-			return load.StatusError{Code: resp.StatusCode}
+			return statusError(resp.StatusCode)
 		}
 		return nil
 	}()
@@ -139,3 +140,10 @@ func TestHTTPDroppedIterationsFail(t *testing.T) {
 		}
 	}
 }
+
+// statusError is an unexpected HTTP status; load.Classify counts it as
+// "http_<code>".
+type statusError int
+
+func (e statusError) Error() string   { return "HTTP " + strconv.Itoa(int(e)) }
+func (e statusError) HTTPStatus() int { return int(e) }

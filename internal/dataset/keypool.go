@@ -73,13 +73,6 @@ func OpenKeyPool(path string) (*KeyPool, error) {
 	return p, nil
 }
 
-// Len is the number of keys in the pool.
-func (p *KeyPool) Len() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return len(p.der)
-}
-
 // Ensure makes the pool hold at least n keys: the missing ones are
 // generated on every core and the file is rewritten (temp file, rename).
 // logf, when set, says how many keys are made and how long it took.

@@ -118,3 +118,10 @@ func TestKeyProvidersTakeTheirKeysFromThePool(t *testing.T) {
 		t.Error("tenant key indexes overlap")
 	}
 }
+
+// Len is the number of keys in the pool.
+func (p *KeyPool) Len() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.der)
+}

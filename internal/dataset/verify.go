@@ -77,13 +77,6 @@ type Verification struct {
 // manifest.
 func (v Verification) OK() bool { return v.Expected == v.Actual && v.Beyond == 0 }
 
-// Count counts, through the admin API, the entities of spec's tenants
-// 1..spec.Tenants that exist on the Target (by their names).
-func Count(ctx context.Context, adm *kc.Admin, spec Spec) (Counts, error) {
-	c, _, err := countTenants(ctx, adm, spec, nil)
-	return c, err
-}
-
 // tally calls progress as parts of a count finish.
 type tally struct {
 	progress func(done, total int)

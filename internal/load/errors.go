@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net"
-	"net/http"
 	"os"
 	"strconv"
 	"strings"
@@ -24,26 +23,6 @@ const (
 	ClassOther       = "other"                   // anything else
 )
 
-// StatusError reports an unexpected HTTP status. Classify counts it as
-// "http_<Code>".
-//
-// Classify recognises any error in the chain that has a method
-// HTTPStatus() int, so an HTTP client's own error type can be classified
-// without importing this package. Likewise an error with a method
-// ConnectionBroken() bool that returns true (the server closed the
-// connection before the end of its answer, as h1.ClosedError) is
-// ClassConnReset.
-type StatusError struct {
-	Code int
-}
-
-func (e StatusError) Error() string {
-	return "unexpected HTTP status " + strconv.Itoa(e.Code) + " " + http.StatusText(e.Code)
-}
-
-// HTTPStatus returns e.Code.
-func (e StatusError) HTTPStatus() int { return e.Code }
-
 // CheckError reports that a scenario check failed, for instance a response
 // that lacked an expected token. Classify counts it as ClassCheck.
 type CheckError struct {
@@ -52,6 +31,7 @@ type CheckError struct {
 
 func (e CheckError) Error() string { return "check failed: " + e.Check }
 
+// failedCheck marks CheckError and *CheckError for classify's errors.As.
 func (CheckError) failedCheck() {}
 
 // MalformedError reports an answer that is not what a well-formed one of
@@ -106,7 +86,12 @@ func (c class) String() string {
 }
 
 // Classify returns the error class of err: "" for nil, "http_<code>" for an
-// error with an HTTP status, or one of the Class constants.
+// error with an HTTP status, or one of the Class constants. It recognises
+// any error in the chain that has a method HTTPStatus() int (kc.APIError),
+// so that an HTTP client's own error type is classified without importing
+// this package. Likewise an error with a method ConnectionBroken() bool
+// that returns true (the server closed the connection before the end of
+// its answer, as h1.ClosedError) is ClassConnReset.
 func Classify(err error) string { return classify(err).String() }
 
 func classify(err error) class {

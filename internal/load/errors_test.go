@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"net/url"
 	"os"
+	"strconv"
 	"syscall"
 	"testing"
 )
@@ -92,3 +94,16 @@ func TestErrorMessages(t *testing.T) {
 		t.Errorf("CheckError.Error() = %q, want %q", got, want)
 	}
 }
+
+// StatusError is an unexpected HTTP status, as an HTTP client's error
+// type has it: Classify counts it as "http_<Code>".
+type StatusError struct {
+	Code int
+}
+
+func (e StatusError) Error() string {
+	return "unexpected HTTP status " + strconv.Itoa(e.Code) + " " + http.StatusText(e.Code)
+}
+
+// HTTPStatus returns e.Code.
+func (e StatusError) HTTPStatus() int { return e.Code }

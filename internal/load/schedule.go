@@ -1,7 +1,6 @@
 package load
 
 import (
-	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -170,8 +169,6 @@ type vuStep struct {
 	At  time.Duration
 	VUs int
 }
-
-func (s vuStep) String() string { return fmt.Sprintf("%v:%d", s.At, s.VUs) }
 
 // vuSteps turns a VU ramp into the offsets at which the VU count changes.
 // The count follows the linear ramp rounded to the nearest integer, so

@@ -1,6 +1,7 @@
 package load
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -220,3 +221,5 @@ func TestVUSteps(t *testing.T) {
 		})
 	}
 }
+
+func (s vuStep) String() string { return fmt.Sprintf("%v:%d", s.At, s.VUs) }

@@ -99,15 +99,6 @@ func ParseText(r io.Reader) (Families, error) {
 	return p.TextToMetricFamilies(r)
 }
 
-// ParseMetrics reads Prometheus text exposition format (see ParseText).
-func ParseMetrics(r io.Reader) (Metrics, error) {
-	fams, err := ParseText(r)
-	if err != nil {
-		return Metrics{}, err
-	}
-	return metricsFrom(fams), nil
-}
-
 // Counter is one series of a counter family: its labels and value.
 type Counter struct {
 	Labels map[string]string `json:"labels"`

@@ -3,6 +3,7 @@ package observe
 import (
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -105,7 +106,7 @@ vendor_statistics_approximate_entries{cache="work",node="a"} -1
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			m, err := ParseMetrics(strings.NewReader(c.text))
+			m, err := parseMetrics(strings.NewReader(c.text))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -121,7 +122,7 @@ vendor_statistics_approximate_entries{cache="work",node="a"} -1
 
 func TestParseMetricsError(t *testing.T) {
 	t.Parallel()
-	_, err := ParseMetrics(strings.NewReader("jvm_memory_used_bytes{area=\"heap\" 1\n"))
+	_, err := parseMetrics(strings.NewReader("jvm_memory_used_bytes{area=\"heap\" 1\n"))
 	var pe expfmt.ParseError
 	if !errors.As(err, &pe) || pe.Line != 1 {
 		t.Fatalf("got %v, want an expfmt.ParseError on line 1", err)
@@ -211,9 +212,18 @@ func parseCapture(t *testing.T, path string) Metrics {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	m, err := ParseMetrics(f)
+	m, err := parseMetrics(f)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return m
+}
+
+// parseMetrics reads Prometheus text exposition format into Metrics.
+func parseMetrics(r io.Reader) (Metrics, error) {
+	fams, err := ParseText(r)
+	if err != nil {
+		return Metrics{}, err
+	}
+	return metricsFrom(fams), nil
 }

@@ -112,10 +112,6 @@ func TestObserveRealStack(t *testing.T) {
 	if err != nil || len(back) != len(rows) {
 		t.Fatalf("csv round trip: %d rows, %v", len(back), err)
 	}
-	sum := Summarize(rows)
-	if len(sum) != 2 || sum[1].Phase != "load" || sum[1].Max.KCRSSBytes <= 0 {
-		t.Errorf("summary: %+v", sum)
-	}
 }
 
 // waitRows polls the recorder's rows until ok holds, or fails the test

@@ -143,14 +143,6 @@ func (r *Recorder) SetPhase(phase string) {
 	r.mu.Unlock()
 }
 
-// Unobserved notes something the caller knows cannot be observed, with
-// the reason; it shows up in Unavailable.
-func (r *Recorder) Unobserved(what, reason string) {
-	r.mu.Lock()
-	r.gaps = append(r.gaps, what+": "+reason)
-	r.mu.Unlock()
-}
-
 // ErrStarted means Run was called twice on one Recorder.
 var ErrStarted = errors.New("observe: recorder already started")
 
@@ -249,9 +241,6 @@ func (r *Recorder) Rows() []Sample {
 	defer r.mu.Unlock()
 	return append([]Sample(nil), r.rows...)
 }
-
-// Summary summarizes the rows so far per phase.
-func (r *Recorder) Summary() []PhaseSummary { return Summarize(r.Rows()) }
 
 // Unavailable says what was not observed and why, one line each: sources
 // left out (no pid, no management URL, no DSN), sources that failed

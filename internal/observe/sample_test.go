@@ -2,7 +2,6 @@ package observe
 
 import (
 	"bytes"
-	"encoding/json"
 	"math"
 	"strings"
 	"testing"
@@ -116,56 +115,6 @@ func TestSampleValue(t *testing.T) {
 	}
 	if len(Columns()) != 2+len(columns) {
 		t.Error("header size")
-	}
-}
-
-func TestSummarize(t *testing.T) {
-	t.Parallel()
-	t0 := time.Unix(0, 0)
-	row := func(sec int, phase string, cpu, rss float64) Sample {
-		s := Blank(t0.Add(time.Duration(sec) * time.Second))
-		s.Phase, s.KCCPUPct, s.KCRSSBytes = phase, cpu, rss
-		return s
-	}
-	nan := math.NaN()
-	rows := []Sample{
-		row(0, "cold", nan, 100),
-		row(1, "cold", 50, 300),
-		row(2, "cold", 150, 200),
-		row(3, "warm", 10, 400),
-		row(4, "warm", 30, nan),
-		row(5, "cold", 100, 50), // back to cold: same group
-	}
-	sum := Summarize(rows)
-	if len(sum) != 2 || sum[0].Phase != "cold" || sum[1].Phase != "warm" {
-		t.Fatalf("phases: %+v", sum)
-	}
-	cold, warm := sum[0], sum[1]
-	if cold.Samples != 4 || !cold.Start.Equal(t0) || !cold.End.Equal(t0.Add(5*time.Second)) {
-		t.Errorf("cold span: %+v", cold)
-	}
-	if cold.Mean.KCCPUPct != 100 || cold.Max.KCCPUPct != 150 || cold.Max.KCRSSBytes != 300 || cold.Mean.KCRSSBytes != 162.5 {
-		t.Errorf("cold: mean cpu %v max cpu %v max rss %v mean rss %v", cold.Mean.KCCPUPct, cold.Max.KCCPUPct, cold.Max.KCRSSBytes, cold.Mean.KCRSSBytes)
-	}
-	if warm.Mean.KCCPUPct != 20 || warm.Max.KCRSSBytes != 400 || !math.IsNaN(warm.Max.PGRSSBytes) {
-		t.Errorf("warm: %+v", warm)
-	}
-
-	b, err := json.Marshal(sum)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if strings.Contains(string(b), "pg_rss_bytes") || !strings.Contains(string(b), `"kc_cpu_pct":100`) {
-		t.Errorf("json: %s", b)
-	}
-	var back []PhaseSummary
-	if err := json.Unmarshal(b, &back); err != nil {
-		t.Fatal(err)
-	}
-	for i := range sum {
-		if !same(back[i].Mean, sum[i].Mean) || !same(back[i].Max, sum[i].Max) || back[i].Samples != sum[i].Samples {
-			t.Errorf("json round trip %d: %+v", i, back[i])
-		}
 	}
 }
 

@@ -20,7 +20,7 @@ import (
 
 // Env is what scenarios are built from.
 type Env struct {
-	// Client makes the OIDC calls. Build it on h1.NewClient, with
+	// Client makes the OIDC calls. Build it on an h1.Transport, with
 	// at least as many connections as VUs.
 	Client *kc.Client
 	// Admin makes the admin-api scenario's calls; other scenarios ignore it.

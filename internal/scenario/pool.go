@@ -136,9 +136,6 @@ func (p *Pool) Tenants() int { return len(p.tenants) }
 // Orgs reports whether tenants are organizations in one shared realm.
 func (p *Pool) Orgs() bool { return p.orgs }
 
-// Skew is the zipf exponent of the tenant choice (0: uniform).
-func (p *Pool) Skew() float64 { return p.skew }
-
 // Password is the users' password.
 func (p *Pool) Password() string { return p.password }
 
@@ -251,12 +248,4 @@ func (z *zipf) pick(u float64) int {
 		i++ // P(rank ≤ i) = u: u falls into the next rank's interval [cdf[i], cdf[i+1])
 	}
 	return min(i, len(z.cdf)-1)
-}
-
-// prob is the probability of rank k.
-func (z *zipf) prob(k int) float64 {
-	if k == 0 {
-		return z.cdf[0]
-	}
-	return z.cdf[k] - z.cdf[k-1]
 }

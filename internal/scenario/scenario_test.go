@@ -303,3 +303,11 @@ func TestSpreadClients(t *testing.T) {
 		t.Error("a hand-given client spreads")
 	}
 }
+
+// prob is the probability of rank k.
+func (z *zipf) prob(k int) float64 {
+	if k == 0 {
+		return z.cdf[0]
+	}
+	return z.cdf[k] - z.cdf[k-1]
+}

@@ -177,10 +177,3 @@ func (p *sessionPool) put(s *session) {
 	}
 	p.mu.Unlock()
 }
-
-// size is the pool's size and the sessions logged in so far.
-func (p *sessionPool) size() (want, made int) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.want, p.made
-}

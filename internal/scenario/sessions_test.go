@@ -225,3 +225,10 @@ func TestSessionPoolWaits(t *testing.T) {
 		t.Fatalf("%d logins for a pool of 1", ts.logins.Load())
 	}
 }
+
+// size is the pool's size and the sessions logged in so far.
+func (p *sessionPool) size() (want, made int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.want, p.made
+}

@@ -40,14 +40,6 @@ type SLO struct {
 	Phase string `json:"phase"`
 }
 
-// DefaultSLO returns the default objectives: admin p95 < 1 s, token p95 <
-// 500 ms, at most 1 % failed iterations, checked on the warm phase, RSS
-// under the memory limit the guide gives a pod (GuideMemory().LimitMiB()).
-func DefaultSLO() SLO {
-	return SLO{AdminP95: DefaultSLOAdminP95, TokenP95: DefaultSLOTokenP95, MemoryLimitMiB: float64(GuideMemory().LimitMiB()),
-		MaxErrorRate: DefaultSLOMaxErrorRate, Phase: DefaultSLOPhase}
-}
-
 // Validate reports every problem of s.
 func (s SLO) Validate() error {
 	var errs []error

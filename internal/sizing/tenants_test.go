@@ -31,7 +31,7 @@ func tp(mode string, n int, tokenP95, adminP95 time.Duration, readyRSS float64) 
 }
 
 func testSLO() SLO {
-	s := DefaultSLO()
+	s := defaultSLO()
 	s.MemoryLimitMiB = 2000
 	return s
 }
@@ -175,7 +175,7 @@ func TestTenantCapacities(t *testing.T) {
 
 func TestTenantCapacitiesInvalid(t *testing.T) {
 	t.Parallel()
-	if _, err := TenantCapacities(nil, DefaultSLO()); !errors.Is(err, ErrNoTenantPoints) {
+	if _, err := TenantCapacities(nil, defaultSLO()); !errors.Is(err, ErrNoTenantPoints) {
 		t.Errorf("no points: %v", err)
 	}
 	bad := SLO{AdminP95: -1, TokenP95: -1, MemoryLimitMiB: 0, MaxErrorRate: 2, Phase: "hot"}
@@ -204,7 +204,7 @@ func TestTenantsGolden(t *testing.T) {
 		tp("orgs", 1, 40*ms, 80*ms, 600), tp("orgs", 100, 45*ms, 90*ms, 640), tp("orgs", 500, 50*ms, 110*ms, 700),
 		tp("orgs", 1000, 55*ms, 130*ms, 760),
 	}
-	slo := DefaultSLO()
+	slo := defaultSLO()
 	slo.MemoryLimitMiB = 2048
 	caps, err := TenantCapacities(pts, slo)
 	if err != nil {
@@ -215,4 +215,12 @@ func TestTenantsGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkGolden(t, filepath.Join("testdata", "tenants.txt"), b.Bytes())
+}
+
+// defaultSLO is the SLO of the CLI's defaults: admin p95 < 1 s, token p95
+// < 500 ms, at most 1 % failed iterations, checked on the warm phase, RSS
+// under the memory limit the guide gives a pod.
+func defaultSLO() SLO {
+	return SLO{AdminP95: DefaultSLOAdminP95, TokenP95: DefaultSLOTokenP95, MemoryLimitMiB: float64(GuideMemory().LimitMiB()),
+		MaxErrorRate: DefaultSLOMaxErrorRate, Phase: DefaultSLOPhase}
 }

@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 )
 
@@ -72,8 +71,6 @@ type delayProxy struct {
 	delay Delay
 	conns map[net.Conn]struct{}
 	wg    sync.WaitGroup
-
-	bytes atomic.Int64 // forwarded, both directions
 }
 
 // startDelayProxy listens on listen (host:port, port 0 for any) and
@@ -191,8 +188,7 @@ func (p *delayProxy) pump(dst, src net.Conn) {
 			if d := time.Until(c.due); d > 0 {
 				time.Sleep(d)
 			}
-			n, err := dst.Write(c.b)
-			p.bytes.Add(int64(n))
+			_, err := dst.Write(c.b)
 			if err != nil {
 				src.Close() // the reader ends at its next read
 				dst.Close()

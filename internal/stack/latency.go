@@ -359,18 +359,6 @@ func (s *Stack) MeasureLatency() (time.Duration, error) {
 	return echoRTT(d)
 }
 
-// NodeLinkBytes is what the node-node proxies have forwarded so far, in
-// both directions (0 without node-node latency).
-func (s *Stack) NodeLinkBytes() int64 {
-	var n int64
-	if s.links != nil {
-		for _, ps := range s.links.nodes {
-			n += ps[0].bytes.Load() + ps[1].bytes.Load()
-		}
-	}
-	return n
-}
-
 // HoldsLatencyProxy reports whether this process holds the stack's
 // latency proxies (it started the stack), so that latency events can
 // change them.

@@ -24,15 +24,6 @@ func FreePort() (int, error) {
 // ErrPortInUse means a port asked for explicitly is taken.
 var ErrPortInUse = errors.New("port in use")
 
-// checkPortFree fails with ErrPortInUse when 127.0.0.1:port is taken.
-func checkPortFree(port int) error {
-	l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
-	if err != nil {
-		return fmt.Errorf("127.0.0.1:%d: %w (%v)", port, ErrPortInUse, err)
-	}
-	return l.Close()
-}
-
 // Listener is one listening TCP socket of a process.
 type Listener struct {
 	PID  int    `json:"pid"`

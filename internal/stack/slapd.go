@@ -332,14 +332,6 @@ func (s *Stack) Directory() *kc.Directory {
 	return d
 }
 
-// LDAPLogPath is the private slapd's log ("" without one).
-func (s *Stack) LDAPLogPath() string {
-	if s.st.Slapd == nil {
-		return ""
-	}
-	return s.st.Slapd.LogPath
-}
-
 // startDirectory records the directory of cfg.LDAP and, for --ldap slapd,
 // makes and starts the private server (its manager password in the 0600
 // file ldap-password).

@@ -80,7 +80,7 @@ func TestListenersOfOwnSocket(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := checkPortFree(port); err != nil {
+	if err := checkPortFreeOn("127.0.0.1", port); err != nil {
 		t.Fatal(err)
 	}
 	l, err := listenLoopback(port)
@@ -88,8 +88,8 @@ func TestListenersOfOwnSocket(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	if err := checkPortFree(port); !errors.Is(err, ErrPortInUse) {
-		t.Fatalf("checkPortFree on a used port = %v, want ErrPortInUse", err)
+	if err := checkPortFreeOn("127.0.0.1", port); !errors.Is(err, ErrPortInUse) {
+		t.Fatalf("checkPortFreeOn on a used port = %v, want ErrPortInUse", err)
 	}
 	ls, err := Listeners([]int{os.Getpid()})
 	if err != nil {

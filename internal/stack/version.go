@@ -12,8 +12,6 @@ const DefaultKeycloakVersion = "26.7.3"
 // Version is a Keycloak release number.
 type Version struct{ Major, Minor, Patch int }
 
-func (v Version) String() string { return fmt.Sprintf("%d.%d.%d", v.Major, v.Minor, v.Patch) }
-
 var versionRe = regexp.MustCompile(`^(\d+)\.(\d+)\.(\d+)$`)
 
 // ParseVersion accepts "26.M.P" only: kcbench drives the Keycloak 26 line.

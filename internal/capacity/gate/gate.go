@@ -85,11 +85,6 @@ type Options struct {
 	MinLatencyDeltaMs float64 // latency changes up to this are never regressions
 }
 
-// DefaultOptions returns the default thresholds.
-func DefaultOptions() Options {
-	return Options{MaxRegressionPct: DefaultMaxRegressionPct, MinLatencyDeltaMs: DefaultMinLatencyDeltaMs}
-}
-
 // Stat is one figure over the repeats of one side.
 type Stat struct {
 	Mean float64 `json:"mean"`

@@ -107,14 +107,14 @@ func TestCapacityRegression(t *testing.T) {
 	same := writeCapacity(t, filepath.Join(dir, "same"), search(t, 100, 2, 20*time.Millisecond, p))
 	slow := writeCapacity(t, filepath.Join(dir, "slow"), search(t, 70, 3, 20*time.Millisecond, p))
 
-	rep, err := Compare(base, same, DefaultOptions())
+	rep, err := Compare(base, same, defaultOptions)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !rep.Pass || len(rep.Regressions) != 0 {
 		t.Errorf("equal runs flagged: %+v", rep.Regressions)
 	}
-	rep, err = Compare(base, slow, DefaultOptions())
+	rep, err = Compare(base, slow, defaultOptions)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +134,7 @@ func TestCapacityRegression(t *testing.T) {
 		}
 	}
 	// The other way round it is an improvement, and a loose gate passes.
-	if rep, _ := Compare(slow, base, DefaultOptions()); !rep.Pass || row(t, rep, MetricMaxRate).Verdict != VerdictImproved {
+	if rep, _ := Compare(slow, base, defaultOptions); !rep.Pass || row(t, rep, MetricMaxRate).Verdict != VerdictImproved {
 		t.Errorf("improvement: %+v", rep.Rows)
 	}
 	if rep, _ := Compare(base, slow, Options{MaxRegressionPct: 60, MinLatencyDeltaMs: 2}); !rep.Pass {
@@ -150,7 +150,7 @@ func TestSpreadOfRepeats(t *testing.T) {
 	// mean 90, beyond 10 % but within the spread.
 	base := writeCapacity(t, filepath.Join(dir, "base"), search(t, 100, 2, 20*time.Millisecond, p), search(t, 80, 2, 20*time.Millisecond, p))
 	cur := writeCapacity(t, filepath.Join(dir, "cur"), search(t, 78, 2, 20*time.Millisecond, p))
-	rep, err := Compare(base, cur, DefaultOptions())
+	rep, err := Compare(base, cur, defaultOptions)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +159,7 @@ func TestSpreadOfRepeats(t *testing.T) {
 		t.Errorf("row %+v pass %v", r, rep.Pass)
 	}
 	cur2 := writeCapacity(t, filepath.Join(dir, "cur2"), search(t, 60, 2, 20*time.Millisecond, p))
-	if rep, _ := Compare(base, cur2, DefaultOptions()); rep.Pass {
+	if rep, _ := Compare(base, cur2, defaultOptions); rep.Pass {
 		t.Errorf("−33%% beyond the spread passed: %+v", rep.Rows)
 	}
 }
@@ -172,14 +172,14 @@ func TestFixedRateRuns(t *testing.T) {
 	worse := writeLoad(t, filepath.Join(dir, "worse"), "client-credentials", 99, 40*time.Millisecond, 2.0)
 	jitter := writeLoad(t, filepath.Join(dir, "jitter"), "client-credentials", 100, 21500*time.Microsecond, 2.0)
 
-	rep, err := Compare(base, same, DefaultOptions())
+	rep, err := Compare(base, same, defaultOptions)
 	if err != nil || !rep.Pass {
 		t.Fatalf("err %v, rows %+v", err, rep.Rows)
 	}
 	if r := row(t, rep, MetricCPU); r.Baseline.Mean != 2 || r.Current.Mean != 2.1 || r.Source != SourceLoad {
 		t.Errorf("cpu row %+v", r)
 	}
-	rep, _ = Compare(base, worse, DefaultOptions())
+	rep, _ = Compare(base, worse, defaultOptions)
 	if rep.Pass || row(t, rep, MetricP99).Verdict != VerdictRegression || row(t, rep, MetricThroughput).Verdict != VerdictOK {
 		t.Errorf("rows %+v", rep.Rows)
 	}
@@ -200,7 +200,7 @@ func TestExperimentFolders(t *testing.T) {
 	writePoint(t, filepath.Join(dir, "base", "p-r2"), "2", 50, 140*time.Millisecond, 5.5)
 	writePoint(t, filepath.Join(dir, "cur", "p-r1"), "1", 50, 130*time.Millisecond, 8.5)
 	writePoint(t, filepath.Join(dir, "cur", "p-r2"), "2", 50, 150*time.Millisecond, 9)
-	rep, err := Compare(filepath.Join(dir, "base"), filepath.Join(dir, "cur"), DefaultOptions())
+	rep, err := Compare(filepath.Join(dir, "base"), filepath.Join(dir, "cur"), defaultOptions)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -235,7 +235,7 @@ func TestAcrossConfigurations(t *testing.T) {
 	dir := t.TempDir()
 	a := writeCapacity(t, filepath.Join(dir, "a"), search(t, 100, 2, 20*time.Millisecond, map[string]string{"keycloak_version": "26.4.7"}))
 	b := writeCapacity(t, filepath.Join(dir, "b"), search(t, 100, 2, 20*time.Millisecond, map[string]string{"keycloak_version": "26.7.3"}))
-	rep, err := Compare(a, b, DefaultOptions())
+	rep, err := Compare(a, b, defaultOptions)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -244,10 +244,10 @@ func TestAcrossConfigurations(t *testing.T) {
 	}
 	// A capacity search and a load run share nothing.
 	l := writeLoad(t, filepath.Join(dir, "l"), "password-grant", 10, time.Millisecond, 1)
-	if _, err := Compare(a, l, DefaultOptions()); err == nil || !strings.Contains(err.Error(), "nothing to compare") {
+	if _, err := Compare(a, l, defaultOptions); err == nil || !strings.Contains(err.Error(), "nothing to compare") {
 		t.Errorf("err %v", err)
 	}
-	if _, err := Compare(a, t.TempDir(), DefaultOptions()); !errors.Is(err, ErrNoResults) {
+	if _, err := Compare(a, t.TempDir(), defaultOptions); !errors.Is(err, ErrNoResults) {
 		t.Errorf("empty folder: %v", err)
 	}
 }
@@ -283,3 +283,6 @@ func TestJudge(t *testing.T) {
 		}
 	}
 }
+
+// defaultOptions are the thresholds the CLI's flags default to.
+var defaultOptions = Options{MaxRegressionPct: DefaultMaxRegressionPct, MinLatencyDeltaMs: DefaultMinLatencyDeltaMs}
