@@ -256,10 +256,12 @@ func (b builder) tenantRealm(i int) kc.RealmRep {
 // the rest follow by partial imports of at most as many, and the realm is
 // marked complete last. One representation of 100,000 users is past the
 // server's request-body limit (10 MiB: HTTP 413) and one transaction of
-// it past its transaction time-out.
+// it past its transaction time-out. Small parts also cost Keycloak less:
+// its import flushes the transaction's entities as each user's roles are
+// granted, so a part's cost grows with the square of its size.
 const (
-	partUsers   = 500
-	partClients = 200
+	partUsers   = 100
+	partClients = 50
 )
 
 // big says whether the spec's realms-mode tenants are made in parts.

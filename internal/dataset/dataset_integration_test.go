@@ -616,7 +616,7 @@ func TestBigTenantInParts(t *testing.T) {
 	e := newEnv(t)
 	mf := filepath.Join(t.TempDir(), "m.json")
 	s := spec(dataset.ModeRealms, "big", 2)
-	s.Content.Users, s.Content.Clients = 501, 201 // one user and one client past a part
+	s.Content.Users, s.Content.Clients = 201, 101 // parts of 100 users and 50 clients
 	if res := e.seed(s, dataset.Clone, mf); res.Added != 2 {
 		t.Fatalf("result %+v", res)
 	}
