@@ -237,11 +237,9 @@ func (s *searcher) probe(ctx context.Context) (float64, error) {
 		}
 		predicted := s.predict(st)
 		if !st.Pass {
-			// A cold server fails a probe at any rate: a just-booted
-			// Keycloak's first client-credential grants fell behind at
-			// 20/s (110 CPU-ms each, p99 1.9 s), its first password
-			// grants missed the p99 (751 ms at 20/s); 15 s later both
-			// kept up at ten times the rate. When something succeeded,
+			// A just-booted server fails a probe at any rate and keeps
+			// up with ten times it seconds later
+			// (docs/results/capacity-search). When something succeeded,
 			// the same rate once more tells.
 			if st.OK > 0 && !retried {
 				retried = true
@@ -279,23 +277,20 @@ const (
 )
 
 // settle warms the server up before anything is judged: a JVM's first
-// minute of load costs it several times the CPU per operation of a warm
-// one (the first search after a boot measured 45 → 1.6 CPU-ms per grant),
+// minute of load costs it many times the CPU per operation of a warm one,
 // and a step judged meanwhile finds a limit the warm server no longer
 // has. It runs unjudged steps below the estimate until the CPU per
 // operation stops falling (settleSpan steps at least; none when the
 // server's CPU is not measured). The fall is judged over several steps,
 // not from one to the next: while its compiler threads are busy a
-// just-booted JVM gets cheaper by 5–8 % every 2 s for half a minute
-// (measured: 18.7, 16.4, 15.6 CPU-ms per grant at 52–75/s, 2.0 once
-// warm). The estimate follows the warming server's CPU-bound prediction
+// just-booted JVM gets cheaper by a few per cent a step for half a
+// minute (docs/results/capacity-search). The estimate follows the warming server's CPU-bound prediction
 // (doubling at most per step), so that it warms up near its limit; after
 // a probe's failure only once the server became much cheaper than during
 // the probes (staleFailure), since that failure came from a colder one.
 func (s *searcher) settle(ctx context.Context, estimate float64) (float64, error) {
-	// the last probe's cost, even when it fell behind: a slow operation on
-	// a just-booted server fails every probe (argon2: 214 and 139 CPU-ms
-	// per login at 20/s, 65 a few minutes later)
+	// the last probe's cost, even when it fell behind: a slow operation
+	// (an argon2 login) on a just-booted server fails every probe
 	probeCPU := cmp.Or(s.lastOKCPU, s.lastCPU)
 	if s.o.Cores <= 0 || probeCPU <= 0 {
 		return estimate, nil
@@ -523,7 +518,6 @@ func (s *searcher) confirm(ctx context.Context, lo, hi float64) error {
 		rate = between(a, b)
 	}
 	// the server may have gone on warming up through the confirmation
-	// (the first search after a boot: 2.9 → 2.05 CPU-ms per grant)
 	if s.res.Found && s.reopen(s.lastOKCPU) {
 		return s.bracket(ctx, b)
 	}

@@ -16,10 +16,8 @@ import (
 // when what it has recorded so far fails a guard or an SLO however the
 // rest of it goes. Such a step ends at once instead of overloading the
 // server for the rest of its length, and the search learns the same
-// verdict sooner: 1–3 steps of each search on 26.7.3 ended after 2–5 s
-// instead of 5–7 s. (An overload did not leave the server dearer per
-// operation afterwards: client credentials at 600/s cost 2.05 ms a grant
-// before 10 s asked at 2,000/s and 2.11 and 2.01 ms after.)
+// verdict sooner. (A short overload does not leave the server dearer per
+// operation afterwards: docs/results/capacity-search.)
 //
 // Only what can be decided early counts, on whole iterations:
 //   - a latency SLO on a percentile q (or the max) fails once more

@@ -64,8 +64,8 @@ const (
 	bracketGrowth = 1.1
 	// cpuBoundShare: the limit is CPU-bound when the server used at least
 	// this share of its cores at the first failed step. Not 1: the load
-	// generator and the database share the machine (on 2 cores a
-	// saturated Keycloak measured 1.70–1.72 of them, client credentials).
+	// generator and the database share the machine, and a saturated
+	// Keycloak gets less than all of its cores.
 	cpuBoundShare = 0.75
 )
 

@@ -203,22 +203,17 @@ func (f *Search) Run(ctx context.Context, tg kc.Target, m *dataset.Manifest, par
 	return r, err
 }
 
-// coldUptime: a search on a server up for less is on a just-booted JVM.
-// Measured (26.7.3, 2 cores, refresh): the first search after a restart
-// found 662 and 698/s, the searches after it 769–846/s; the first
-// client-credentials search after a boot 618/s against 842/s.
+// coldUptime: a search on a server up for less is on a just-booted JVM,
+// whose answer comes out lower than a warm one's
+// (docs/results/capacity-search).
 const coldUptime = time.Minute
 
 // sessionEnder ends the user sessions in a dataset's realms (POST
 // logout-all), so that a search starts from none and, for the workloads
 // that make a session per iteration, each step does too. Each password
-// grant or login makes a session, and as they piled up each cost more
-// (26.7.3, orgs 10 × 100 users, pbkdf2:1, 2 cores): three default
-// password-grant searches in a row found 524, 418 and 402/s with 76,000
-// sessions left after them; one that started from none found 582/s; and
-// within one search, past ~13,000 sessions (30 s at 440/s) its steps cost
-// 3.7–3.9 CPU-ms per grant against 2.7 before and failed down to 380/s.
-// Ending 100,000 took Keycloak 0.9 s.
+// grant or login makes a session, and as they pile up each costs more, so
+// that searches in a row, and the later steps of one search, find lower
+// limits (docs/results/capacity-search). Ending them is cheap.
 type sessionEnder struct {
 	admin  *kc.Admin
 	realms []string
@@ -266,12 +261,9 @@ func (e *sessionEnder) end(ctx context.Context) (int64, error) {
 // compactSessionTables rewrites the tables of the user sessions (VACUUM
 // FULL: a lock held for the moment it takes before the search, no data
 // changed). Sessions made and ended by earlier runs leave them bloated,
-// and PostgreSQL's autovacuum, throttled, then spent a minute on them in
-// the middle of a search: 26.7.3, 2 cores, the tables at 81 MB for 1,000
-// live sessions after 100,000 had come and gone, the database's CPU per
-// password grant went from 0.6 to 1.5 ms for the 70 s it ran, Keycloak
-// got 1.25 of the cores instead of 1.45, and ten confirmation steps
-// failed in a row from 536 down to 472/s.
+// and PostgreSQL's autovacuum, throttled, then spends a minute on them in
+// the middle of a search, taking CPU from Keycloak and failing the steps
+// it overlaps (docs/results/capacity-search).
 func compactSessionTables(ctx context.Context, dsn kc.Secret) error {
 	cfg, err := observe.PGConfig(dsn, "kcbench-capacity")
 	if err != nil {

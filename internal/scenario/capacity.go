@@ -66,10 +66,8 @@ type CapacityStepper struct {
 // refresh VU once did, before its sessions moved to a pool, which the
 // cache keeps too), so every step began with a burst of logins, and a
 // step that fell behind made more VUs and more logins as it went, until
-// the server never caught up again (measured on 26.7.3: after one
-// overloaded step every refresh step failed, down to two-thirds of a rate
-// that had passed, at 3× the CPU per operation). The zero value is ready;
-// runs using it must not overlap.
+// the server never caught up again (docs/results/capacity-search). The
+// zero value is ready; runs using it must not overlap.
 type UserCache struct {
 	mu    sync.Mutex
 	users []load.User // all made so far

@@ -15,13 +15,9 @@ import (
 //
 // The sessions are not the VUs': they were (SessionsPerVU logged in when
 // a VU was made), and an open-model step that fell behind made VUs, each
-// logging two users in before its first refresh, on the arrivals' path.
-// Measured on 26.7.3 (kcbench capacity --scenario refresh, 2 cores): a
-// 2-s probe at 640/s that made 650 VUs served 218/s at 23.5 CPU-ms per
-// refresh (the logins), and for the 30 s after it Keycloak wrote 800 to
-// 1,500 session rows a second (refreshes of the 1,300 new sessions)
-// against 22 a second at a steady 450/s over 200 sessions; the search's
-// steps failed at 500–520/s where a steady 650/s held a p99 of 25 ms.
+// logging two users in before its first refresh, on the arrivals' path:
+// a probe that fell behind spent its time on logins, and the steps after
+// it on writes of the new sessions (docs/results/capacity-search).
 // The pool's size is set before a run (prepare: SessionsPerVU × the VUs
 // allocated up front, logged in before the clock starts) and does not
 // follow the VUs. A scenario that was not prepared (a test driving it

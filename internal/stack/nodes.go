@@ -14,8 +14,7 @@ import (
 // restart of every node) the first node starts alone: on the first boot
 // it creates the schema and the bootstrap admin, and nodes started at
 // the same instant may each find no coordinator and stay clusters of one
-// (measured: a 3-node restart after a snapshot, views [1 1 1] for 5
-// minutes; Keycloak issue 41290). The others follow in parallel once it
+// for minutes (Keycloak issue 41290). The others follow in parallel once it
 // is ready. On failure the nodes it launched are stopped.
 func (s *Stack) startNodes(ctx context.Context, first bool, which []int) (BootResult, error) {
 	if which == nil {

@@ -21,7 +21,7 @@ import (
 // database (tables, indexes and the changelog's record of its change
 // sets) and nothing else: no realm, no user, no key. A new stack copies it
 // instead of running initdb, so that its first boot skips the schema's
-// creation (13 s of 35 for 26.7.3 on 2 cores) and does the rest as a
+// creation (a third of a first boot) and does the rest as a
 // first boot does: the master realm, its keys and the bootstrap admin,
 // with the stack's own secrets.
 //
