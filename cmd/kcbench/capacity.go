@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/kcbench/kcbench/internal/capacity"
 	"github.com/kcbench/kcbench/internal/cliutil"
 	"github.com/kcbench/kcbench/internal/dataset"
 	"github.com/kcbench/kcbench/internal/experiment"
@@ -41,9 +42,9 @@ func search(e *env, f *experiment.CapacityFlags, live *report.Live) *experiment.
 				live.Add(liveSample("capacity "+f.Scen.Scenario, 0, p))
 			}, done
 		}
-		s.OnStep = func(i int, phase string, rate float64, d time.Duration) {
+		s.OnStep = func(i int, st capacity.Step) {
 			live.SetStatus(report.LiveStatus{Phase: "capacity search " + f.Scen.Scenario,
-				Step: fmt.Sprintf("step %d (%s): %g/s for %s", i, phase, rate, d), ETA: d})
+				Step: fmt.Sprintf("step %d (%s): %g/s for %s", i, st.Phase, st.Rate, st.Duration), ETA: st.Duration})
 		}
 	}
 	return s

@@ -155,7 +155,8 @@ func highestPercentile(ts []results.Threshold) (float64, bool) {
 // latencyRise says why a step failed the latency-rise guard ("" when it
 // did not): the median latency of the last quarter of its measured window
 // exceeds the first quarter's by more than MaxLatencyRise × the latency
-// SLO, and at least doubled. Rows are per interval, by completion.
+// SLO, and at least doubled. Rows are per interval, by completion; a
+// quarter's median is the mean of its intervals' medians (meanMedian).
 func (o Options) latencyRise(s results.Stats) string {
 	limit, ok := LatencyLimit(o.SLOs)
 	if o.MaxLatencyRise <= 0 || !ok || limit <= 0 {
@@ -172,7 +173,7 @@ func (o Options) latencyRise(s results.Stats) string {
 		return ""
 	}
 	q := len(rows) / 4
-	first, last := medianOf(rows[:q]), medianOf(rows[len(rows)-q:])
+	first, last := meanMedian(rows[:q]), meanMedian(rows[len(rows)-q:])
 	rise := float64(last-first) / float64(time.Millisecond)
 	if rise > o.MaxLatencyRise*limit && last >= 2*first {
 		return fmt.Sprintf("latency rose through the step (median %s → %s ms): its queue was growing",
@@ -181,8 +182,9 @@ func (o Options) latencyRise(s results.Stats) string {
 	return ""
 }
 
-// medianOf is the count-weighted mean of the rows' medians.
-func medianOf(rows []results.OpInterval) time.Duration {
+// meanMedian is the count-weighted mean of the rows' medians: the
+// intervals keep no histogram to take the median of their union from.
+func meanMedian(rows []results.OpInterval) time.Duration {
 	var sum float64
 	var n int64
 	for _, r := range rows {

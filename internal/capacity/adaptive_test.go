@@ -21,7 +21,8 @@ type saturating struct {
 	durations []time.Duration
 }
 
-func (m *saturating) run(_ context.Context, rate float64, d time.Duration) (StepResult, error) {
+func (m *saturating) run(_ context.Context, st Step) (StepResult, error) {
+	rate, d := st.Rate, st.Duration
 	m.calls = append(m.calls, rate)
 	m.durations = append(m.durations, d)
 	secs := int(d.Seconds())
@@ -115,16 +116,16 @@ func TestAdaptiveSaysWhetherCPUBound(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.CPUBound != "yes" || r.Predicted != 1250 {
-		t.Errorf("cpu bound %q, predicted %g: %s", r.CPUBound, r.Predicted, r.Conclusion)
+	if r.CPUBound != results.CPUBoundYes || r.Predicted != 1250 {
+		t.Errorf("cpu bound %v, predicted %g: %s", r.CPUBound, r.Predicted, r.Conclusion)
 	}
 	db := &saturating{limit: 310, base: 5 * time.Millisecond, cpuMs: 0.5}
 	r, err = Search(t.Context(), db.run, adaptiveOpts(t, 2))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.CPUBound != "no" || !strings.Contains(r.Conclusion, "Not CPU-bound") || !strings.Contains(r.Conclusion, "4000/s") {
-		t.Errorf("cpu bound %q: %s", r.CPUBound, r.Conclusion)
+	if r.CPUBound != results.CPUBoundNo || !strings.Contains(r.Conclusion, "Not CPU-bound") || !strings.Contains(r.Conclusion, "4000/s") {
+		t.Errorf("cpu bound %v: %s", r.CPUBound, r.Conclusion)
 	}
 }
 
@@ -247,8 +248,8 @@ func TestRoundRate(t *testing.T) {
 // the search must climb back to the limit in a few steps.
 type lowFirst struct{ saturating }
 
-func (m *lowFirst) run(ctx context.Context, rate float64, d time.Duration) (StepResult, error) {
-	r, err := m.saturating.run(ctx, rate, d)
+func (m *lowFirst) run(ctx context.Context, st Step) (StepResult, error) {
+	r, err := m.saturating.run(ctx, st)
 	if len(m.calls) == 1 {
 		it := &r.Stats.Ops[0]
 		it.Latency.P99 = 5 * time.Second
@@ -273,8 +274,8 @@ func TestAdaptiveClimbsBackFromALowEstimate(t *testing.T) {
 
 func TestWriteTextSaysTheDatabaseCostAtTheMax(t *testing.T) {
 	m := &saturating{limit: 500, base: 5 * time.Millisecond, cpuMs: 2}
-	run := func(ctx context.Context, rate float64, d time.Duration) (StepResult, error) {
-		r, err := m.run(ctx, rate, d)
+	run := func(ctx context.Context, st Step) (StepResult, error) {
+		r, err := m.run(ctx, st)
 		r.DB = &results.DBCost{Available: true, Ops: 100, CPUMeasured: true, CPUMsPerOp: 0.25, XactsPerOp: 1.5, WALBytesPerOp: 1700,
 			Unread: []results.DBUnread{results.NewDBUnread(results.DBViewIO, "ERROR: permission denied for view pg_stat_io (SQLSTATE 42501)")}}
 		return r, err
@@ -308,13 +309,13 @@ type warming struct {
 	calls      int
 }
 
-func (m *warming) run(ctx context.Context, rate float64, d time.Duration) (StepResult, error) {
+func (m *warming) run(ctx context.Context, st Step) (StepResult, error) {
 	m.calls++
 	if m.calls <= len(m.coldCPU) {
 		cold := saturating{limit: m.coldLimit, base: m.warmServer.base, cpuMs: m.coldCPU[m.calls-1]}
-		return cold.run(ctx, rate, d)
+		return cold.run(ctx, st)
 	}
-	return m.warmServer.run(ctx, rate, d)
+	return m.warmServer.run(ctx, st)
 }
 
 // The first search after a boot: a step fails while the server is still
@@ -359,8 +360,9 @@ type overloadCost struct {
 	factor float64
 }
 
-func (m *overloadCost) run(ctx context.Context, rate float64, d time.Duration) (StepResult, error) {
-	r, err := m.saturating.run(ctx, rate, d)
+func (m *overloadCost) run(ctx context.Context, st Step) (StepResult, error) {
+	rate := st.Rate
+	r, err := m.saturating.run(ctx, st)
 	if rate > m.limit {
 		r.CPUMsPerOp *= m.factor
 	}
@@ -371,8 +373,8 @@ func (m *overloadCost) run(ctx context.Context, rate float64, d time.Duration) (
 // directory's CPU is said too.
 func TestWriteTextMariaDBAndDirectory(t *testing.T) {
 	m := &saturating{limit: 500, base: 5 * time.Millisecond, cpuMs: 2}
-	run := func(ctx context.Context, rate float64, d time.Duration) (StepResult, error) {
-		r, err := m.run(ctx, rate, d)
+	run := func(ctx context.Context, st Step) (StepResult, error) {
+		r, err := m.run(ctx, st)
 		r.DB = &results.DBCost{Available: true, Engine: "mariadb", Ops: 100, CPUMeasured: true, CPUMsPerOp: 0.2}
 		r.Directory = &results.DirectoryCost{Available: true, Ops: 100, CPUMsPerOp: 1.5}
 		return r, err
@@ -409,11 +411,11 @@ type jit struct {
 	cpuAt                    []float64 // CPU per operation at each step
 }
 
-func (m *jit) run(ctx context.Context, rate float64, d time.Duration) (StepResult, error) {
+func (m *jit) run(ctx context.Context, st Step) (StepResult, error) {
 	cpu := m.warm + (m.cold-m.warm)*math.Exp(-m.ops/m.scale)
 	m.cpuAt = append(m.cpuAt, cpu)
 	s := saturating{limit: m.cores * 1000 / cpu, base: m.base, cpuMs: cpu}
-	r, err := s.run(ctx, rate, d)
+	r, err := s.run(ctx, st)
 	m.ops += float64(r.Stats.Iterations)
 	return r, err
 }
@@ -469,13 +471,14 @@ type jvm struct {
 	elapsed       time.Duration
 }
 
-func (m *jvm) run(ctx context.Context, rate float64, d time.Duration) (StepResult, error) {
+func (m *jvm) run(ctx context.Context, st Step) (StepResult, error) {
+	rate, d := st.Rate, st.Duration
 	busy := m.compilerCores * math.Exp(-float64(m.elapsed)/float64(m.tau))
 	m.elapsed += d
 	cpu := m.warm + (m.cold-m.warm)*math.Exp(-m.ops/m.scale)
 	m.cpuAt = append(m.cpuAt, cpu)
 	s := saturating{limit: (m.cores - busy) * 1000 / cpu, base: m.base, cpuMs: cpu + 1000*busy/rate}
-	r, err := s.run(ctx, rate, d)
+	r, err := s.run(ctx, st)
 	m.ops += float64(r.Stats.Iterations)
 	return r, err
 }
@@ -517,14 +520,15 @@ type lateJIT struct {
 	after, elapsed    time.Duration
 }
 
-func (m *lateJIT) run(ctx context.Context, rate float64, d time.Duration) (StepResult, error) {
+func (m *lateJIT) run(ctx context.Context, st Step) (StepResult, error) {
+	d := st.Duration
 	cpu := m.cold
 	if m.elapsed >= m.after {
 		cpu = m.warm
 	}
 	m.elapsed += d
 	s := saturating{limit: m.cores * 1000 / cpu, base: 5 * time.Millisecond, cpuMs: cpu}
-	return s.run(ctx, rate, d)
+	return s.run(ctx, st)
 }
 
 // When the server became much cheaper while the search confirmed its
@@ -569,16 +573,17 @@ type coldStart struct {
 	calls  int
 }
 
-func (m *coldStart) run(ctx context.Context, rate float64, d time.Duration) (StepResult, error) {
+func (m *coldStart) run(ctx context.Context, st Step) (StepResult, error) {
+	rate := st.Rate
 	m.calls++
 	if m.calls > 1 {
-		return m.saturating.run(ctx, rate, d)
+		return m.saturating.run(ctx, st)
 	}
 	first := m.saturating
 	if m.behind {
 		first.limit = 0.8 * rate
 	}
-	r, err := first.run(ctx, rate, d)
+	r, err := first.run(ctx, st)
 	if !m.behind {
 		r.Stats.Ops[0].Latency.P99 = 751 * time.Millisecond
 	}

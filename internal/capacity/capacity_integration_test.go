@@ -85,7 +85,8 @@ func setup(t *testing.T) *fixture {
 // kcbench capacity does; calls counts the steps run.
 func (f *fixture) steps(name string, m *dataset.Manifest, calls *int) capacity.StepFunc {
 	hc := &http.Client{Transport: scenario.LoadTransport(f.tg, 10*time.Second, 256, netip.Addr{})}
-	return func(ctx context.Context, rate float64, d time.Duration) (capacity.StepResult, error) {
+	return func(ctx context.Context, st capacity.Step) (capacity.StepResult, error) {
+		rate, d := st.Rate, st.Duration
 		*calls++
 		cfg := scenario.Config{Scenario: name, Executor: load.NameConstantArrivalRate, Rate: rate, Duration: d,
 			VUs: 10, MaxVUs: int(rate) + 20, GracefulStop: 5 * time.Second, Timeout: 10 * time.Second}

@@ -71,8 +71,8 @@
 //	predicted_rate       adaptive: cores ÷ CPU per operation in the probes
 //	                     (absent when unknown)
 //	estimated_rate       adaptive: where the bracket started
-//	cpu_bound            adaptive: "yes" when the server's cores were busy
-//	                     at the first failure, "no" when not (then the
+//	cpu_bound            adaptive: true when the server's cores were busy
+//	                     at the first failure, false when not (then the
 //	                     prediction was only a start)
 //	failed_at_or_below   adaptive: judged steps at or below max_rate
 //	                     that failed (a warming server, or a limit whose

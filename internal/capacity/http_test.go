@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/kcbench/kcbench/internal/load"
-	"github.com/kcbench/kcbench/internal/results"
 )
 
 // getScenario sends one GET per iteration, recorded as "get".
@@ -55,10 +54,11 @@ func httpSteps(url string, maxVUs int) StepFunc { return httpStepsEnding(url, ma
 // (Options.EarlyEnd; nil: never).
 func httpStepsEnding(url string, maxVUs int, early func(float64, time.Duration) func(load.Interval) string) StepFunc {
 	sc := &getScenario{url: url, client: &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{MaxIdleConns: maxVUs, MaxIdleConnsPerHost: maxVUs}}}
-	return func(ctx context.Context, rate float64, d time.Duration) (StepResult, error) {
+	return func(ctx context.Context, st Step) (StepResult, error) {
+		rate, d := st.Rate, st.Duration
 		e := load.ConstantArrivalRate{Rate: rate, Duration: d, PreAllocatedVUs: min(maxVUs, 20), MaxVUs: maxVUs, GracefulStop: time.Second}
 		rec := load.NewRecorder()
-		if early != nil && (results.CapacityStep{Phase: StepPhase(ctx)}).Judged() {
+		if early != nil && st.Judged() {
 			rec = load.NewRecorder(load.WithEarlyEnd(early(rate, d)))
 		}
 		s, err := e.Run(ctx, sc, rec)

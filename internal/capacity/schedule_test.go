@@ -88,7 +88,7 @@ func TestJudgeSchedule(t *testing.T) {
 	measure := func(n int, tweak func(i int, r *StepResult)) []StepResult {
 		var ms []StepResult
 		for i, s := range steps[:n] {
-			r, _ := m.run(t.Context(), s.Rate, time.Duration(s.Duration*float64(time.Second)))
+			r, _ := m.run(t.Context(), Step{Rate: s.Rate, Duration: time.Duration(s.Duration * float64(time.Second))})
 			if tweak != nil {
 				tweak(i, &r)
 			}

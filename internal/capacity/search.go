@@ -90,22 +90,25 @@ type StepResult struct {
 	Faults []string
 }
 
-// StepFunc runs one step: rate iterations per second for d (open model),
-// and returns what it measured. Search calls it once per step, never
-// concurrently. When ctx is cancelled it should return promptly with an
-// error wrapping ctx.Err().
-type StepFunc func(ctx context.Context, rate float64, d time.Duration) (StepResult, error)
-
-type phaseKey struct{}
-
-// StepPhase is the phase (results.StepWarmup, StepProbe, …) of the step a
-// StepFunc is running, from its context; "" outside a search. A StepFunc
-// ends only judged steps early (EarlyEnd): a warm-up or probe that falls
-// behind is there to warm a cold server up.
-func StepPhase(ctx context.Context) string {
-	p, _ := ctx.Value(phaseKey{}).(string)
-	return p
+// Step is one step the search asks for: Rate iterations per second for
+// Duration (open model).
+type Step struct {
+	// Phase is the step's part in the search (results.StepWarmup,
+	// StepProbe, …). A StepFunc ends only judged steps early (EarlyEnd):
+	// a warm-up or probe that falls behind is there to warm a cold server
+	// up.
+	Phase    string
+	Rate     float64
+	Duration time.Duration
 }
+
+// Judged reports whether the step's verdict counts (results.CapacityStep.Judged).
+func (st Step) Judged() bool { return (results.CapacityStep{Phase: st.Phase}).Judged() }
+
+// StepFunc runs one step and returns what it measured. Search calls it
+// once per step, never concurrently. When ctx is cancelled it should
+// return promptly with an error wrapping ctx.Err().
+type StepFunc func(ctx context.Context, st Step) (StepResult, error)
 
 // Options configure a search. Zero fields take the defaults above
 // (WithDefaults); then Validate checks them.
@@ -147,7 +150,7 @@ type Options struct {
 
 	// BeforeStep and AfterStep, when set, are called around each step
 	// (warm-up included), for progress.
-	BeforeStep func(index int, phase string, rate float64, d time.Duration)
+	BeforeStep func(index int, st Step)
 	AfterStep  func(results.CapacityStep)
 }
 
@@ -274,44 +277,47 @@ func (o Options) Judge(rate float64, r StepResult) results.CapacityStep {
 	st.ErrorPct = 100 * it.ErrorRate()
 	st.P50, st.P95, st.P99, st.Max = ms(it.Latency.P50), ms(it.Latency.P95), ms(it.Latency.P99), ms(it.Latency.Max)
 
-	fail := func(format string, args ...any) { st.Failures = append(st.Failures, fmt.Sprintf(format, args...)) }
+	fail := func(k results.FailureKind, format string, args ...any) {
+		st.Failures = append(st.Failures, fmt.Sprintf(format, args...))
+		st.Kinds = append(st.Kinds, k)
+	}
 	if s.Aborted {
-		fail("interrupted before its end")
+		fail(results.FailInterrupted, "interrupted before its end")
 	}
 	if s.EndReason != "" {
 		// ended early (EarlyEnd, or the server went down): never a pass
-		fail("ended after %s: %s", s.Duration.Round(100*time.Millisecond), s.EndReason)
+		fail(results.FailEndedEarly, "ended after %s: %s", s.Duration.Round(100*time.Millisecond), s.EndReason)
 	}
 	switch {
 	case it.Count == 0:
-		fail("no iteration finished")
+		fail(results.FailNoIteration, "no iteration finished")
 	case it.OK == 0:
-		fail("every iteration failed (%d of %d)", it.Errors, it.Count)
+		fail(results.FailAllFailed, "every iteration failed (%d of %d)", it.Errors, it.Count)
 	case it.OK < o.MinOK:
-		fail("only %d successful iterations, fewer than the %d a step needs", it.OK, o.MinOK)
+		fail(results.FailTooFewOK, "only %d successful iterations, fewer than the %d a step needs", it.OK, o.MinOK)
 	}
 	if st.Achieved < o.MinAchieved*rate {
-		fail("achieved %.1f/s, below %g%% of the asked %g/s", st.Achieved, 100*o.MinAchieved, rate)
+		fail(results.FailAchieved, "achieved %.1f/s, below %g%% of the asked %g/s", st.Achieved, 100*o.MinAchieved, rate)
 	}
 	if s.Dropped > 0 && st.DroppedPct >= 100*o.MaxDropped {
-		fail("dropped %d arrivals (%.1f%%, not below %g%%): no free VU", s.Dropped, st.DroppedPct, 100*o.MaxDropped)
+		fail(results.FailDropped, "dropped %d arrivals (%.1f%%, not below %g%%): no free VU", s.Dropped, st.DroppedPct, 100*o.MaxDropped)
 	}
 	if arrivals > 0 && s.Interrupted > 0 {
 		if pct := 100 * float64(s.Interrupted) / float64(arrivals); pct >= 100*o.MaxDropped {
-			fail("%d iterations (%.1f%%) were still running at the end of the step and were cut off", s.Interrupted, pct)
+			fail(results.FailCutOff, "%d iterations (%.1f%%) were still running at the end of the step and were cut off", s.Interrupted, pct)
 		}
 	}
 	if why := o.latencyRise(s); why != "" {
-		fail("%s", why)
+		fail(results.FailLatencyRise, "%s", why)
 	}
 	for _, f := range r.Faults {
-		fail("%s", f)
+		fail(results.FailFault, "%s", f)
 	}
 	for _, t := range o.SLOs {
 		tr := t.Evaluate(s)
 		st.SLOs = append(st.SLOs, tr)
 		if !tr.Pass {
-			fail("SLO %s", strings.TrimPrefix(tr.String(), "✗ "))
+			fail(results.FailSLO, "SLO %s", strings.TrimPrefix(tr.String(), "✗ "))
 		}
 	}
 	st.Pass = len(st.Failures) == 0
@@ -370,9 +376,9 @@ type searcher struct {
 func (s *searcher) step(ctx context.Context, phase string, rate float64, d time.Duration) (results.CapacityStep, error) {
 	idx := len(s.res.Steps)
 	if s.o.BeforeStep != nil {
-		s.o.BeforeStep(idx, phase, rate, d)
+		s.o.BeforeStep(idx, Step{Phase: phase, Rate: rate, Duration: d})
 	}
-	r, err := s.run(context.WithValue(ctx, phaseKey{}, phase), rate, d)
+	r, err := s.run(ctx, Step{Phase: phase, Rate: rate, Duration: d})
 	if err != nil && r.Stats.Start.IsZero() {
 		return results.CapacityStep{}, fmt.Errorf("step %d (%s, %g/s): %w", idx, phase, rate, err)
 	}
@@ -543,7 +549,7 @@ func (s *searcher) finish(ctx context.Context, err error) {
 				advice = "No iteration succeeded: check the target and the dataset."
 			}
 		}
-		if len(failed.Failures) == 1 && strings.Contains(failed.Failures[0], "successful iterations, fewer than") {
+		if failed.OnlyFailure(results.FailTooFewOK) {
 			advice = "Lengthen the steps or start higher."
 		}
 		r.Conclusion = fmt.Sprintf("even the starting rate %g/s failed: %s. %s", failed.Rate, why(failed), advice)
@@ -556,10 +562,10 @@ func (s *searcher) finish(ctx context.Context, err error) {
 			r.MaxRate, r.ResolutionPct, failed.Rate, why(failed))
 		if c := s.o.Cores; c > 0 && failed.ServerCores > 0 {
 			if failed.ServerCores >= cpuBoundShare*c {
-				r.CPUBound = "yes"
+				r.CPUBound = results.CPUBoundYes
 				r.Conclusion += fmt.Sprintf(". CPU-bound: the server used %.2f of its %g cores there", failed.ServerCores, c)
 			} else {
-				r.CPUBound = "no"
+				r.CPUBound = results.CPUBoundNo
 				r.Conclusion += fmt.Sprintf(". Not CPU-bound: the server used only %.2f of its %g cores there, so the CPU prediction (%g/s) was only a start",
 					failed.ServerCores, c, r.Predicted)
 			}

@@ -25,7 +25,8 @@ type model struct {
 	calls    []float64
 }
 
-func (m *model) run(_ context.Context, rate float64, d time.Duration) (StepResult, error) {
+func (m *model) run(_ context.Context, st Step) (StepResult, error) {
+	rate, d := st.Rate, st.Duration
 	m.calls = append(m.calls, rate)
 	arrivals := int64(math.Round(rate * d.Seconds()))
 	dropped := int64(math.Round(float64(arrivals) * m.dropFrac))
@@ -222,11 +223,11 @@ func TestSearchErrorsAndCancel(t *testing.T) {
 	boom := errors.New("boom")
 	m := &model{capacity: 1e9, base: time.Millisecond}
 	n := 0
-	run := func(ctx context.Context, rate float64, d time.Duration) (StepResult, error) {
+	run := func(ctx context.Context, st Step) (StepResult, error) {
 		if n++; n == 3 {
 			return StepResult{}, boom
 		}
-		return m.run(ctx, rate, d)
+		return m.run(ctx, st)
 	}
 	r, err := Search(t.Context(), run, quick(t, "p99<500ms"))
 	if !errors.Is(err, boom) || r == nil || len(r.Steps) != 2 || !r.Found || !strings.Contains(r.Conclusion, "error") {
@@ -234,12 +235,12 @@ func TestSearchErrorsAndCancel(t *testing.T) {
 	}
 
 	ctx, cancel := context.WithCancel(t.Context())
-	run = func(ctx context.Context, rate float64, d time.Duration) (StepResult, error) {
-		if rate >= 30 {
+	run = func(ctx context.Context, st Step) (StepResult, error) {
+		if st.Rate >= 30 {
 			cancel()
 			return StepResult{}, ctx.Err()
 		}
-		return m.run(ctx, rate, d)
+		return m.run(ctx, st)
 	}
 	r, err = Search(ctx, run, quick(t, "p99<500ms"))
 	if !errors.Is(err, context.Canceled) || !r.Interrupted || r.MaxRate != 20 {
@@ -438,5 +439,21 @@ func TestParseSLOsRefusesWhatNoServiceLevelIs(t *testing.T) {
 	}
 	if _, err := ParseSLOs("rate>100,p99<1s,errors<=0%"); err != nil {
 		t.Errorf("a lower bound on the rate and no errors at all: %v", err)
+	}
+}
+
+// A starting step whose only failure is too few successful iterations
+// gets the advice to lengthen the steps, from the failure's kind.
+func TestTooFewIterationsAdvice(t *testing.T) {
+	t.Parallel()
+	m := &model{capacity: 1000, base: time.Millisecond}
+	o := quick(t, "p99<500ms")
+	o.Start, o.Step, o.StepDuration, o.MinOK = 2, 2, 2*time.Second, 100
+	r, err := Search(t.Context(), m.run, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Found || len(r.Steps) == 0 || !r.Steps[0].OnlyFailure(results.FailTooFewOK) || !strings.Contains(r.Conclusion, "Lengthen the steps") {
+		t.Errorf("steps %+v: %s", r.Steps, r.Conclusion)
 	}
 }

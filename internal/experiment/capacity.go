@@ -57,7 +57,7 @@ type Search struct {
 	// end and the next one's start (0: AgentGap's default).
 	Gap time.Duration
 	// OnStep, when set, is told of each step as it begins (a live view).
-	OnStep func(index int, phase string, rate float64, d time.Duration)
+	OnStep func(index int, st capacity.Step)
 	// KeepSessions keeps the user sessions earlier runs left in a local
 	// stack's realms; by default a search on the local stack (Local) ends
 	// them first (sessionEnder), and a password-grant or login-form
@@ -96,12 +96,12 @@ func (f *Search) Run(ctx context.Context, tg kc.Target, m *dataset.Manifest, par
 	sr, done := f.runStepper(tg, m, o)
 	defer done()
 	sr.EarlyEnd = o.WithDefaults().EarlyEnd
-	o.BeforeStep = func(i int, phase string, rate float64, d time.Duration) {
+	o.BeforeStep = func(i int, st capacity.Step) {
 		if !f.Quiet {
-			f.Logf("capacity: step %d (%s) %g/s for %s", i, phase, rate, d)
+			f.Logf("capacity: step %d (%s) %g/s for %s", i, st.Phase, st.Rate, st.Duration)
 		}
 		if f.OnStep != nil {
-			f.OnStep(i, phase, rate, d)
+			f.OnStep(i, st)
 		}
 	}
 	o.AfterStep = func(s results.CapacityStep) {
@@ -137,13 +137,13 @@ func (f *Search) Run(ctx context.Context, tg kc.Target, m *dataset.Manifest, par
 		if endEachStep(f.Scenario.Scenario, len(ender.realms)) {
 			f.Logf("capacity: each step starts from no user sessions too (those of the step before are ended between steps; --keep-sessions keeps them)")
 			before := o.BeforeStep
-			o.BeforeStep = func(i int, phase string, rate float64, d time.Duration) {
+			o.BeforeStep = func(i int, st capacity.Step) {
 				if i > 0 {
 					if _, err := ender.end(ctx); err != nil {
 						f.Logf("%v", err)
 					}
 				}
-				before(i, phase, rate, d)
+				before(i, st)
 			}
 		}
 	}

@@ -91,11 +91,35 @@ type CapacityStep struct {
 	SLOs []ThresholdResult `json:"slos"`
 	// Pass is true when the step met every SLO and every guard (achieved
 	// rate, dropped arrivals, successful iterations); Failures says why
-	// not, one reason each.
-	Pass     bool      `json:"pass"`
-	Failures []string  `json:"failures,omitempty"`
-	Note     string    `json:"note,omitempty"`
-	Start    time.Time `json:"start"`
+	// not, one reason each, and Kinds is the kind of each.
+	Pass     bool          `json:"pass"`
+	Failures []string      `json:"failures,omitempty"`
+	Kinds    []FailureKind `json:"failure_kinds,omitempty"`
+	Note     string        `json:"note,omitempty"`
+	Start    time.Time     `json:"start"`
+}
+
+// FailureKind is the kind of one reason a capacity step failed.
+type FailureKind string
+
+// The kinds of a step's failures.
+const (
+	FailInterrupted FailureKind = "interrupted"  // the search was interrupted during the step
+	FailEndedEarly  FailureKind = "ended_early"  // the step ended before its time (an early verdict, the server down)
+	FailNoIteration FailureKind = "no_iteration" // no iteration finished
+	FailAllFailed   FailureKind = "all_failed"   // every iteration failed
+	FailTooFewOK    FailureKind = "too_few_ok"   // fewer successful iterations than a step needs
+	FailAchieved    FailureKind = "achieved"     // the achieved rate fell short of the asked one
+	FailDropped     FailureKind = "dropped"      // arrivals found no free VU
+	FailCutOff      FailureKind = "cut_off"      // iterations still running at the step's end
+	FailLatencyRise FailureKind = "latency_rise" // latency rose through the step
+	FailFault       FailureKind = "fault"        // the caller found the step at fault (agents out of step)
+	FailSLO         FailureKind = "slo"          // an SLO failed
+)
+
+// OnlyFailure reports whether k is the step's one failure.
+func (s CapacityStep) OnlyFailure(k FailureKind) bool {
+	return len(s.Kinds) == 1 && s.Kinds[0] == k
 }
 
 // CapacitySettings are a search's options as run.
@@ -186,11 +210,11 @@ type CapacityResult struct {
 	// per operation; 0: unknown), the rate the bracket started from, the
 	// answer's resolution (first_failed_rate − max_rate, in % of max_rate)
 	// and whether the server's cores were the limit (cpu_bound: its cores
-	// were busy at the first failure; "" when unknown).
-	Predicted     float64 `json:"predicted_rate,omitempty"`
-	Estimate      float64 `json:"estimated_rate,omitempty"`
-	ResolutionPct float64 `json:"resolution_pct,omitempty"`
-	CPUBound      string  `json:"cpu_bound,omitempty"`
+	// were busy at the first failure).
+	Predicted     float64  `json:"predicted_rate,omitempty"`
+	Estimate      float64  `json:"estimated_rate,omitempty"`
+	ResolutionPct float64  `json:"resolution_pct,omitempty"`
+	CPUBound      CPUBound `json:"cpu_bound,omitempty"`
 	// FailedBelow counts the judged steps at or below the answer that
 	// failed: steps that a warming server, or a limit whose latency is
 	// unsteady, failed before a step at the same rate or above passed
@@ -361,4 +385,43 @@ func FindCapacityDirs(dir string) ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// CPUBound says whether a search's limit was the server's cores. In JSON
+// it is true or false, left out when unknown; files of kcbench before it
+// said "yes" or "no", which it reads too.
+type CPUBound int8
+
+// The values of CPUBound.
+const (
+	CPUBoundUnknown CPUBound = iota // the server's cores or CPU unknown
+	CPUBoundYes
+	CPUBoundNo
+)
+
+// MarshalJSON writes true or false (null when unknown; omitempty leaves
+// it out).
+func (c CPUBound) MarshalJSON() ([]byte, error) {
+	switch c {
+	case CPUBoundYes:
+		return []byte("true"), nil
+	case CPUBoundNo:
+		return []byte("false"), nil
+	}
+	return []byte("null"), nil
+}
+
+// UnmarshalJSON reads true, false, "yes", "no" or null.
+func (c *CPUBound) UnmarshalJSON(b []byte) error {
+	switch string(b) {
+	case "true", `"yes"`:
+		*c = CPUBoundYes
+	case "false", `"no"`:
+		*c = CPUBoundNo
+	case "null", `""`:
+		*c = CPUBoundUnknown
+	default:
+		return fmt.Errorf("cpu_bound: %s is not true, false or null", b)
+	}
+	return nil
 }

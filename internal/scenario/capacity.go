@@ -183,9 +183,10 @@ func LoadTransport(tg kc.Target, timeout time.Duration, conns int, local netip.A
 }
 
 // Step runs one step; it implements capacity.StepFunc.
-func (s *CapacityStepper) Step(ctx context.Context, rate float64, d time.Duration) (capacity.StepResult, error) {
+func (s *CapacityStepper) Step(ctx context.Context, st capacity.Step) (capacity.StepResult, error) {
+	rate, d := st.Rate, st.Duration
 	in := RunInput{Target: s.Target, Manifest: s.Manifest, Config: s.StepConfig(rate, d), HTTPClient: s.HTTPClient, Progress: s.Progress, IntervalHook: s.IntervalHook}
-	if s.EarlyEnd != nil && (results.CapacityStep{Phase: capacity.StepPhase(ctx)}).Judged() {
+	if s.EarlyEnd != nil && st.Judged() {
 		in.EarlyEnd = s.EarlyEnd(rate, d)
 	}
 	if s.HTTPClient != nil {

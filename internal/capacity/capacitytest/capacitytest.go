@@ -32,7 +32,8 @@ type Server struct {
 func Search(t testing.TB, scenario string, params map[string]string, s Server) *results.CapacityResult {
 	t.Helper()
 	base := cmp.Or(s.Latency, 20*time.Millisecond)
-	run := func(_ context.Context, rate float64, d time.Duration) (capacity.StepResult, error) {
+	run := func(_ context.Context, st capacity.Step) (capacity.StepResult, error) {
+		rate, d := st.Rate, st.Duration
 		n := int64(rate * d.Seconds())
 		lat := base
 		switch {
