@@ -23,7 +23,6 @@ import (
 	"time"
 
 	"github.com/kcbench/kcbench/internal/results"
-	"github.com/kcbench/kcbench/internal/scenario"
 	"github.com/kcbench/kcbench/internal/stack"
 )
 
@@ -57,8 +56,8 @@ func TestLoadCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	var sum struct {
-		ServerCPU scenario.ServerCPU `json:"server_cpu"`
-		Params    map[string]string  `json:"params"`
+		ServerCPU results.ServerCPU `json:"server_cpu"`
+		Params    map[string]string `json:"params"`
 	}
 	if err := json.Unmarshal(b, &sum); err != nil {
 		t.Fatal(err)

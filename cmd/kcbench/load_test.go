@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/kcbench/kcbench/internal/results"
-	"github.com/kcbench/kcbench/internal/scenario"
 )
 
 func writeFile(t *testing.T, name, text string) string {
@@ -149,7 +148,7 @@ func TestLoadRunAndOutputs(t *testing.T) {
 		t.Fatalf("summary: %+v", s)
 	}
 	var extra struct {
-		ServerCPU scenario.ServerCPU `json:"server_cpu"`
+		ServerCPU results.ServerCPU `json:"server_cpu"`
 	}
 	if err := json.Unmarshal(b, &extra); err != nil || extra.ServerCPU.Available || extra.ServerCPU.Reason == "" {
 		t.Fatalf("server_cpu: %+v %v", extra.ServerCPU, err)
@@ -197,7 +196,7 @@ func TestLoadServerCPUSummedOverPods(t *testing.T) {
 		t.Fatal(err)
 	}
 	var sum struct {
-		ServerCPU scenario.ServerCPU `json:"server_cpu"`
+		ServerCPU results.ServerCPU `json:"server_cpu"`
 	}
 	if err := json.Unmarshal(b, &sum); err != nil {
 		t.Fatal(err)

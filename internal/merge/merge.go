@@ -40,7 +40,6 @@ import (
 	"github.com/kcbench/kcbench/internal/fileutil"
 	"github.com/kcbench/kcbench/internal/load"
 	"github.com/kcbench/kcbench/internal/results"
-	"github.com/kcbench/kcbench/internal/scenario"
 )
 
 // interval is the timeline's resolution: agents' starts are aligned to
@@ -51,7 +50,7 @@ const interval = load.DefaultInterval
 type Agent struct {
 	Dir    string
 	Stats  results.Stats
-	CPU    scenario.ServerCPU
+	CPU    results.ServerCPU
 	Params map[string]string
 	// hists[op][series] are the agent's measured interval histograms.
 	hists map[string][2][]*hdr.Histogram
@@ -60,7 +59,7 @@ type Agent struct {
 // Result is the merge of several agents.
 type Result struct {
 	Stats  results.Stats
-	CPU    scenario.ServerCPU
+	CPU    results.ServerCPU
 	Params map[string]string
 	// Agents are the inputs, in the order given.
 	Agents []*Agent
@@ -78,17 +77,11 @@ func ReadAgent(dir string) (*Agent, error) {
 		return nil, err
 	}
 	a := &Agent{Dir: dir, hists: map[string][2][]*hdr.Histogram{}}
-	var extra struct {
-		CPU    scenario.ServerCPU `json:"server_cpu"`
-		Params map[string]string  `json:"params"`
-	}
-	if err := json.Unmarshal(b, &a.Stats); err != nil {
+	var sum results.LoadSummary
+	if err := json.Unmarshal(b, &sum); err != nil {
 		return nil, fmt.Errorf("%s: %w", dir, err)
 	}
-	if err := json.Unmarshal(b, &extra); err != nil {
-		return nil, fmt.Errorf("%s: %w", dir, err)
-	}
-	a.CPU, a.Params = extra.CPU, extra.Params
+	a.Stats, a.CPU, a.Params = sum.Stats, sum.ServerCPU, sum.Params
 	f, err := fileutil.Open(filepath.Join(dir, results.TimelineFile), fileutil.MaxResultFile)
 	if err != nil {
 		return nil, err
@@ -527,8 +520,8 @@ func abs(x int64) int64 {
 // mergeCPU: the agents measured one server; its CPU over the window is
 // the agent's with the longest window, divided among all the agents'
 // operations.
-func mergeCPU(as []*Agent, s results.Stats) scenario.ServerCPU {
-	var best *scenario.ServerCPU
+func mergeCPU(as []*Agent, s results.Stats) results.ServerCPU {
+	var best *results.ServerCPU
 	var reason string
 	for _, a := range as {
 		c := a.CPU
@@ -541,9 +534,9 @@ func mergeCPU(as []*Agent, s results.Stats) scenario.ServerCPU {
 		}
 	}
 	if best == nil {
-		return scenario.ServerCPU{Reason: cmp.Or(reason, "no agent measured the server's CPU")}
+		return results.ServerCPU{Reason: cmp.Or(reason, "no agent measured the server's CPU")}
 	}
-	r := scenario.ServerCPU{Available: true, Source: best.Source, Resolution: best.Resolution,
+	r := results.ServerCPU{Available: true, Source: best.Source, Resolution: best.Resolution,
 		CPU: best.CPU, Window: best.Window, Cores: best.Cores, IdleCores: best.IdleCores, Baseline: best.Baseline}
 	ms := r.CPU * 1000
 	if it, ok := s.Op(results.IterationOp); ok && it.OK > 0 {
@@ -620,7 +613,7 @@ func (res *Result) writeFiles(dir string) error {
 		return err
 	}
 	return fileutil.WriteFile(filepath.Join(dir, results.SummaryFile), 0o644, func(w io.Writer) error {
-		return scenario.WriteSummaryJSON(w, res.Stats, res.CPU, res.Params)
+		return results.WriteLoadSummary(w, results.LoadSummary{Stats: res.Stats, ServerCPU: res.CPU, Params: res.Params})
 	})
 }
 

@@ -37,10 +37,7 @@ var errNotLoadRun = errors.New("not a load run's summary")
 // engine's Stats (scenario.RunResult.WriteDir writes them).
 type loadExtras struct {
 	Workloads json.RawMessage `json:"workloads"` // set: an experiment point's summary
-	ServerCPU struct {
-		PerIteration float64 `json:"cpu_ms_per_iteration"`
-		Source       string  `json:"source"`
-	} `json:"server_cpu"`
+	ServerCPU ServerCPU `json:"server_cpu"`
 	Database  *DBCost           `json:"database"`
 	Directory *DirectoryCost    `json:"directory"`
 	Params    map[string]string `json:"params"`

@@ -285,14 +285,16 @@ type statsJSON struct {
 }
 
 // MarshalJSON writes s without its timeline, run lengths in seconds.
-func (s Stats) MarshalJSON() ([]byte, error) {
-	return json.Marshal(statsJSON{
+func (s Stats) MarshalJSON() ([]byte, error) { return json.Marshal(s.toJSON()) }
+
+func (s Stats) toJSON() statsJSON {
+	return statsJSON{
 		Scenario: s.Scenario, Executor: s.Executor, Model: s.Model, Start: s.Start,
 		Duration: s.Duration.Seconds(), Warmup: s.Warmup.Seconds(), Elapsed: s.Elapsed.Seconds(),
 		Aborted: s.Aborted, VUs: s.VUs, Iterations: s.Iterations, Dropped: s.Dropped,
 		Interrupted: s.Interrupted, Ops: s.Ops, Thresholds: s.Thresholds,
 		ErrorExamples: s.ErrorExamples, EndReason: s.EndReason, Events: s.Events, Timeout: s.Timeout.Seconds(),
-	})
+	}
 }
 
 // UnmarshalJSON reads what MarshalJSON wrote.
@@ -301,6 +303,11 @@ func (s *Stats) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &j); err != nil {
 		return err
 	}
+	return j.stats(s)
+}
+
+// stats checks j and sets s from it.
+func (j statsJSON) stats(s *Stats) error {
 	if err := j.check(); err != nil {
 		return err
 	}

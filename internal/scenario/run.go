@@ -1,10 +1,8 @@
 package scenario
 
 import (
-	"bytes"
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -12,7 +10,6 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -92,7 +89,7 @@ type RunResult struct {
 	// Stats are the engine's results, thresholds evaluated.
 	Stats results.Stats
 	// CPU is the server's CPU time over the measured window.
-	CPU ServerCPU
+	CPU results.ServerCPU
 	// DB is the database's work over the measured window (nil when the
 	// target's database is unknown: not a local stack).
 	DB *results.DBCost
@@ -355,62 +352,6 @@ func (u *markFirstUser) Iterate(ctx context.Context, rec load.OpRecorder) error 
 	return u.User.Iterate(ctx, rec)
 }
 
-// ServerCPU is the server's CPU time over a run's measured window, per
-// successful operation.
-type ServerCPU struct {
-	Available bool    `json:"available"`
-	Source    string  `json:"source,omitempty"`
-	Reason    string  `json:"unavailable_reason,omitempty"`
-	CPU       float64 `json:"cpu_s,omitempty"`
-	Window    float64 `json:"window_s,omitempty"`
-	Cores     float64 `json:"cores,omitempty"` // CPU / Window
-	// PerIteration is CPU-ms per successful iteration.
-	PerIteration float64 `json:"cpu_ms_per_iteration,omitempty"`
-	// PerOp is CPU-ms per successful operation when an iteration is one
-	// operation (otherwise an iteration's CPU cannot be told apart between
-	// its operations).
-	PerOp map[string]float64 `json:"cpu_ms_per_op,omitempty"`
-	// Resolution is the sampler's granularity.
-	Resolution string `json:"resolution,omitempty"`
-	// IdleCores is the server's CPU use before the run, without load
-	// (when measured: Config.CPUBaseline), and NetPerIteration is
-	// PerIteration without it: (CPU − IdleCores × Window) per successful
-	// iteration.
-	IdleCores       float64 `json:"idle_cores,omitempty"`
-	Baseline        float64 `json:"baseline_s,omitempty"`
-	NetPerIteration float64 `json:"net_cpu_ms_per_iteration,omitempty"`
-}
-
-// Write renders the figures as the end of a summary.
-func (r ServerCPU) Write(w io.Writer) error {
-	if !r.Available {
-		_, err := fmt.Fprintf(w, "server cpu:   unavailable: %s\n", r.Reason)
-		return err
-	}
-	if _, err := fmt.Fprintf(w, "server cpu:   %.2f s over %.1f s measured (%.2f cores), from %s\n", r.CPU, r.Window, r.Cores, r.Source); err != nil {
-		return err
-	}
-	if r.PerIteration > 0 {
-		fmt.Fprintf(w, "  %.2f ms per successful iteration\n", r.PerIteration)
-	}
-	if r.Baseline > 0 {
-		fmt.Fprintf(w, "  %.2f ms per successful iteration net of the idle %.3f cores (measured for %.0f s before)\n",
-			r.NetPerIteration, r.IdleCores, r.Baseline)
-	}
-	for _, op := range slices.Sorted(func(yield func(string) bool) {
-		for k := range r.PerOp {
-			if !yield(k) {
-				return
-			}
-		}
-	}) {
-		if _, err := fmt.Fprintf(w, "  %.2f ms per successful %s\n", r.PerOp[op], op); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // window takes a reading of a cumulative figure at the end of the
 // warm-up and at the end of the run.
 type window[T any] struct {
@@ -637,18 +578,18 @@ func (w *dbWindow) result(s results.Stats) *results.DBCost {
 	return &c
 }
 
-func (w *cpuWindow) result(s results.Stats) ServerCPU {
+func (w *cpuWindow) result(s results.Stats) results.ServerCPU {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	switch {
 	case w.sampler == nil:
-		return ServerCPU{Reason: w.reason}
+		return results.ServerCPU{Reason: w.reason}
 	case !w.started:
-		return ServerCPU{Source: w.sampler.Source(), Reason: "no iteration ran"}
+		return results.ServerCPU{Source: w.sampler.Source(), Reason: "no iteration ran"}
 	case w.err != nil:
-		return ServerCPU{Source: w.sampler.Source(), Reason: w.err.Error()}
+		return results.ServerCPU{Source: w.sampler.Source(), Reason: w.err.Error()}
 	}
-	r := ServerCPU{Available: true, Source: w.sampler.Source(), Resolution: w.res,
+	r := results.ServerCPU{Available: true, Source: w.sampler.Source(), Resolution: w.res,
 		CPU: (w.v1 - w.v0).Seconds(), Window: w.t1.Sub(w.t0).Seconds()}
 	if r.Window > 0 {
 		r.Cores = r.CPU / r.Window
@@ -694,76 +635,7 @@ func (res *RunResult) WriteDir(dir string) error {
 		return err
 	}
 	return fileutil.WriteFile(filepath.Join(dir, "summary.json"), 0o644, func(w io.Writer) error {
-		return writeSummaryJSON(w, s, res.CPU, res.DB, res.Directory, res.Connections, res.Params)
+		return results.WriteLoadSummary(w, results.LoadSummary{Stats: s, ServerCPU: res.CPU, Database: res.DB,
+			Directory: res.Directory, Connections: res.Connections, Params: res.Params})
 	})
-}
-
-// WriteSummaryJSON writes summary.json as WriteDir does: s with
-// server_cpu and params (when given) beside it; kcbench merge writes the
-// merged agents' summary with it.
-func WriteSummaryJSON(w io.Writer, s results.Stats, srv ServerCPU, params map[string]string) error {
-	return writeSummaryJSON(w, s, srv, nil, nil, nil, params)
-}
-
-// writeSummaryJSON writes the engine's summary with server_cpu (and,
-// when given, params) added at the end, so that results.Stats still reads it and sizing finds the
-// CPU-ms.
-func writeSummaryJSON(w io.Writer, s results.Stats, srv ServerCPU, db *results.DBCost, dir *results.DirectoryCost, conns *results.Connections, params map[string]string) error {
-	var buf bytes.Buffer
-	if err := results.WriteStatsJSON(&buf, s); err != nil {
-		return err
-	}
-	extra, err := json.MarshalIndent(srv, "  ", "  ")
-	if err != nil {
-		return err
-	}
-	b := bytes.TrimRight(buf.Bytes(), "\n")
-	if len(b) < 2 || b[len(b)-1] != '}' {
-		return errors.New("summary: unexpected JSON from the engine")
-	}
-	b = bytes.TrimRight(b[:len(b)-1], "\n ")
-	if _, err := w.Write(b); err != nil {
-		return err
-	}
-	if _, err := fmt.Fprintf(w, ",\n  \"server_cpu\": %s", extra); err != nil {
-		return err
-	}
-	if db != nil {
-		dj, err := json.MarshalIndent(db, "  ", "  ")
-		if err != nil {
-			return err
-		}
-		if _, err := fmt.Fprintf(w, ",\n  \"database\": %s", dj); err != nil {
-			return err
-		}
-	}
-	if dir != nil {
-		dj, err := json.MarshalIndent(dir, "  ", "  ")
-		if err != nil {
-			return err
-		}
-		if _, err := fmt.Fprintf(w, ",\n  \"directory\": %s", dj); err != nil {
-			return err
-		}
-	}
-	if conns != nil {
-		cj, err := json.MarshalIndent(conns, "  ", "  ")
-		if err != nil {
-			return err
-		}
-		if _, err := fmt.Fprintf(w, ",\n  \"connections\": %s", cj); err != nil {
-			return err
-		}
-	}
-	if len(params) > 0 {
-		ps, err := json.MarshalIndent(params, "  ", "  ")
-		if err != nil {
-			return err
-		}
-		if _, err := fmt.Fprintf(w, ",\n  \"params\": %s", ps); err != nil {
-			return err
-		}
-	}
-	_, err = io.WriteString(w, "\n}\n")
-	return err
 }

@@ -266,18 +266,11 @@ func (s *side) readLoad(dir string) error {
 	if err != nil {
 		return err
 	}
-	var st results.Stats
-	if err := json.Unmarshal(b, &st); err != nil {
+	var sum results.LoadSummary
+	if err := json.Unmarshal(b, &sum); err != nil {
 		return fmt.Errorf("%s: %w", filepath.Join(dir, results.SummaryFile), err)
 	}
-	var srv struct {
-		CPU struct {
-			PerIteration float64 `json:"cpu_ms_per_iteration"`
-		} `json:"server_cpu"`
-	}
-	if err := json.Unmarshal(b, &srv); err != nil {
-		return fmt.Errorf("%s: %w", dir, err)
-	}
+	st, srv := sum.Stats, sum.ServerCPU
 	it, ok := st.Op(results.IterationOp)
 	if st.Scenario == "" || !ok {
 		return fmt.Errorf("%s: %s is not a load summary (no scenario or iterations)", dir, results.SummaryFile)
@@ -285,12 +278,12 @@ func (s *side) readLoad(dir string) error {
 	if it.OK == 0 {
 		return fmt.Errorf("%s: no iteration succeeded (%d ran, %d failed): a run that measured nothing cannot be judged", filepath.Join(dir, results.SummaryFile), it.Count, it.Errors)
 	}
-	if srv.CPU.PerIteration < 0 {
-		return fmt.Errorf("%s: server_cpu.cpu_ms_per_iteration %v: cannot be negative", filepath.Join(dir, results.SummaryFile), srv.CPU.PerIteration)
+	if srv.PerIteration < 0 {
+		return fmt.Errorf("%s: server_cpu.cpu_ms_per_iteration %v: cannot be negative", filepath.Join(dir, results.SummaryFile), srv.PerIteration)
 	}
 	cfg := st.Executor
 	s.add(run{key: kindFixed + "|" + st.Scenario + "|" + cfg, kind: kindFixed, scenario: st.Scenario, config: cfg, source: SourceLoad,
-		throughput: it.Rate, p95: ms(it.Latency.P95), p99: ms(it.Latency.P99), cpu: srv.CPU.PerIteration})
+		throughput: it.Rate, p95: ms(it.Latency.P95), p99: ms(it.Latency.P99), cpu: srv.PerIteration})
 	return nil
 }
 
