@@ -186,6 +186,8 @@ func TestStaleConnectionProbed(t *testing.T) {
 		// return: close the connection, as an idle timeout would
 	})
 	tr := &Transport{Timeout: 2 * time.Second, ProbeIdle: 5 * time.Millisecond}
+	var later time.Duration
+	tr.clock = func() time.Time { return time.Now().Add(later) }
 	c := &http.Client{Transport: tr}
 	for i := range 3 {
 		resp, err := c.Post(url, "text/plain", strings.NewReader("x"))
@@ -196,7 +198,7 @@ func TestStaleConnectionProbed(t *testing.T) {
 		resp.Body.Close()
 		// Wait until the server's close has reached the idle connection.
 		waitFor(t, "the close to arrive", func() bool { return !tr.idleConn(0).alive() })
-		time.Sleep(tr.ProbeIdle) // idle long enough to be checked
+		later += 2 * tr.ProbeIdle // idle long enough to be checked
 	}
 	if posts.Load() != 3 || conns.Load() != 3 {
 		t.Errorf("%d POSTs on %d connections, want 3 on 3", posts.Load(), conns.Load())
@@ -209,13 +211,16 @@ func (t *Transport) idleConn(i int) *conn { return t.shared.idleConn(i) }
 // An idle connection older than IdleTimeout is closed, not reused.
 func TestIdleTimeout(t *testing.T) {
 	srv, conns := server(t, func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") })
-	c := &http.Client{Transport: &Transport{Timeout: 2 * time.Second, IdleTimeout: 50 * time.Millisecond}}
+	tr := &Transport{Timeout: 2 * time.Second, IdleTimeout: time.Hour}
+	var later time.Duration
+	tr.clock = func() time.Time { return time.Now().Add(later) }
+	c := &http.Client{Transport: tr}
 	get(t, c, srv.URL)
 	get(t, c, srv.URL)
 	if conns.Load() != 1 {
 		t.Fatalf("%d connections, want 1 reused", conns.Load())
 	}
-	time.Sleep(60 * time.Millisecond) // past the idle timeout
+	later = 2 * time.Hour // past the idle timeout
 	get(t, c, srv.URL)
 	if conns.Load() != 2 {
 		t.Fatalf("%d connections, want a new one after the idle timeout", conns.Load())

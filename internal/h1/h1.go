@@ -154,6 +154,9 @@ type Transport struct {
 	sessions   tls.ClientSessionCache // with Resume
 	dials      atomic.Int64
 	hs         handshakeCounts
+	// clock reads the time once per request, from which idle times are
+	// counted (nil: time.Now; a test moves it on instead of sleeping).
+	clock func() time.Time
 }
 
 var _ http.RoundTripper = (*Transport)(nil)
@@ -266,6 +269,9 @@ func (t *Transport) roundTrip(req *http.Request, lite bool) (*http.Response, err
 	// conn.roundTrip), not as the connection's deadline: a request cut
 	// off by it then always finds the context done, as its caller expects.
 	now := time.Now()
+	if t.clock != nil {
+		now = t.clock()
+	}
 	var deadline time.Time
 	if t.Timeout > 0 {
 		deadline = now.Add(t.Timeout)

@@ -304,7 +304,10 @@ func TestStaleConnection(t *testing.T) {
 			}()
 		}
 	}()
-	c := &http.Client{Transport: &Transport{Timeout: 2 * time.Second, ProbeIdle: 10 * time.Millisecond}}
+	tr := &Transport{Timeout: 2 * time.Second, ProbeIdle: 10 * time.Millisecond}
+	var later time.Duration
+	tr.clock = func() time.Time { return time.Now().Add(later) }
+	c := &http.Client{Transport: tr}
 	for i := range 4 {
 		var resp *http.Response
 		if i%2 == 0 {
@@ -320,7 +323,8 @@ func TestStaleConnection(t *testing.T) {
 		if string(b) != "ok" {
 			t.Fatalf("request %d: %q", i, b)
 		}
-		time.Sleep(50 * time.Millisecond) // the server has closed by now
+		waitFor(t, "the server's close", func() bool { return !tr.idleConn(0).alive() })
+		later += 2 * tr.ProbeIdle // idle long enough to be checked
 	}
 	if accepted.Load() != 4 {
 		t.Errorf("%d connections", accepted.Load())

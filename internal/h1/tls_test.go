@@ -242,6 +242,8 @@ func TestTLSStaleConnectionProbed(t *testing.T) {
 				// return: close the connection, as an idle timeout would
 			})
 			tr := &Transport{Timeout: 2 * time.Second, ProbeIdle: 5 * time.Millisecond, TLSConfig: clientTLS(), Fallback: noFallback(t)}
+			var later time.Duration
+			tr.clock = func() time.Time { return time.Now().Add(later) }
 			c := &http.Client{Transport: tr}
 			for i := range 3 {
 				resp, err := c.Post(url, "text/plain", strings.NewReader("x"))
@@ -251,7 +253,7 @@ func TestTLSStaleConnectionProbed(t *testing.T) {
 				io.Copy(io.Discard, resp.Body)
 				resp.Body.Close()
 				waitFor(t, "the close to arrive", func() bool { return !tr.idleConn(0).alive() })
-				time.Sleep(tr.ProbeIdle) // idle long enough to be checked
+				later += 2 * tr.ProbeIdle // idle long enough to be checked
 			}
 			if posts.Load() != 3 || conns.Load() != 3 {
 				t.Errorf("%d POSTs on %d connections, want 3 on 3", posts.Load(), conns.Load())
@@ -334,10 +336,12 @@ func TestTLSProbedAndKept(t *testing.T) {
 	for _, timeout := range []time.Duration{0, 300 * time.Millisecond} {
 		conns.Store(0)
 		tr := &Transport{Timeout: timeout, ProbeIdle: time.Millisecond, TLSConfig: clientTLS(), Fallback: noFallback(t)}
+		var later time.Duration
+		tr.clock = func() time.Time { return time.Now().Add(later) }
 		c := &http.Client{Transport: tr}
 		for range 3 {
 			get(t, c, srv.URL)
-			time.Sleep(5 * time.Millisecond) // idle long enough to be checked
+			later += 5 * time.Millisecond // idle long enough to be checked
 		}
 		if n := conns.Load(); n != 1 {
 			t.Errorf("Timeout %v: %d connections, want 1 checked and kept", timeout, n)
