@@ -230,100 +230,12 @@ func Start(ctx context.Context, cfg Config) (s *Stack, err error) {
 		return nil, err
 	}
 	dir := stackDir(cfg.Dirs, cfg.Name)
-	if old, err := Attach(cfg.Dirs, cfg.Name); err == nil {
-		if old.Running() {
-			return nil, fmt.Errorf("%w: stack %q (Keycloak at %s); run kcbench down first", ErrAlreadyUp, cfg.Name, old.Target().BaseURL)
-		}
-		cfg.Logf("stack %q: its processes are gone (crashed?); cleaning up before starting anew", cfg.Name)
-		if err := old.Down(ctx); err != nil {
-			return nil, err
-		}
-	} else if !errors.Is(err, ErrNotUp) {
-		return nil, err
-	} else if _, statErr := os.Stat(dir); statErr == nil {
-		// A folder without a readable state file: a start that died
-		// before writing it. Nothing of it can be running.
-		os.RemoveAll(dir)
-	}
-
-	// Checks that need no side effects come first.
-	if err := cfg.Topology.Latency.validate(cfg.Detached, cfg.DB != nil); err != nil {
+	if err := clearStopped(ctx, cfg, dir); err != nil {
 		return nil, err
 	}
-	nodes := cfg.Topology.Nodes
-	for i := 1; i <= nodes; i++ {
-		host := nodeHost(i, nodes)
-		if cfg.Keycloak.HTTPPort != 0 {
-			if err := checkPortFreeOn(host, cfg.Keycloak.HTTPPort); err != nil {
-				return nil, fmt.Errorf("--http-port: %w", err)
-			}
-		}
-		if cfg.Keycloak.ManagementPort != 0 {
-			if err := checkPortFreeOn(host, cfg.Keycloak.ManagementPort); err != nil {
-				return nil, fmt.Errorf("--management-port: %w", err)
-			}
-		}
-	}
-	var haproxy string
-	if cfg.Topology.LB == LBHAProxy {
-		if haproxy, err = findHAProxy(cfg.Topology.HAProxy); err != nil {
-			return nil, err
-		}
-	}
-	java, err := FindJDK(cfg.Keycloak.Version, cfg.Keycloak.JavaHome, os.Getenv("JAVA_HOME"))
+	p, err := prepare(ctx, cfg)
 	if err != nil {
 		return nil, err
-	}
-	// An existing directory is checked before anything starts: a wrong
-	// URL or password fails here, not after minutes of building.
-	if e := cfg.LDAP.External; e != nil {
-		cctx, cancel := context.WithTimeout(ctx, 15*time.Second)
-		err := directory.Conn{URL: e.URL, BindDN: e.BindDN, Password: e.Password}.Check(cctx)
-		cancel()
-		if err != nil {
-			return nil, fmt.Errorf("--ldap-url: %w", err)
-		}
-	}
-	var slapd slapdFiles
-	var ldapU *pgUser
-	if cfg.LDAP.Server == LDAPSlapd {
-		if slapd, err = findSlapd(cfg.LDAP.Slapd); err != nil {
-			return nil, err
-		}
-		if ldapU, err = chooseLDAPUser(); err != nil {
-			return nil, err
-		}
-	}
-	var pgU, mariaU *pgUser
-	var maria mariadbFiles
-	mariadb := cfg.Keycloak.dbKind() == DBMariaDB
-	switch {
-	case cfg.DB != nil:
-	case mariadb:
-		if maria, err = findMariaDB(cfg.MariaDBd); err != nil {
-			return nil, err
-		}
-		if mariaU, err = chooseMariaDBUser(); err != nil {
-			return nil, err
-		}
-	default:
-		if pgU, err = choosePGUser(); err != nil {
-			return nil, err
-		}
-	}
-	dist, err := FetchDistribution(ctx, cfg.Dirs.Cache, cfg.Keycloak.Version, cfg.Logf)
-	if err != nil {
-		return nil, err
-	}
-	build, err := EnsureBuild(ctx, dist, java, cfg.Keycloak.dbKind(), cfg.Keycloak.BuildOptions, cfg.Logf)
-	if err != nil {
-		return nil, err
-	}
-	var pgBin, pgVer string
-	if cfg.DB == nil && !mariadb {
-		if pgBin, pgVer, err = pgBinaries(ctx, cfg.Dirs.Cache, cfg.PG, cfg.Logf); err != nil {
-			return nil, err
-		}
 	}
 
 	// From here on, side effects: undo them all on failure.
@@ -335,8 +247,8 @@ func Start(ctx context.Context, cfg Config) (s *Stack, err error) {
 	}
 	s = &Stack{logf: cfg.Logf, st: State{
 		Schema: stateSchema, Name: cfg.Name, Dir: dir, CreatedAt: time.Now().UTC(),
-		Detached: cfg.Detached, Options: cfg.Keycloak, Java: java,
-		BuildHome: build.Home, BuildOpts: build.Options, Topology: cfg.Topology,
+		Detached: cfg.Detached, Options: cfg.Keycloak, Java: p.java,
+		BuildHome: p.build.Home, BuildOpts: p.build.Options, Topology: cfg.Topology,
 	}}
 	defer func() {
 		if err != nil {
@@ -349,79 +261,23 @@ func Start(ctx context.Context, cfg Config) (s *Stack, err error) {
 	if err := s.save(); err != nil {
 		return s, err
 	}
-	for _, sec := range []string{"admin-password", "admin-client-secret", "db-password"} {
-		if err := fileutil.WriteSecret(filepath.Join(dir, sec), newSecret()); err != nil {
-			return s, err
-		}
-	}
-	if !cfg.Keycloak.PlainHTTP {
-		if s.st.TLS, err = makeTLSFiles(dir, cfg.Keycloak.TLSKeyType()); err != nil {
-			return s, err
-		}
-	}
-	if cfg.DB != nil {
-		url, _ := JDBCURL(cfg.DB.URL)
-		s.st.DB = dbConn{URL: url, User: cfg.DB.User}
-		if err := fileutil.WriteSecret(filepath.Join(dir, "db-password"), cfg.DB.Password); err != nil {
-			return s, err
-		}
-	} else if mariadb {
-		if err := s.startMariaDBServer(ctx, cfg, maria, mariaU); err != nil {
-			return s, err
-		}
-	} else if err := s.startPostgres(ctx, cfg, build, pgServer{Bin: pgBin, Version: pgVer, User: pgU}); err != nil {
+	if err := s.writeSecrets(cfg); err != nil {
 		return s, err
 	}
-	if err := s.startLatency(); err != nil {
+	if err := s.startBackends(ctx, cfg, p); err != nil {
 		return s, err
 	}
-	if cfg.LDAP.Enabled() {
-		if err := s.startDirectory(ctx, cfg, slapd, ldapU); err != nil {
-			return s, err
-		}
-	}
-	for i := 1; i <= nodes; i++ {
-		n, err := newNode(dir, i, nodes, cfg.Keycloak, cfg.Topology)
-		if err != nil {
-			return s, err
-		}
-		if err := copyTree(build.Home, n.Home, true); err != nil {
-			return s, fmt.Errorf("keycloak home: %w", err)
-		}
-		s.st.Nodes = append(s.st.Nodes, n)
-	}
-	if err := s.save(); err != nil {
+	if err := s.makeNodes(cfg, p.build); err != nil {
 		return s, err
 	}
-	if cpus := cfg.Topology.NodeCPUs; cpus > 0 {
-		method := cpuLimitMethod()
-		for i := 0; i < len(s.st.Nodes); i++ {
-			l, err := newCPULimit(method, stackGroupName(dir, cfg.Name), i+1, cpus)
-			if err != nil && method != CPULimitAffinity {
-				// A cgroup that looked writable but refused the quota
-				// (a container's read-only controller, say): pin instead.
-				cfg.Logf("CPU limit through %s failed (%v); pinning cores with taskset instead", method, err)
-				for j := 0; j < i; j++ {
-					s.st.Nodes[j].CPU.release()
-					s.st.Nodes[j].CPU = nil
-				}
-				method, i = CPULimitAffinity, -1
-				continue
-			}
-			if err != nil {
-				return s, err
-			}
-			s.st.Nodes[i].CPU = &l
-			if err := s.save(); err != nil {
-				return s, err
-			}
-		}
-		cfg.Logf("CPU limit: %g cores per node through %s", cpus, method)
+	if err := s.limitCPUs(cfg); err != nil {
+		return s, err
 	}
+	nodes := len(s.st.Nodes)
 	if nodes == 1 {
-		cfg.Logf("starting Keycloak %s (Java %s) on %s", cfg.Keycloak.Version, java.Version, s.st.Nodes[0].URL())
+		cfg.Logf("starting Keycloak %s (Java %s) on %s", cfg.Keycloak.Version, p.java.Version, s.st.Nodes[0].URL())
 	} else {
-		cfg.Logf("starting a cluster of %d Keycloak %s nodes (Java %s) on %s … %s", nodes, cfg.Keycloak.Version, java.Version, s.st.Nodes[0].URL(), s.st.Nodes[nodes-1].URL())
+		cfg.Logf("starting a cluster of %d Keycloak %s nodes (Java %s) on %s … %s", nodes, cfg.Keycloak.Version, p.java.Version, s.st.Nodes[0].URL(), s.st.Nodes[nodes-1].URL())
 	}
 	br, err := s.startNodes(ctx, true, nil)
 	if err != nil {
@@ -432,13 +288,217 @@ func Start(ctx context.Context, cfg Config) (s *Stack, err error) {
 	} else {
 		cfg.Logf("cluster of %d nodes formed in %s, RSS %d MiB in all", nodes, br.Duration.Round(10*time.Millisecond), br.RSS>>20)
 	}
-	if haproxy != "" {
-		if err := s.startBalancer(ctx, haproxy); err != nil {
+	if p.haproxy != "" {
+		if err := s.startBalancer(ctx, p.haproxy); err != nil {
 			return s, fmt.Errorf("load balancer: %w", err)
 		}
 		cfg.Logf("HAProxy on %s, round-robin over %d nodes", s.st.LB.URL(), nodes)
 	}
 	return s, nil
+}
+
+// clearStopped refuses a stack of cfg's name that is up, and clears away
+// one whose processes are gone (a crash) or whose start died before it
+// wrote its state.
+func clearStopped(ctx context.Context, cfg Config, dir string) error {
+	old, err := Attach(cfg.Dirs, cfg.Name)
+	switch {
+	case err == nil:
+		if old.Running() {
+			return fmt.Errorf("%w: stack %q (Keycloak at %s); run kcbench down first", ErrAlreadyUp, cfg.Name, old.Target().BaseURL)
+		}
+		cfg.Logf("stack %q: its processes are gone (crashed?); cleaning up before starting anew", cfg.Name)
+		return old.Down(ctx)
+	case !errors.Is(err, ErrNotUp):
+		return err
+	}
+	if _, statErr := os.Stat(dir); statErr == nil {
+		// A folder without a readable state file: a start that died
+		// before writing it. Nothing of it can be running.
+		os.RemoveAll(dir)
+	}
+	return nil
+}
+
+// startPlan is what a start needs found before it changes anything: the
+// programs, their users, the build.
+type startPlan struct {
+	haproxy      string // "" without a balancer
+	java         JDK
+	slapd        slapdFiles
+	maria        mariadbFiles
+	mariadb      bool
+	ldapU        *pgUser
+	pgU, mariaU  *pgUser
+	build        Build
+	pgBin, pgVer string
+}
+
+// prepare checks what needs no side effects (ports, programs, an external
+// directory) and finds or makes what the start will use: a wrong URL or
+// password fails here, not after minutes of building.
+func prepare(ctx context.Context, cfg Config) (p startPlan, err error) {
+	if err := cfg.Topology.Latency.validate(cfg.Detached, cfg.DB != nil); err != nil {
+		return p, err
+	}
+	nodes := cfg.Topology.Nodes
+	for i := 1; i <= nodes; i++ {
+		host := nodeHost(i, nodes)
+		if cfg.Keycloak.HTTPPort != 0 {
+			if err := checkPortFreeOn(host, cfg.Keycloak.HTTPPort); err != nil {
+				return p, fmt.Errorf("--http-port: %w", err)
+			}
+		}
+		if cfg.Keycloak.ManagementPort != 0 {
+			if err := checkPortFreeOn(host, cfg.Keycloak.ManagementPort); err != nil {
+				return p, fmt.Errorf("--management-port: %w", err)
+			}
+		}
+	}
+	if cfg.Topology.LB == LBHAProxy {
+		if p.haproxy, err = findHAProxy(cfg.Topology.HAProxy); err != nil {
+			return p, err
+		}
+	}
+	if p.java, err = FindJDK(cfg.Keycloak.Version, cfg.Keycloak.JavaHome, os.Getenv("JAVA_HOME")); err != nil {
+		return p, err
+	}
+	if e := cfg.LDAP.External; e != nil {
+		cctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+		err := directory.Conn{URL: e.URL, BindDN: e.BindDN, Password: e.Password}.Check(cctx)
+		cancel()
+		if err != nil {
+			return p, fmt.Errorf("--ldap-url: %w", err)
+		}
+	}
+	if cfg.LDAP.Server == LDAPSlapd {
+		if p.slapd, err = findSlapd(cfg.LDAP.Slapd); err != nil {
+			return p, err
+		}
+		if p.ldapU, err = chooseLDAPUser(); err != nil {
+			return p, err
+		}
+	}
+	p.mariadb = cfg.Keycloak.dbKind() == DBMariaDB
+	switch {
+	case cfg.DB != nil:
+	case p.mariadb:
+		if p.maria, err = findMariaDB(cfg.MariaDBd); err != nil {
+			return p, err
+		}
+		if p.mariaU, err = chooseMariaDBUser(); err != nil {
+			return p, err
+		}
+	default:
+		if p.pgU, err = choosePGUser(); err != nil {
+			return p, err
+		}
+	}
+	dist, err := FetchDistribution(ctx, cfg.Dirs.Cache, cfg.Keycloak.Version, cfg.Logf)
+	if err != nil {
+		return p, err
+	}
+	if p.build, err = EnsureBuild(ctx, dist, p.java, cfg.Keycloak.dbKind(), cfg.Keycloak.BuildOptions, cfg.Logf); err != nil {
+		return p, err
+	}
+	if cfg.DB == nil && !p.mariadb {
+		if p.pgBin, p.pgVer, err = pgBinaries(ctx, cfg.Dirs.Cache, cfg.PG, cfg.Logf); err != nil {
+			return p, err
+		}
+	}
+	return p, nil
+}
+
+// writeSecrets writes the stack's secrets (0600) and, unless it serves
+// plain HTTP, its CA and server certificate.
+func (s *Stack) writeSecrets(cfg Config) (err error) {
+	for _, sec := range []string{"admin-password", "admin-client-secret", "db-password"} {
+		if err := fileutil.WriteSecret(filepath.Join(s.st.Dir, sec), newSecret()); err != nil {
+			return err
+		}
+	}
+	if !cfg.Keycloak.PlainHTTP {
+		if s.st.TLS, err = makeTLSFiles(s.st.Dir, cfg.Keycloak.TLSKeyType()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// startBackends starts what Keycloak needs before it boots: its database
+// (or records the external one), the latency proxies, the directory.
+func (s *Stack) startBackends(ctx context.Context, cfg Config, p startPlan) error {
+	switch {
+	case cfg.DB != nil:
+		url, _ := JDBCURL(cfg.DB.URL)
+		s.st.DB = dbConn{URL: url, User: cfg.DB.User}
+		if err := fileutil.WriteSecret(filepath.Join(s.st.Dir, "db-password"), cfg.DB.Password); err != nil {
+			return err
+		}
+	case p.mariadb:
+		if err := s.startMariaDBServer(ctx, cfg, p.maria, p.mariaU); err != nil {
+			return err
+		}
+	default:
+		if err := s.startPostgres(ctx, cfg, p.build, pgServer{Bin: p.pgBin, Version: p.pgVer, User: p.pgU}); err != nil {
+			return err
+		}
+	}
+	if err := s.startLatency(); err != nil {
+		return err
+	}
+	if cfg.LDAP.Enabled() {
+		return s.startDirectory(ctx, cfg, p.slapd, p.ldapU)
+	}
+	return nil
+}
+
+// makeNodes gives each node its own copy of the build's Keycloak home.
+func (s *Stack) makeNodes(cfg Config, build Build) error {
+	nodes := cfg.Topology.Nodes
+	for i := 1; i <= nodes; i++ {
+		n, err := newNode(s.st.Dir, i, nodes, cfg.Keycloak, cfg.Topology)
+		if err != nil {
+			return err
+		}
+		if err := copyTree(build.Home, n.Home, true); err != nil {
+			return fmt.Errorf("keycloak home: %w", err)
+		}
+		s.st.Nodes = append(s.st.Nodes, n)
+	}
+	return s.save()
+}
+
+// limitCPUs gives each node its CPU quota (--node-cpus): a cgroup, or
+// pinned cores where a cgroup that looked writable refuses the quota (a
+// container's read-only controller, say).
+func (s *Stack) limitCPUs(cfg Config) error {
+	cpus := cfg.Topology.NodeCPUs
+	if cpus <= 0 {
+		return nil
+	}
+	method := cpuLimitMethod()
+	for i := 0; i < len(s.st.Nodes); i++ {
+		l, err := newCPULimit(method, stackGroupName(s.st.Dir, cfg.Name), i+1, cpus)
+		if err != nil && method != CPULimitAffinity {
+			cfg.Logf("CPU limit through %s failed (%v); pinning cores with taskset instead", method, err)
+			for j := 0; j < i; j++ {
+				s.st.Nodes[j].CPU.release()
+				s.st.Nodes[j].CPU = nil
+			}
+			method, i = CPULimitAffinity, -1
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		s.st.Nodes[i].CPU = &l
+		if err := s.save(); err != nil {
+			return err
+		}
+	}
+	cfg.Logf("CPU limit: %g cores per node through %s", cpus, method)
+	return nil
 }
 
 // startPostgres makes and starts the stack's private PostgreSQL (server:
