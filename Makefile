@@ -35,7 +35,7 @@ test: vet unit-test integration-test
 # make test and the second-opinion tests it skips for time (stacktest.Long:
 # a cluster's restarts, a snapshot restored into another stack, the newest
 # line's clone in a schema of its own, the experiment watchdog's snapshot
-# restore): about 12 minutes more.
+# restore, node-db latency on a stack of its own): about 14 minutes more.
 test-long: vet unit-test
 	KCBENCH_TEST_LONG=1 $(GO) test $(subst 40m,60m,$(ITEST_FLAGS)) ./...
 

@@ -326,6 +326,7 @@ func TestLongTimeline(t *testing.T) {
 // the memory columns and charts, and the guide's cache advice checked
 // against the clients the workload used.
 func TestCacheStudyVerdict(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for i, v := range []struct {
 		name          string
@@ -390,6 +391,7 @@ func TestCacheStudyVerdict(t *testing.T) {
 // columns in the workload tables, two bar charts and compare rows; a
 // report without it keeps none of them.
 func TestDatabaseCost(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for i, v := range []struct {
 		name         string

@@ -19,6 +19,7 @@ import (
 // median; at 0 the proxy adds nothing measurable.
 func TestLatencyNodeDB(t *testing.T) {
 	shared.Get(t)
+	stacktest.Long(t) // a stack of its own; TestDelayProxy times the proxy's delays
 	ctx := ctxT(t, 10*time.Minute)
 	cfg := stacktest.Config(shared.Dirs, "latency")
 	// A small latency from the start (the first boot's schema creation
