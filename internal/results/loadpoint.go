@@ -36,8 +36,8 @@ var errNotLoadRun = errors.New("not a load run's summary")
 // loadExtras are the figures a load run's summary.json holds beside the
 // engine's Stats (scenario.RunResult.WriteDir writes them).
 type loadExtras struct {
-	Workloads json.RawMessage `json:"workloads"` // set: an experiment point's summary
-	ServerCPU ServerCPU `json:"server_cpu"`
+	Workloads json.RawMessage   `json:"workloads"` // set: an experiment point's summary
+	ServerCPU ServerCPU         `json:"server_cpu"`
 	Database  *DBCost           `json:"database"`
 	Directory *DirectoryCost    `json:"directory"`
 	Params    map[string]string `json:"params"`
