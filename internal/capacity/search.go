@@ -102,8 +102,8 @@ type Step struct {
 	Duration time.Duration
 }
 
-// Judged reports whether the step's verdict counts (results.CapacityStep.Judged).
-func (st Step) Judged() bool { return (results.CapacityStep{Phase: st.Phase}).Judged() }
+// Judged reports whether the step's verdict counts (results.JudgedPhase).
+func (st Step) Judged() bool { return results.JudgedPhase(st.Phase) }
 
 // StepFunc runs one step and returns what it measured. Search calls it
 // once per step, never concurrently. When ctx is cancelled it should
@@ -375,10 +375,11 @@ type searcher struct {
 // step runs and records one step.
 func (s *searcher) step(ctx context.Context, phase string, rate float64, d time.Duration) (results.CapacityStep, error) {
 	idx := len(s.res.Steps)
+	want := Step{Phase: phase, Rate: rate, Duration: d}
 	if s.o.BeforeStep != nil {
-		s.o.BeforeStep(idx, Step{Phase: phase, Rate: rate, Duration: d})
+		s.o.BeforeStep(idx, want)
 	}
-	r, err := s.run(ctx, Step{Phase: phase, Rate: rate, Duration: d})
+	r, err := s.run(ctx, want)
 	if err != nil && r.Stats.Start.IsZero() {
 		return results.CapacityStep{}, fmt.Errorf("step %d (%s, %g/s): %w", idx, phase, rate, err)
 	}

@@ -148,7 +148,11 @@ type CapacitySettings struct {
 
 // Judged is false for the warm-up and the probe: steps that never decide
 // the answer.
-func (s CapacityStep) Judged() bool { return s.Phase != StepWarmup && s.Phase != StepProbe }
+func (s CapacityStep) Judged() bool { return JudgedPhase(s.Phase) }
+
+// JudgedPhase reports whether a step of the phase decides the answer: not
+// the warm-up, not the probe.
+func JudgedPhase(phase string) bool { return phase != StepWarmup && phase != StepProbe }
 
 // Verdict is "discarded" for the warm-up, "pass", or "fail: " and the
 // reasons.

@@ -33,16 +33,6 @@ func MeasuredParam(k string) bool { return strings.HasSuffix(k, "_measured_ms") 
 // errNotLoadRun: summary.json is not a `kcbench load --out` run's.
 var errNotLoadRun = errors.New("not a load run's summary")
 
-// loadExtras are the figures a load run's summary.json holds beside the
-// engine's Stats (scenario.RunResult.WriteDir writes them).
-type loadExtras struct {
-	Workloads json.RawMessage   `json:"workloads"` // set: an experiment point's summary
-	ServerCPU ServerCPU         `json:"server_cpu"`
-	Database  *DBCost           `json:"database"`
-	Directory *DirectoryCost    `json:"directory"`
-	Params    map[string]string `json:"params"`
-}
-
 // readLoadPoint reads the folder of one `kcbench load --out` run (or of
 // agents merged by kcbench merge): summary.json without manifest.json. It
 // reads as a point of one workload named after the scenario, so that
@@ -53,17 +43,20 @@ func readLoadPoint(dir string) (*Point, error) {
 	if err != nil {
 		return nil, err
 	}
-	var x loadExtras
+	var experiment struct {
+		Workloads json.RawMessage `json:"workloads"` // set: an experiment point's summary
+	}
+	if err := json.Unmarshal(b, &experiment); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if experiment.Workloads != nil {
+		return nil, errNotLoadRun
+	}
+	var x LoadSummary
 	if err := json.Unmarshal(b, &x); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	if x.Workloads != nil {
-		return nil, errNotLoadRun
-	}
-	var st Stats
-	if err := json.Unmarshal(b, &st); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
+	st := x.Stats
 	if st.Scenario == "" || len(st.Ops) == 0 {
 		return nil, errNotLoadRun
 	}

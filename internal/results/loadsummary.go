@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"path/filepath"
+	"maps"
 	"slices"
 )
 
@@ -54,13 +54,7 @@ func (r ServerCPU) Write(w io.Writer) error {
 			return err
 		}
 	}
-	for _, op := range slices.Sorted(func(yield func(string) bool) {
-		for k := range r.PerOp {
-			if !yield(k) {
-				return
-			}
-		}
-	}) {
+	for _, op := range slices.Sorted(maps.Keys(r.PerOp)) {
 		if _, err := fmt.Fprintf(w, "  %.2f ms per successful %s\n", r.PerOp[op], op); err != nil {
 			return err
 		}
@@ -111,11 +105,4 @@ func WriteLoadSummary(w io.Writer, s LoadSummary) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(s)
-}
-
-// ReadLoadSummary reads dir/summary.json.
-func ReadLoadSummary(dir string) (LoadSummary, error) {
-	var s LoadSummary
-	err := readJSON(filepath.Join(dir, SummaryFile), &s)
-	return s, err
 }
