@@ -3,10 +3,10 @@
 //
 // Search takes a StepFunc, which runs one constant-arrival-rate step at a
 // given rate for a given time and returns the engine's Stats (plus server
-// CPU and RSS when the caller can measure them). It searches in one of two
+// CPU and RSS when the caller can measure them). It searches in one of three
 // ways:
 //
-//   - Adaptive (Options.Adaptive, kcbench capacity's default; adaptive.go
+//   - Adaptive (Options.Adaptive, kcbench capacity's default; decide.go
 //     explains it): short doubling probes warm the server up and estimate
 //     its limit (where it fell behind, or Cores ÷ its CPU per operation),
 //     unjudged steps below it settle the server until its CPU per
@@ -23,7 +23,12 @@
 //     (Options.Schedule), run by every agent at the same instants, judged
 //     after the merge of their steps (JudgeSchedule), within Step.
 //
-// Neither has its false passes: a step passes only when every SLO holds
+// The adaptive and the linear search are rules (Next): a pure function
+// from the steps run so far to the next step, which Search runs, judges
+// and records until the rules say done; a table test replays the
+// searches published in docs/results through them.
+//
+// None has its false passes: a step passes only when every SLO holds
 // AND it achieved at least 95 % of the asked rate AND it dropped (or cut
 // off) fewer than 1 % of its arrivals AND it completed at least 50
 // successful iterations (Options.MinAchieved, MaxDropped, MinOK); the
@@ -33,8 +38,9 @@
 // starting rate fails, the Result says so plainly.
 //
 // The package knows nothing of Keycloak: kcbench's CLI binds the StepFunc
-// to a scenario against a Keycloak. It imports load (Stats, thresholds)
-// and the standard library only; it must not import kc, scenario, stack,
+// to a scenario against a Keycloak. It imports results (the figures it
+// judges and writes), load (a cancellable sleep) and the standard library
+// only; it must not import kc, scenario, stack,
 // dataset or experiment. Its gate subpackage compares results for CI.
 //
 // # capacity.json

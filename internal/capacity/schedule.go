@@ -66,21 +66,6 @@ func (o Options) Schedule(start time.Time, gap time.Duration) ([]results.Schedul
 	return steps, nil
 }
 
-// FixedOptions are the options a fixed schedule was made with, read back
-// from its settings (the inverse of a linear search's settings).
-func FixedOptions(slos []results.Threshold, s results.CapacitySettings) Options {
-	o := Options{SLOs: slos, Start: s.Start, Step: s.Step, StepDuration: time.Duration(s.StepDuration * float64(time.Second)),
-		Warmup: time.Duration(s.Warmup * float64(time.Second)), Resolution: s.Step, MaxRate: s.MaxRate, MinOK: s.MinOK,
-		MinAchieved: s.MinAchieved / 100, MaxDropped: s.MaxDropped / 100, Pause: time.Duration(s.Pause * float64(time.Second))}
-	if o.Warmup == 0 {
-		o.Warmup = -1
-	}
-	if o.Pause == 0 {
-		o.Pause = -1
-	}
-	return o
-}
-
 // FixedSettings are the settings of a fixed schedule made with o.
 func (o Options) FixedSettings() results.CapacitySettings {
 	o = o.WithDefaults()
@@ -107,9 +92,8 @@ func JudgeSchedule(o Options, steps []results.ScheduledStep, ms []StepResult) (*
 	if len(ms) > len(steps) {
 		return nil, fmt.Errorf("%d measurements of a schedule of %d steps", len(ms), len(steps))
 	}
-	s := &searcher{o: o, res: &results.CapacityResult{Schema: results.CapacitySchema, Kind: results.CapacityKind, SLOs: o.SLOs,
-		Settings: o.FixedSettings(), BestStep: -1}}
-	r := s.res
+	r := &results.CapacityResult{Schema: results.CapacitySchema, Kind: results.CapacityKind, SLOs: o.SLOs,
+		Settings: o.FixedSettings(), BestStep: -1}
 	failedAt := -1
 	passedAfter := 0
 	for i, m := range ms {
@@ -125,7 +109,7 @@ func JudgeSchedule(o Options, steps []results.ScheduledStep, ms []StepResult) (*
 				passedAfter++
 			}
 		case st.Pass:
-			s.pass(st)
+			best(r, st)
 		default:
 			failedAt = i
 			r.FirstFailedRate = st.Rate
@@ -134,7 +118,7 @@ func JudgeSchedule(o Options, steps []results.ScheduledStep, ms []StepResult) (*
 	missing := len(ms) < len(steps)
 	r.Capped = failedAt < 0 && !missing
 	r.Interrupted = failedAt < 0 && missing
-	s.finish(context.Background(), nil)
+	finish(context.Background(), o, r, nil)
 	if passedAfter > 0 {
 		r.Conclusion += fmt.Sprintf(" (%d higher step(s) passed again after it: the verdicts are noisy, lengthen the steps)", passedAfter)
 	}

@@ -153,11 +153,11 @@ func TestJudgeSchedule(t *testing.T) {
 			}
 		})
 	}
-	// FixedOptions reads back what the settings hold.
-	back := FixedOptions(o.SLOs, o.FixedSettings())
+	// OptionsOf reads back what the settings hold.
+	back := OptionsOf(o.SLOs, o.FixedSettings())
 	if b, w := back.WithDefaults(), o.WithDefaults(); b.Start != w.Start || b.Step != w.Step || b.MaxRate != w.MaxRate || b.StepDuration != w.StepDuration ||
 		b.Warmup != w.Warmup || b.MinOK != w.MinOK || b.MinAchieved != w.MinAchieved || b.MaxDropped != w.MaxDropped {
-		t.Errorf("FixedOptions: %+v, want %+v", b, w)
+		t.Errorf("OptionsOf: %+v, want %+v", b, w)
 	}
 }
 

@@ -55,13 +55,6 @@ const (
 	// latency SLO (and at least doubled): its queue was growing, so the
 	// rate would not hold for longer than the step, whatever its p99.
 	DefaultMaxLatencyRise = 0.1
-	// probeGrowth multiplies the rate from one probe to the next;
-	// maxProbes bounds them.
-	probeGrowth = 2.0
-	maxProbes   = 12
-	// bracketGrowth is the factor between judged steps until the limit is
-	// bracketed (it bounds the bracket the bisection starts from).
-	bracketGrowth = 1.1
 	// cpuBoundShare: the limit is CPU-bound when the server used at least
 	// this share of its cores at the first failed step. Not 1: the load
 	// generator and the database share the machine, and a saturated
@@ -181,8 +174,9 @@ func (o Options) guardDefaults() Options {
 // Validate reports every problem with o (defaults applied) at once.
 // Bounds of a search's options.
 const (
-	MaxRate = 1_000_000 // iterations per second
-	MaxWait = time.Hour // step duration, warm-up, pause
+	MaxRate  = 1_000_000 // iterations per second
+	MaxWait  = time.Hour // step duration, warm-up, pause
+	MaxCores = 4096      // server cores, for the CPU-bound prediction
 )
 
 func (o Options) Validate() error {
@@ -227,6 +221,34 @@ func (o Options) Validate() error {
 		add("max steps: %d: must be at least 1", o.MaxSteps)
 	}
 	return errors.Join(errs...)
+}
+
+// OptionsOf are the options a search (or a fixed schedule) ran with, read
+// back from its result's SLOs and settings: the inverse of the settings a
+// result records. ProbeDuration is not recorded and takes its default.
+func OptionsOf(slos []results.Threshold, s results.CapacitySettings) Options {
+	secs := func(v float64) time.Duration { return time.Duration(v * float64(time.Second)) }
+	o := Options{SLOs: slos, Start: s.Start, Step: s.Step, StepDuration: secs(s.StepDuration), Warmup: secs(s.Warmup),
+		Resolution: s.Resolution, MaxRate: s.MaxRate, MinOK: s.MinOK, MinAchieved: s.MinAchieved / 100,
+		MaxDropped: s.MaxDropped / 100, Pause: secs(s.Pause)}
+	if s.Mode == results.ModeFixed {
+		o.Resolution = s.Step
+	}
+	if s.Mode == results.ModeAdaptive {
+		o.Adaptive, o.Precision, o.Cores = true, s.PrecisionPct/100, s.Cores
+		o.MinStepDuration, o.MaxStepDuration = secs(s.MinStepDuration), secs(s.MaxStepDuration)
+		o.MaxLatencyRise = s.MaxLatencyRise / 100
+		if o.MaxLatencyRise == 0 {
+			o.MaxLatencyRise = -1 // not checked
+		}
+	}
+	if o.Warmup == 0 {
+		o.Warmup = -1
+	}
+	if o.Pause == 0 {
+		o.Pause = -1
+	}
+	return o
 }
 
 func (o Options) settings() results.CapacitySettings {
@@ -341,155 +363,68 @@ func Search(ctx context.Context, run StepFunc, o Options) (*results.CapacityResu
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
-	s := &searcher{run: run, o: o, res: &results.CapacityResult{Schema: results.CapacitySchema, Kind: results.CapacityKind, SLOs: o.SLOs, Settings: o.settings(),
-		BestStep: -1, Start: time.Now().UTC()}}
+	r := &results.CapacityResult{Schema: results.CapacitySchema, Kind: results.CapacityKind, SLOs: o.SLOs, Settings: o.settings(),
+		BestStep: -1, Start: time.Now().UTC()}
 	var err error
-	if o.Adaptive {
-		err = s.adaptive(ctx)
-	} else {
-		err = s.search(ctx)
+	for {
+		d := decide(o, r.Steps)
+		d.answer(r)
+		if d.err != nil || d.next == (Step{}) {
+			err = d.err // the steps came from the rules: never an error
+			break
+		}
+		if err = runStep(ctx, run, o, r, d.next); err != nil {
+			break
+		}
 	}
-	s.finish(ctx, err)
-	return s.res, err
+	finish(ctx, o, r, err)
+	return r, err
 }
 
-type searcher struct {
-	run StepFunc
-	o   Options
-	res *results.CapacityResult
-	// probeFailed: a probe fell behind, so the limit was seen, not only
-	// predicted (adaptive).
-	probeFailed bool
-	// reopened counts the brackets opened again above a failure the
-	// warming server has outgrown (adaptive).
-	reopened int
-	// hiPrevCPU is the server CPU-ms per operation of the step that
-	// passed before the lowest failure (adaptive).
-	hiPrevCPU float64
-	// lastOKCPU is the server CPU-ms per operation of the latest step
-	// that passed (a probe that kept up included); lastCPU of the latest
-	// step that completed anything, whatever its verdict.
-	lastOKCPU, lastCPU float64
-}
-
-// step runs and records one step.
-func (s *searcher) step(ctx context.Context, phase string, rate float64, d time.Duration) (results.CapacityStep, error) {
-	idx := len(s.res.Steps)
-	want := Step{Phase: phase, Rate: rate, Duration: d}
-	if s.o.BeforeStep != nil {
-		s.o.BeforeStep(idx, want)
+// runStep runs one step, judges it and records it in r; after a failed
+// step it pauses (Options.Pause).
+func runStep(ctx context.Context, run StepFunc, o Options, r *results.CapacityResult, want Step) error {
+	idx := len(r.Steps)
+	if o.BeforeStep != nil {
+		o.BeforeStep(idx, want)
 	}
-	r, err := s.run(ctx, want)
-	if err != nil && r.Stats.Start.IsZero() {
-		return results.CapacityStep{}, fmt.Errorf("step %d (%s, %g/s): %w", idx, phase, rate, err)
+	m, err := run(ctx, want)
+	if err != nil && m.Stats.Start.IsZero() {
+		return fmt.Errorf("step %d (%s, %g/s): %w", idx, want.Phase, want.Rate, err)
 	}
-	judge := s.o
-	if phase == results.StepProbe {
+	judge := o
+	if want.Phase == results.StepProbe {
 		judge.MinOK = 1 // a probe is short: it only asks whether the server kept up
 	}
-	st := judge.Judge(rate, r)
-	st.Index, st.Phase = idx, phase
-	s.res.Steps = append(s.res.Steps, st)
-	if st.CPUMsPerOp > 0 && st.OK > 0 {
-		s.lastCPU = st.CPUMsPerOp
-		if st.Pass {
-			s.lastOKCPU = st.CPUMsPerOp
-		}
-	}
-	s.res.MaxRSSBytes = max(s.res.MaxRSSBytes, st.RSSBytes)
-	if s.o.AfterStep != nil {
-		s.o.AfterStep(st)
+	st := judge.Judge(want.Rate, m)
+	st.Index, st.Phase = idx, want.Phase
+	r.Steps = append(r.Steps, st)
+	r.MaxRSSBytes = max(r.MaxRSSBytes, st.RSSBytes)
+	if o.AfterStep != nil {
+		o.AfterStep(st)
 	}
 	if err != nil {
-		return st, fmt.Errorf("step %d (%s, %g/s): %w", idx, phase, rate, err)
+		return fmt.Errorf("step %d (%s, %g/s): %w", idx, want.Phase, want.Rate, err)
 	}
 	if ctx.Err() != nil {
-		return st, ctx.Err()
+		return ctx.Err()
 	}
-	if !st.Pass && phase != results.StepWarmup && s.o.Pause > 0 {
+	if !st.Pass && want.Phase != results.StepWarmup && o.Pause > 0 {
 		// a failed step (a probe that fell behind included) leaves a queue
-		if err := load.Sleep(ctx, s.o.Pause); err != nil {
-			return st, err
-		}
+		return load.Sleep(ctx, o.Pause)
 	}
-	return st, nil
-}
-
-func (s *searcher) pass(st results.CapacityStep) {
-	s.res.Found = true
-	s.res.MaxRate = st.Rate
-	s.res.BestStep = st.Index
-}
-
-func (s *searcher) search(ctx context.Context) error {
-	o := s.o
-	if o.Warmup > 0 {
-		if _, err := s.step(ctx, results.StepWarmup, o.Start, o.Warmup); err != nil {
-			return err
-		}
-	}
-	var lo, hi float64 // last pass, first failure
-	for rate := o.Start; ; {
-		if len(s.res.Steps) >= o.MaxSteps {
-			s.res.Capped = true
-			return nil
-		}
-		st, err := s.step(ctx, results.StepRamp, rate, o.StepDuration)
-		if err != nil {
-			return err
-		}
-		if !st.Pass {
-			hi = rate
-			break
-		}
-		s.pass(st)
-		lo = rate
-		if o.MaxRate > 0 && rate >= o.MaxRate {
-			s.res.Capped = true
-			return nil
-		}
-		rate += o.Step
-		if o.MaxRate > 0 {
-			rate = min(rate, o.MaxRate)
-		}
-	}
-	if !s.res.Found {
-		return nil
-	}
-	for hi-lo > o.Resolution*(1+1e-9) {
-		if len(s.res.Steps) >= o.MaxSteps {
-			break
-		}
-		mid := midpoint(lo, hi, o.Resolution)
-		st, err := s.step(ctx, results.StepSearch, mid, o.StepDuration)
-		if err != nil {
-			return err
-		}
-		if st.Pass {
-			s.pass(st)
-			lo = mid
-		} else {
-			hi = mid
-		}
-	}
-	s.res.FirstFailedRate = hi
 	return nil
 }
 
-// midpoint returns a rate strictly between lo and hi, near their middle,
-// on a multiple of res above lo so that the rates tried stay round.
-func midpoint(lo, hi, res float64) float64 {
-	n := max(math.Round((hi-lo)/res/2), 1)
-	mid := lo + n*res
-	if mid >= hi || mid <= lo {
-		mid = (lo + hi) / 2
-	}
-	return mid
+// best records st, which passed, as the answer so far.
+func best(r *results.CapacityResult, st results.CapacityStep) {
+	r.Found = true
+	r.MaxRate = st.Rate
+	r.BestStep = st.Index
 }
 
 // finish fills the result's summary figures and its conclusion.
-func (s *searcher) finish(ctx context.Context, err error) {
-	r := s.res
+func finish(ctx context.Context, o Options, r *results.CapacityResult, err error) {
 	r.End = time.Now().UTC()
 	r.Elapsed = r.End.Sub(r.Start).Seconds()
 	r.Interrupted = r.Interrupted || ctx.Err() != nil
@@ -561,7 +496,7 @@ func (s *searcher) finish(ctx context.Context, err error) {
 	case failed != nil && r.Settings.Mode == results.ModeAdaptive:
 		r.Conclusion = fmt.Sprintf("%g/s is the highest rate that met every SLO (within %.1f%%); %g/s failed: %s",
 			r.MaxRate, r.ResolutionPct, failed.Rate, why(failed))
-		if c := s.o.Cores; c > 0 && failed.ServerCores > 0 {
+		if c := o.Cores; c > 0 && failed.ServerCores > 0 {
 			if failed.ServerCores >= cpuBoundShare*c {
 				r.CPUBound = results.CPUBoundYes
 				r.Conclusion += fmt.Sprintf(". CPU-bound: the server used %.2f of its %g cores there", failed.ServerCores, c)

@@ -407,8 +407,7 @@ func TestConclusionNamesTheBracketsTop(t *testing.T) {
 			step(3, results.StepConfirm, 846, true, ""),
 			step(4, results.StepConfirm, 851, false, "just too much"),
 		}}
-	s := &searcher{o: Options{Adaptive: true}, res: r}
-	s.finish(t.Context(), nil)
+	finish(t.Context(), Options{Adaptive: true}, r, nil)
 	if !strings.Contains(r.Conclusion, "851/s failed: just too much") || strings.Contains(r.Conclusion, "798") {
 		t.Errorf("conclusion: %s", r.Conclusion)
 	}

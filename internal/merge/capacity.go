@@ -95,7 +95,7 @@ func Capacity(dirs []string) (*CapacityMerge, error) {
 		}
 		ms = append(ms, m.StepResult)
 	}
-	r, err := capacity.JudgeSchedule(capacity.FixedOptions(first.SLOs, first.Settings), first.Steps, ms)
+	r, err := capacity.JudgeSchedule(capacity.OptionsOf(first.SLOs, first.Settings), first.Steps, ms)
 	if err != nil {
 		return nil, err
 	}
