@@ -58,8 +58,9 @@ bench-seed: build
 
 # kcbench's load engine vs wrk and k6 (when installed) on the local stack's
 # JWKS endpoint: CPU-µs per request and ratios. Needs `bin/kcbench up`.
-bench-loadgen: build
-	$(BIN) loadgen-bench $(LOADGEN_FLAGS)
+bench-loadgen:
+	$(GO) build -buildvcs=auto -tags fasthttp -o bin/kcbench-loadgen ./cmd/kcbench
+	bin/kcbench-loadgen loadgen-bench $(LOADGEN_FLAGS)
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParseStat -fuzztime 20s ./internal/stack/

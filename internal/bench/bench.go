@@ -24,7 +24,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/kcbench/kcbench/internal/fhttp"
 	"github.com/kcbench/kcbench/internal/h1"
 	"github.com/kcbench/kcbench/internal/kc"
 	"github.com/kcbench/kcbench/internal/load"
@@ -155,15 +154,12 @@ func Run(ctx context.Context, o Options) ([]Result, error) {
 }
 
 // Clients are the HTTP clients the benchmark can put under kcbench's
-// engine.
-// engine; cfg is the TLS configuration of an https server (fasthttp
-// is measured over plain http only).
+// engine; cfg is the TLS configuration of an https server. A binary built
+// with the fasthttp tag (make bench-loadgen) has fasthttp too, over plain
+// http only (fasthttp.go); the release binary does not carry it.
 var Clients = map[string]func(conns int, timeout time.Duration, cfg *tls.Config) *http.Client{
 	"h1": func(conns int, timeout time.Duration, cfg *tls.Config) *http.Client {
 		return &http.Client{Transport: &h1.Transport{Timeout: timeout, MaxIdlePerHost: conns, TLSConfig: cfg}}
-	},
-	"fasthttp": func(conns int, timeout time.Duration, _ *tls.Config) *http.Client {
-		return fhttp.NewClient(conns, timeout)
 	},
 	"net-http": func(conns int, timeout time.Duration, cfg *tls.Config) *http.Client {
 		return &http.Client{Timeout: timeout, Transport: &http.Transport{MaxIdleConnsPerHost: conns, DisableCompression: true, TLSClientConfig: cfg}}

@@ -3,7 +3,9 @@ package bench
 import (
 	"flag"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -38,7 +40,7 @@ func (f *Flags) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&f.CPUProfile, "cpuprofile", "", "write a Go CPU profile of kcbench's measured runs to `FILE` (for go tool pprof)")
 	fs.StringVar(&f.Scenario, "scenario", results.ScenarioJWKS, "`NAME` of kcbench's workload; other than jwks (e.g. password-grant, users from the local stack's dataset) only kcbench's clients run, to compare them")
 	cliutil.Renamed(fs, "clients", "http-clients")
-	fs.StringVar(&f.clients, "http-clients", "h1", "kcbench's HTTP clients to measure, comma-separated: h1, fasthttp (behind http.RoundTripper), net-http; the first is held to the bars")
+	fs.StringVar(&f.clients, "http-clients", "h1", "kcbench's HTTP clients to measure, comma-separated: h1, net-http, and fasthttp (behind http.RoundTripper) in a binary built by make bench-loadgen; the first is held to the bars")
 }
 
 // Check checks the flags and sets the Options' clients; problems are
@@ -47,7 +49,10 @@ func (f *Flags) Check() error {
 	f.Options.Clients = strings.Split(f.clients, ",")
 	for _, c := range f.Options.Clients {
 		if _, ok := Clients[c]; !ok {
-			return cliutil.Usagef("--http-clients: unknown client %q (h1, fasthttp, net-http)", c)
+			if c == "fasthttp" {
+				return cliutil.Usagef("--http-clients: fasthttp is in a binary built with -tags fasthttp only (make bench-loadgen)")
+			}
+			return cliutil.Usagef("--http-clients: unknown client %q (%s)", c, strings.Join(slices.Sorted(maps.Keys(Clients)), ", "))
 		}
 	}
 	if f.Conns < 1 || f.Conns > scenario.MaxVUs || f.Duration <= 0 || f.Duration > time.Hour || f.Warmup < 0 || f.Repeats < 1 || f.Duration/time.Duration(f.Repeats) < time.Second {
