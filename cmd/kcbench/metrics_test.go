@@ -1,14 +1,16 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -17,20 +19,13 @@ import (
 // server shows the run's operations, and the server is gone after it.
 func TestLoadServesMetrics(t *testing.T) {
 	base, _, _ := fakeKC(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	w := newAddrWatch()
 	done := make(chan int, 1)
-	var stderr string
 	go func() {
-		code, _, se := runCLI(t, "load", "--target", base, "--realm", "r", "--scenario", "jwks", "--executor", "constant-arrival-rate",
-			"--rate", "50", "--vus", "2", "--duration", "4s", "--metrics-addr", addr, "--quiet")
-		stderr = se
-		done <- code
+		done <- runCLIWatched(t, w, "load", "--target", base, "--realm", "r", "--scenario", "jwks", "--executor", "constant-arrival-rate",
+			"--rate", "50", "--vus", "2", "--duration", "4s", "--metrics-addr", "127.0.0.1:0", "--quiet")
 	}()
+	addr := w.wait(t, done)
 	ops := regexp.MustCompile(`(?m)^kcbench_operations_total\{op="jwks"\} (\S+)$`)
 	bucket := regexp.MustCompile(`(?m)^kcbench_operation_latency_seconds_count\{op="jwks"\} (\S+)$`)
 	deadline := time.Now().Add(4 * time.Second)
@@ -54,7 +49,7 @@ func TestLoadServesMetrics(t *testing.T) {
 		t.Errorf("no operations in a scrape during the run:\n%s", got)
 	}
 	if code := <-done; code != 0 {
-		t.Fatalf("load: exit %d: %s", code, stderr)
+		t.Fatalf("load: exit %d: %s", code, w.String())
 	}
 	if _, err := http.Get("http://" + addr + "/metrics"); err == nil {
 		t.Error("metrics still served after the run")
@@ -87,36 +82,82 @@ func TestCapacityServesMetrics(t *testing.T) {
 		t.Skip("runs a search of a few seconds")
 	}
 	srv := fakeTokenServer(t, 100)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	done := make(chan struct{})
+	w := newAddrWatch()
+	done := make(chan int, 1)
 	go func() {
-		defer close(done)
-		runCLI(t, "capacity", "--target", srv.URL, "--realm", "r", "--client-id", "c", "--client-secret", "s",
+		done <- runCLIWatched(t, w, "capacity", "--target", srv.URL, "--realm", "r", "--client-id", "c", "--client-secret", "s",
 			"--scenario", "client-credentials", "--slo", "p99<100ms,errors<1%", "--start-rate", "20", "--step", "20", "--step-duration", "1s",
 			"--warmup", "500ms", "--resolution", "10", "--pause", "100ms", "--out", filepath.Join(t.TempDir(), "cap"), "--quiet",
-			"--metrics-addr", addr)
+			"--metrics-addr", "127.0.0.1:0")
 	}()
+	addr := w.wait(t, done)
 	ops := regexp.MustCompile(`(?m)^kcbench_operations_total\{op="client_credentials"\} ([1-9]\S*)$`)
 	seen := false
 	for !seen {
 		select {
-		case <-done:
-			t.Fatal("the search ended before a scrape showed its operations")
+		case code := <-done:
+			t.Fatalf("the search ended (exit %d) before a scrape showed its operations: %s", code, w.String())
 		default:
 		}
-		if resp, err := http.Get("http://" + addr + "/metrics"); err == nil {
-			b, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			seen = ops.Match(b)
+		resp, err := http.Get("http://" + addr + "/metrics")
+		if err != nil {
+			t.Fatal(err) // it listens from the moment it logs its address
 		}
-		if !seen {
-			time.Sleep(100 * time.Millisecond) // polling a server that is starting
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if seen = ops.Match(b); !seen {
+			time.Sleep(100 * time.Millisecond) // the first step's operations are on their way
 		}
 	}
 	<-done
+}
+
+// addrWatch is a command's stderr that hands over the address its
+// metrics server logs ("metrics on http://ADDR/metrics"): the server
+// listens on a port of the kernel's choice (127.0.0.1:0) from then on.
+type addrWatch struct {
+	mu   sync.Mutex
+	buf  bytes.Buffer
+	addr chan string
+	sent bool
+}
+
+func newAddrWatch() *addrWatch { return &addrWatch{addr: make(chan string, 1)} }
+
+var metricsLine = regexp.MustCompile(`metrics on http://(\S+)/metrics`)
+
+func (w *addrWatch) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf.Write(p)
+	if m := metricsLine.FindSubmatch(w.buf.Bytes()); m != nil && !w.sent {
+		w.addr <- string(m[1])
+		w.sent = true
+	}
+	return len(p), nil
+}
+
+func (w *addrWatch) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
+}
+
+// wait returns the address, or fails when the command ends without one.
+func (w *addrWatch) wait(t *testing.T, done <-chan int) string {
+	t.Helper()
+	select {
+	case a := <-w.addr:
+		return a
+	case code := <-done:
+		t.Fatalf("exit %d without serving metrics: %s", code, w.String())
+		return ""
+	}
+}
+
+// runCLIWatched is runCLI with stderr written to w as it comes.
+func runCLIWatched(t *testing.T, w io.Writer, args ...string) int {
+	dir := t.TempDir()
+	env := map[string]string{"XDG_STATE_HOME": filepath.Join(dir, "state"), "XDG_CACHE_HOME": filepath.Join(dir, "cache")}
+	return run(context.Background(), args, io.Discard, w, func(k string) string { return env[k] })
 }
