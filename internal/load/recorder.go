@@ -342,11 +342,34 @@ func (r *Recorder) example(c class, err error) {
 }
 
 // flush merges all buffered samples into a timeline row ending at offset
-// end and, outside the warm-up, into the totals.
+// end and, outside the warm-up, into the totals; it hands the interval to
+// the hook and to the early-end rule, and returns the progress so far.
 func (r *Recorder) flush(end time.Duration, final bool) Progress {
 	r.mergeMu.Lock()
 	defer r.mergeMu.Unlock()
+	r.merge()
+	if final && end <= r.lastEnd {
+		end = r.lastEnd
+	}
+	row, dropped := r.openRow(end)
+	// an early end is decided within the regular duration only
+	early := r.earlyEnd != nil && !row.Warmup && !final && r.earlyWhy == "" && r.regularEnd.IsZero()
+	if r.hook != nil || early {
+		iv := r.intervalOf(row)
+		if r.hook != nil {
+			r.hook(iv)
+		}
+		if early {
+			r.judgeEarly(iv)
+		}
+	}
+	r.closeRow(&row)
+	return r.progressAt(row, dropped)
+}
 
+// merge swaps every VU's buffer for its spare and folds the samples into
+// the operations' current intervals (under mergeMu).
+func (r *Recorder) merge() {
 	r.mu.Lock()
 	vus := r.vus
 	r.mu.Unlock()
@@ -373,18 +396,19 @@ func (r *Recorder) flush(end time.Duration, final bool) Progress {
 		vus[i].spare = b[:0]
 	}
 	r.bufs = bufs
+}
 
-	if final && end <= r.lastEnd {
-		end = r.lastEnd
-	}
+// openRow starts the timeline row from the last one's end to end: VUs and
+// the arrivals dropped since, counted into the measured totals outside
+// the warm-up. It returns the arrivals dropped so far too.
+func (r *Recorder) openRow(end time.Duration) (results.TimelineRow, int64) {
 	warm := end <= r.warmup && r.warmup > 0
 	dropped, interrupted := r.dropped.Load(), r.interrupted.Load()
-	vusNow := int(r.allocated.Load())
 	row := results.TimelineRow{
 		Start:     r.lastEnd,
 		End:       end,
 		Warmup:    warm,
-		VUs:       vusNow,
+		VUs:       int(r.allocated.Load()),
 		ActiveVUs: int(r.active.Load()),
 		Dropped:   dropped - r.seen.dropped,
 		Ops:       make([]results.OpInterval, len(r.ops)),
@@ -394,53 +418,62 @@ func (r *Recorder) flush(end time.Duration, final bool) Progress {
 		r.measured.interrupted += interrupted - r.seen.interrupted
 	}
 	r.seen.dropped, r.seen.interrupted = dropped, interrupted
-	startMs, endMs := r.start.Add(row.Start).UnixMilli(), r.start.Add(row.End).UnixMilli()
 	r.progressed.connect += r.ops[0].iClasses[classConnRefused]
-	// an early end is decided within the regular duration only
-	early := r.earlyEnd != nil && !warm && !final && r.earlyWhy == "" && r.regularEnd.IsZero()
-	if r.hook != nil || early {
-		iv := Interval{End: end, Warmup: warm, VUs: row.VUs, ActiveVUs: row.ActiveVUs, Dropped: row.Dropped, Ops: make([]IntervalOp, len(r.ops))}
-		for i, a := range r.ops {
-			o := IntervalOp{Name: a.name, Count: a.iCount, Errors: a.iErrors, Latency: a.iLat}
-			for c, n := range a.iClasses {
-				if o.Classes == nil {
-					o.Classes = map[string]int64{}
-				}
-				o.Classes[c.String()] += n
-			}
-			iv.Ops[i] = o
-		}
-		if r.hook != nil {
-			r.hook(iv)
-		}
-		if early {
-			if why := r.earlyEnd(iv); why != "" {
-				r.earlyWhy = why
-				close(r.early)
-			}
-		}
-	}
+	return row, dropped
+}
+
+// intervalOf is the row's Interval, for the hook and the early-end rule.
+func (r *Recorder) intervalOf(row results.TimelineRow) Interval {
+	iv := Interval{End: row.End, Warmup: row.Warmup, VUs: row.VUs, ActiveVUs: row.ActiveVUs, Dropped: row.Dropped, Ops: make([]IntervalOp, len(r.ops))}
 	for i, a := range r.ops {
-		row.Ops[i] = a.closeInterval(!warm, startMs, endMs, &r.enc)
+		o := IntervalOp{Name: a.name, Count: a.iCount, Errors: a.iErrors, Latency: a.iLat}
+		for c, n := range a.iClasses {
+			if o.Classes == nil {
+				o.Classes = map[string]int64{}
+			}
+			o.Classes[c.String()] += n
+		}
+		iv.Ops[i] = o
+	}
+	return iv
+}
+
+// judgeEarly asks the early-end rule about iv; a reason ends the run
+// (early is closed).
+func (r *Recorder) judgeEarly(iv Interval) {
+	if why := r.earlyEnd(iv); why != "" {
+		r.earlyWhy = why
+		close(r.early)
+	}
+}
+
+// closeRow closes the operations' current intervals into row (and the
+// .hlog) and appends it to the timeline.
+func (r *Recorder) closeRow(row *results.TimelineRow) {
+	startMs, endMs := r.start.Add(row.Start).UnixMilli(), r.start.Add(row.End).UnixMilli()
+	for i, a := range r.ops {
+		row.Ops[i] = a.closeInterval(!row.Warmup, startMs, endMs, &r.enc)
 	}
 	slices.SortFunc(row.Ops[1:], func(a, b results.OpInterval) int { return strings.Compare(a.Op, b.Op) })
-	if end > r.lastEnd || row.Ops[0].Count > 0 {
-		r.timeline = append(r.timeline, row)
+	if row.End > r.lastEnd || row.Ops[0].Count > 0 {
+		r.timeline = append(r.timeline, *row)
 	}
-	r.lastEnd = end
+	r.lastEnd = row.End
+}
 
+// progressAt is the running tally after row.
+func (r *Recorder) progressAt(row results.TimelineRow, dropped int64) Progress {
 	it := row.Ops[0]
 	r.progressed.iterations += it.Count
 	r.progressed.errors += it.Errors
 	p := Progress{
-		Elapsed:    end,
-		Warmup:     warm,
-		Iterations: r.progressed.iterations,
-		Errors:     r.progressed.errors,
-		ActiveVUs:  row.ActiveVUs,
-		VUs:        row.VUs,
-		Dropped:    dropped,
-
+		Elapsed:       row.End,
+		Warmup:        row.Warmup,
+		Iterations:    r.progressed.iterations,
+		Errors:        r.progressed.errors,
+		ActiveVUs:     row.ActiveVUs,
+		VUs:           row.VUs,
+		Dropped:       dropped,
 		ConnectErrors: r.progressed.connect,
 	}
 	if d := row.End - row.Start; d > 0 {
