@@ -415,149 +415,20 @@ func (e errAbort) Error() string { return "watchdog: " + e.reason }
 
 // runPoint runs one point and writes its folder.
 func (r *Runner) runPoint(ctx context.Context, p Point) (*results.Summary, error) {
-	dir := filepath.Join(r.Dir, p.ID)
-	os.RemoveAll(dir) // an unfinished earlier attempt
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	pr := &pointRun{p: p, dir: filepath.Join(r.Dir, p.ID), start: time.Now()}
+	os.RemoveAll(pr.dir) // an unfinished earlier attempt
+	if err := os.MkdirAll(pr.dir, 0o755); err != nil {
 		return nil, err
 	}
-	start := time.Now()
-	man := results.Manifest{Schema: results.Schema, Kcbench: buildinfo.Version(), Experiment: r.File.Name, Point: p.ID,
-		Params: p.Params(), Keycloak: p.Stack.Version, Machine: ReadMachine(), Seed: int64(r.File.Seed), Start: start.UTC()}
-	man.Options, _ = json.Marshal(p.Stack)
-	man.Dataset, _ = json.Marshal(p.Spec)
-	sum := &results.Summary{Schema: results.Schema, Point: p.ID, Params: p.Params(), Status: results.StatusDone}
-	// Whether users share a password salt is part of what was measured.
-	man.Params["password_salts"], sum.Params["password_salts"] = p.Spec.Salts(), p.Spec.Salts()
-	man.Params["password_policy"], sum.Params["password_policy"] = p.Spec.Policy.String(), p.Spec.Policy.String()
-
-	pctx := ctx
-	var cancel context.CancelCauseFunc
-	pctx, cancel = context.WithCancelCause(ctx)
+	pr.records(r.File)
+	pctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	if t := r.File.Watchdog.PointTimeout.Duration; t > 0 {
 		var c2 context.CancelFunc
 		pctx, c2 = context.WithTimeoutCause(pctx, t, errAbort{fmt.Sprintf("point time limit %s reached", t)})
 		defer c2()
 	}
-	maxRSS, _ := ParseBytes(r.File.Watchdog.MaxRSS)
-	var timelines [][]results.TimelineRow
-	var samples []observe.Sample
-	var recs []*load.Recorder
-	runErr := func() error {
-		r.Metrics.SetPhase("stack", p.ID)
-		if err := r.ensureStack(pctx, p); err != nil {
-			return err
-		}
-		stopWatch := r.watchRSS(pctx, cancel, maxRSS)
-		defer stopWatch()
-		r.Metrics.SetPhase("seed", p.ID)
-		seed, err := r.reach(pctx, p)
-		if err != nil {
-			return err
-		}
-		sum.Seed = seed
-		r.Metrics.SetPhase("boot", p.ID)
-		br, err := r.st.Restart(pctx)
-		if err != nil {
-			return err
-		}
-		stopWatch()
-		stopWatch = r.watchRSS(pctx, cancel, maxRSS)
-		sum.Boot = &results.Boot{Seconds: br.Duration.Seconds(), RSSBytes: br.RSS, CPUSeconds: br.CPU.Seconds()}
-		// The stack may have been replaced while reaching the dataset.
-		st := r.st.State()
-		man.Java, man.Target = st.Java.Version, r.st.Target().BaseURL
-		if h, err := r.st.Heap(); err == nil {
-			man.Params["heap"], sum.Params["heap"] = h.String(), h.String()
-		}
-		for k, v := range r.st.RunParams() {
-			man.Params[k], sum.Params[k] = v, v
-		}
-		if st.PG != nil {
-			man.Postgres = st.PG.Version
-		}
-		m, err := dataset.ReadManifest(r.manifestPath())
-		if err != nil {
-			return err
-		}
-		tg := r.st.Target()
-		obs := observe.New(observe.Config{Target: tg, PGPID: tg.DBPID, PGDSN: r.pgDSN()})
-		stopObs := obs.Start(pctx)
-		defer func() {
-			samples = stopObs()
-			sum.Unobserved = append(sum.Unobserved, obs.Unavailable()...)
-		}()
-		for _, phase := range r.File.Phases {
-			obs.SetPhase(phase)
-			r.Metrics.SetPhase(phase, p.ID)
-			for _, w := range r.File.Workload {
-				if w.Capacity != nil {
-					continue // after the phases
-				}
-				cfg := w.Config.Scaled(r.Scale)
-				if phase == "warm" && cfg.Warmup == 0 {
-					cfg.Warmup = time.Duration(float64(r.File.Warmup.Duration) * r.Scale)
-				}
-				if phase == "cold" {
-					cfg.Warmup = 0
-				}
-				cfg.Seed = r.File.Seed
-				r.Logf("  %s %s: %s", phase, w.Name, cfg.Describe())
-				events, err := r.events(w)
-				if err != nil {
-					return fmt.Errorf("%s %s: %w", phase, w.Name, err)
-				}
-				res, err := scenario.Run(pctx, scenario.RunInput{Target: tg, Manifest: m, Config: cfg,
-					Alive:  r.st.Watch().Check, // a dead Keycloak fails the point, named
-					Events: events, RecoverySLO: w.RecoverySLO.Duration, IntervalHook: r.Metrics.Hook(),
-					Progress: func(pr load.Progress) {
-						if r.Progress != nil {
-							r.Progress(p.ID, phase+" "+w.Name, pr)
-						}
-					}})
-				if len(events) > 0 {
-					// Back to the point's topology for what follows.
-					if rerr := r.st.RestoreTopology(pctx, topologyOf(r.File.Stack, p.Variant).Nodes); rerr != nil && err == nil {
-						err = fmt.Errorf("after the events: %w", rerr)
-					}
-				}
-				if err != nil {
-					return fmt.Errorf("%s %s: %w", phase, w.Name, err)
-				}
-				wl := results.Workload{Name: w.Name, Scenario: cfg.Scenario, Phase: phase, Stats: res.Stats,
-					ServerCPUMsPerOp: res.CPU.PerIteration, ServerCPUSource: res.CPU.Source, Database: res.DB, Directory: res.Directory,
-					ClientsInUse: clientsInUse(p.Spec, cfg), Connections: res.Connections}
-				sum.Workloads = append(sum.Workloads, wl)
-				res.DB.RecordDurable(sum.Params)
-				res.DB.RecordDurable(man.Params)
-				timelines = append(timelines, res.Stats.Timeline)
-				recs = append(recs, res.Recorder)
-				if lim, _ := ParsePercent(r.File.Watchdog.MaxErrorRate); r.File.Watchdog.MaxErrorRate != "" {
-					// time-outs are a measured outcome (the admin API at a
-					// thousand realms), not a broken run: they do not count
-					it, _ := res.Stats.Op(results.IterationOp)
-					if rate := it.ErrorRateBesidesTimeouts(); rate > lim {
-						return errAbort{fmt.Sprintf("%s %s: error rate %.1f%% above %s (time-outs not counted: %d)", phase, w.Name,
-							100*rate, r.File.Watchdog.MaxErrorRate, res.Stats.Timeouts())}
-					}
-				}
-			}
-		}
-		// Capacity searches: their failing steps are the point of a
-		// search, so the error-rate watchdog does not judge them.
-		obs.SetPhase("capacity")
-		for _, w := range r.File.Workload {
-			if w.Capacity == nil {
-				continue
-			}
-			c, err := r.runCapacity(pctx, p, dir, w, tg, m)
-			if err != nil {
-				return fmt.Errorf("capacity %s: %w", w.Name, err)
-			}
-			sum.Capacity = append(sum.Capacity, c)
-		}
-		return nil
-	}()
+	runErr := r.measure(pctx, cancel, pr)
 	if runErr != nil && ctx.Err() != nil {
 		return nil, ctx.Err() // interrupted: leave no summary, the point reruns
 	}
@@ -565,6 +436,7 @@ func (r *Runner) runPoint(ctx context.Context, p Point) (*results.Summary, error
 	if cause := context.Cause(pctx); runErr != nil && errors.As(cause, &ab) {
 		runErr = ab
 	}
+	sum, man := pr.sum, pr.man
 	switch {
 	case errors.As(runErr, &ab):
 		sum.Status, sum.Reason = results.StatusAborted, ab.reason
@@ -572,32 +444,200 @@ func (r *Runner) runPoint(ctx context.Context, p Point) (*results.Summary, error
 	case runErr != nil:
 		sum.Status, sum.Reason = results.StatusFailed, runErr.Error()
 	}
-	// Per-workload server figures from the samples.
 	for i := range sum.Workloads {
-		w := &sum.Workloads[i]
-		sp := observe.SpanOf(samples, w.Stats.Start, w.Stats.Start.Add(w.Stats.Elapsed))
-		if !math.IsNaN(sp.MaxRSSBytes) {
-			w.MaxRSSBytes = int64(sp.MaxRSSBytes)
-		}
-		if !math.IsNaN(sp.MeanCPUPct) {
-			w.MeanCPUPct = sp.MeanCPUPct
-		}
-		if !math.IsNaN(sp.MeanHeapBytes) {
-			w.MeanHeapBytes = int64(sp.MeanHeapBytes)
-		}
-		if ms := sp.MeanGCPauseMs(); !math.IsNaN(ms) {
-			w.GCPauses, w.GCPauseMeanMs = sp.GCPauses, ms
-		}
+		serverFigures(&sum.Workloads[i], pr.samples)
 	}
-	sum.Seconds = time.Since(start).Seconds()
+	sum.Seconds = time.Since(pr.start).Seconds()
 	man.End = time.Now().UTC()
-	if err := writePoint(dir, man, sum, timelines, samples, recs); err != nil {
+	if err := writePoint(pr.dir, man, sum, pr.timelines, pr.samples, pr.recs); err != nil {
 		return nil, err
 	}
 	if sum.Status == results.StatusFailed {
 		return sum, runErr
 	}
 	return sum, nil
+}
+
+// pointRun is what a point's run gathers for its folder.
+type pointRun struct {
+	p         Point
+	dir       string
+	start     time.Time
+	man       results.Manifest
+	sum       *results.Summary
+	timelines [][]results.TimelineRow
+	samples   []observe.Sample
+	recs      []*load.Recorder
+}
+
+// records starts the point's manifest and summary.
+func (pr *pointRun) records(f *File) {
+	p := pr.p
+	pr.man = results.Manifest{Schema: results.Schema, Kcbench: buildinfo.Version(), Experiment: f.Name, Point: p.ID,
+		Params: p.Params(), Keycloak: p.Stack.Version, Machine: ReadMachine(), Seed: int64(f.Seed), Start: pr.start.UTC()}
+	pr.man.Options, _ = json.Marshal(p.Stack)
+	pr.man.Dataset, _ = json.Marshal(p.Spec)
+	pr.sum = &results.Summary{Schema: results.Schema, Point: p.ID, Params: p.Params(), Status: results.StatusDone}
+	// Whether users share a password salt is part of what was measured.
+	pr.param("password_salts", p.Spec.Salts())
+	pr.param("password_policy", p.Spec.Policy.String())
+}
+
+// param records a parameter in the manifest and the summary.
+func (pr *pointRun) param(k, v string) { pr.man.Params[k], pr.sum.Params[k] = v, v }
+
+// measure brings the point's stack and dataset up, boots Keycloak afresh
+// and runs the phases' workloads, then the capacity searches, under the
+// watchdogs (cancel ends the point with an errAbort cause).
+func (r *Runner) measure(ctx context.Context, cancel context.CancelCauseFunc, pr *pointRun) error {
+	p, sum := pr.p, pr.sum
+	maxRSS, _ := ParseBytes(r.File.Watchdog.MaxRSS)
+	r.Metrics.SetPhase("stack", p.ID)
+	if err := r.ensureStack(ctx, p); err != nil {
+		return err
+	}
+	stopWatch := r.watchRSS(ctx, cancel, maxRSS)
+	defer func() { stopWatch() }()
+	r.Metrics.SetPhase("seed", p.ID)
+	seed, err := r.reach(ctx, p)
+	if err != nil {
+		return err
+	}
+	sum.Seed = seed
+	r.Metrics.SetPhase("boot", p.ID)
+	br, err := r.st.Restart(ctx)
+	if err != nil {
+		return err
+	}
+	stopWatch()
+	stopWatch = r.watchRSS(ctx, cancel, maxRSS)
+	sum.Boot = &results.Boot{Seconds: br.Duration.Seconds(), RSSBytes: br.RSS, CPUSeconds: br.CPU.Seconds()}
+	r.stackParams(pr)
+	m, err := dataset.ReadManifest(r.manifestPath())
+	if err != nil {
+		return err
+	}
+	tg := r.st.Target()
+	obs := observe.New(observe.Config{Target: tg, PGPID: tg.DBPID, PGDSN: r.pgDSN()})
+	stopObs := obs.Start(ctx)
+	defer func() {
+		pr.samples = stopObs()
+		sum.Unobserved = append(sum.Unobserved, obs.Unavailable()...)
+	}()
+	for _, phase := range r.File.Phases {
+		obs.SetPhase(phase)
+		r.Metrics.SetPhase(phase, p.ID)
+		for _, w := range r.File.Workload {
+			if w.Capacity != nil {
+				continue // after the phases
+			}
+			if err := r.runWorkload(ctx, pr, phase, w, tg, m); err != nil {
+				return err
+			}
+		}
+	}
+	// Capacity searches: their failing steps are the point of a
+	// search, so the error-rate watchdog does not judge them.
+	obs.SetPhase("capacity")
+	for _, w := range r.File.Workload {
+		if w.Capacity == nil {
+			continue
+		}
+		c, err := r.runCapacity(ctx, p, pr.dir, w, tg, m)
+		if err != nil {
+			return fmt.Errorf("capacity %s: %w", w.Name, err)
+		}
+		sum.Capacity = append(sum.Capacity, c)
+	}
+	return nil
+}
+
+// stackParams records what the stack (which may have been replaced while
+// reaching the dataset) runs: Java, target, heap, its run parameters and
+// PostgreSQL's version.
+func (r *Runner) stackParams(pr *pointRun) {
+	st := r.st.State()
+	pr.man.Java, pr.man.Target = st.Java.Version, r.st.Target().BaseURL
+	if h, err := r.st.Heap(); err == nil {
+		pr.param("heap", h.String())
+	}
+	for k, v := range r.st.RunParams() {
+		pr.param(k, v)
+	}
+	if st.PG != nil {
+		pr.man.Postgres = st.PG.Version
+	}
+}
+
+// runWorkload runs workload w in phase and records it; the error-rate
+// watchdog judges it.
+func (r *Runner) runWorkload(ctx context.Context, pr *pointRun, phase string, w Workload, tg kc.Target, m *dataset.Manifest) error {
+	p := pr.p
+	cfg := w.Config.Scaled(r.Scale)
+	if phase == "warm" && cfg.Warmup == 0 {
+		cfg.Warmup = time.Duration(float64(r.File.Warmup.Duration) * r.Scale)
+	}
+	if phase == "cold" {
+		cfg.Warmup = 0
+	}
+	cfg.Seed = r.File.Seed
+	r.Logf("  %s %s: %s", phase, w.Name, cfg.Describe())
+	events, err := r.events(w)
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", phase, w.Name, err)
+	}
+	res, err := scenario.Run(ctx, scenario.RunInput{Target: tg, Manifest: m, Config: cfg,
+		Alive:  r.st.Watch().Check, // a dead Keycloak fails the point, named
+		Events: events, RecoverySLO: w.RecoverySLO.Duration, IntervalHook: r.Metrics.Hook(),
+		Progress: func(pg load.Progress) {
+			if r.Progress != nil {
+				r.Progress(p.ID, phase+" "+w.Name, pg)
+			}
+		}})
+	if len(events) > 0 {
+		// Back to the point's topology for what follows.
+		if rerr := r.st.RestoreTopology(ctx, topologyOf(r.File.Stack, p.Variant).Nodes); rerr != nil && err == nil {
+			err = fmt.Errorf("after the events: %w", rerr)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", phase, w.Name, err)
+	}
+	pr.sum.Workloads = append(pr.sum.Workloads, results.Workload{Name: w.Name, Scenario: cfg.Scenario, Phase: phase, Stats: res.Stats,
+		ServerCPUMsPerOp: res.CPU.PerIteration, ServerCPUSource: res.CPU.Source, Database: res.DB, Directory: res.Directory,
+		ClientsInUse: clientsInUse(p.Spec, cfg), Connections: res.Connections})
+	res.DB.RecordDurable(pr.sum.Params)
+	res.DB.RecordDurable(pr.man.Params)
+	pr.timelines = append(pr.timelines, res.Stats.Timeline)
+	pr.recs = append(pr.recs, res.Recorder)
+	if lim, _ := ParsePercent(r.File.Watchdog.MaxErrorRate); r.File.Watchdog.MaxErrorRate != "" {
+		// time-outs are a measured outcome (the admin API at a thousand
+		// realms), not a broken run: they do not count
+		it, _ := res.Stats.Op(results.IterationOp)
+		if rate := it.ErrorRateBesidesTimeouts(); rate > lim {
+			return errAbort{fmt.Sprintf("%s %s: error rate %.1f%% above %s (time-outs not counted: %d)", phase, w.Name,
+				100*rate, r.File.Watchdog.MaxErrorRate, res.Stats.Timeouts())}
+		}
+	}
+	return nil
+}
+
+// serverFigures fills a workload's server figures from the samples over
+// its run.
+func serverFigures(w *results.Workload, samples []observe.Sample) {
+	sp := observe.SpanOf(samples, w.Stats.Start, w.Stats.Start.Add(w.Stats.Elapsed))
+	if !math.IsNaN(sp.MaxRSSBytes) {
+		w.MaxRSSBytes = int64(sp.MaxRSSBytes)
+	}
+	if !math.IsNaN(sp.MeanCPUPct) {
+		w.MeanCPUPct = sp.MeanCPUPct
+	}
+	if !math.IsNaN(sp.MeanHeapBytes) {
+		w.MeanHeapBytes = int64(sp.MeanHeapBytes)
+	}
+	if ms := sp.MeanGCPauseMs(); !math.IsNaN(ms) {
+		w.GCPauses, w.GCPauseMeanMs = sp.GCPauses, ms
+	}
 }
 
 // capacityDir is the folder of a point's capacity search.
