@@ -371,173 +371,197 @@ var nameRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
 // Validate checks a file with defaults applied; it reports every problem,
 // each with its path, and changes nothing.
 func (f *File) Validate() error {
-	var errs []error
-	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
-	// addOnce adds a message that each variant may find again (a problem
-	// of the stack's) once.
-	seen := map[string]bool{}
-	addOnce := func(format string, args ...any) {
-		if msg := fmt.Sprintf(format, args...); !seen[msg] {
-			seen[msg] = true
-			errs = append(errs, errors.New(msg))
+	p := &problems{seen: map[string]bool{}}
+	if !nameRe.MatchString(f.Name) {
+		p.add("name: %q: want letters, digits, '-', '_' or '.'", f.Name)
+	}
+	f.validateStack(p)
+	f.validateDataset(p)
+	f.validateWorkloads(p)
+	f.validateVariants(p)
+	f.validateWatchdog(p)
+	if f.Repeats < 1 || f.Repeats > 100 {
+		p.add("repeats: %d: must be between 1 and 100", f.Repeats)
+	}
+	if n := f.points(); n > MaxPoints {
+		p.add("the matrix has %d points (variants × modes × tenant counts × repeats): at most %d", n, MaxPoints)
+	}
+	return errors.Join(p.errs...)
+}
+
+// problems gathers a file's problems.
+type problems struct {
+	errs []error
+	seen map[string]bool // messages added once
+}
+
+func (p *problems) add(format string, args ...any) {
+	p.errs = append(p.errs, fmt.Errorf(format, args...))
+}
+
+// addOnce adds a message that each variant may find again (a problem of
+// the stack's) once.
+func (p *problems) addOnce(format string, args ...any) {
+	if msg := fmt.Sprintf(format, args...); !p.seen[msg] {
+		p.seen[msg] = true
+		p.errs = append(p.errs, errors.New(msg))
+	}
+}
+
+// addAll adds each of err's joined errors after prefix.
+func (p *problems) addAll(prefix string, err error) {
+	if err != nil {
+		for _, e := range unjoin(err) {
+			p.add("%s%v", prefix, e)
 		}
 	}
-	if !nameRe.MatchString(f.Name) {
-		add("name: %q: want letters, digits, '-', '_' or '.'", f.Name)
+}
+
+// uniqueName checks the name of list[i] and that no earlier one has it.
+func (p *problems) uniqueName(list string, i int, name string, seen map[string]bool) {
+	if !nameRe.MatchString(name) {
+		p.add("%s[%d].name: %q: want letters, digits, '-', '_' or '.'", list, i, name)
 	}
+	if seen[name] {
+		p.add("%s[%d].name: %q is used twice", list, i, name)
+	}
+	seen[name] = true
+}
+
+func (f *File) validateStack(p *problems) {
 	if _, err := stack.ParseVersion(f.Stack.KeycloakVersion); err != nil {
-		add("stack.keycloak_version: %v", err)
+		p.add("stack.keycloak_version: %v", err)
 	}
 	if f.Stack.Nodes < 0 || f.Stack.Nodes > stack.MaxNodes {
-		add("stack.nodes: %d: must be between 1 and %d", f.Stack.Nodes, stack.MaxNodes)
+		p.add("stack.nodes: %d: must be between 1 and %d", f.Stack.Nodes, stack.MaxNodes)
 	}
 	if _, err := stack.ParseLatency(f.Stack.Latency); err != nil {
-		add("stack.latency: %v", err)
+		p.add("stack.latency: %v", err)
 	}
 	for i, r := range f.References {
-		if err := r.Check(); err != nil {
-			for _, e := range unjoin(err) {
-				add("references[%d].%v", i, e)
-			}
-		}
+		p.addAll(fmt.Sprintf("references[%d].", i), r.Check())
 	}
-	f.validateBackends("stack.", Variant{}, add)
-	if err := (stack.Topology{LB: f.Stack.LB, NodeCPUs: f.Stack.NodeCPUs}).Validate(); err != nil {
-		for _, e := range unjoin(err) {
-			add("stack: %v", e)
-		}
-	}
-	for i, m := range f.Dataset.Modes {
+	f.validateBackends("stack.", Variant{}, p.add)
+	p.addAll("stack: ", (stack.Topology{LB: f.Stack.LB, NodeCPUs: f.Stack.NodeCPUs}).Validate())
+}
+
+func (f *File) validateDataset(p *problems) {
+	d := f.Dataset
+	for i, m := range d.Modes {
 		if _, err := dataset.ParseMode(m); err != nil {
-			add("dataset.modes[%d]: %v", i, err)
+			p.add("dataset.modes[%d]: %v", i, err)
 		}
 	}
-	if f.Dataset.Preset != "" {
-		if _, err := dataset.LookupPreset(f.Dataset.Preset); err != nil {
-			add("dataset.preset: %v", err)
+	if d.Preset != "" {
+		if _, err := dataset.LookupPreset(d.Preset); err != nil {
+			p.add("dataset.preset: %v", err)
 		}
 	}
-	for i, n := range f.Dataset.Tenants {
+	for i, n := range d.Tenants {
 		if n < 1 || n > dataset.MaxTenants {
-			add("dataset.tenants[%d]: %d: must be between 1 and %d", i, n, dataset.MaxTenants)
+			p.add("dataset.tenants[%d]: %d: must be between 1 and %d", i, n, dataset.MaxTenants)
 		}
 	}
-	if f.Dataset.Users < 0 || f.Dataset.Clients < 0 {
-		add("dataset.users and dataset.clients must not be negative")
+	if d.Users < 0 || d.Clients < 0 {
+		p.add("dataset.users and dataset.clients must not be negative")
 	}
-	if _, err := dataset.ParsePolicy(f.Dataset.PasswordPolicy); err != nil {
-		add("dataset.password_policy: %v", err)
+	if _, err := dataset.ParsePolicy(d.PasswordPolicy); err != nil {
+		p.add("dataset.password_policy: %v", err)
 	}
-	if st, err := dataset.ParseStrategy(f.Dataset.Strategy); err != nil {
-		add("dataset.strategy: %v", err)
-	} else if f.Dataset.AdminAPISample < 0 {
-		add("dataset.admin_api_sample: %d: must not be negative", f.Dataset.AdminAPISample)
-	} else if f.Dataset.AdminAPISample > 0 && st != dataset.Clone {
-		add("dataset.admin_api_sample: the %s strategy makes every tenant through the admin API already; the sample goes with strategy: clone", st)
+	if st, err := dataset.ParseStrategy(d.Strategy); err != nil {
+		p.add("dataset.strategy: %v", err)
+	} else if d.AdminAPISample < 0 {
+		p.add("dataset.admin_api_sample: %d: must not be negative", d.AdminAPISample)
+	} else if d.AdminAPISample > 0 && st != dataset.Clone {
+		p.add("dataset.admin_api_sample: the %s strategy makes every tenant through the admin API already; the sample goes with strategy: clone", st)
 	}
-	for i, p := range f.Phases {
-		if p != "cold" && p != "warm" {
-			add("phases[%d]: %q: want cold or warm", i, p)
+	// The matrix must not be empty.
+	if len(d.Modes) == 0 || (len(d.Tenants) == 0 && d.Preset == "") {
+		p.add("dataset: the matrix is empty (no modes or no tenant counts)")
+	}
+}
+
+func (f *File) validateWorkloads(p *problems) {
+	for i, ph := range f.Phases {
+		if ph != "cold" && ph != "warm" {
+			p.add("phases[%d]: %q: want cold or warm", i, ph)
 		}
 	}
 	if slices.Contains(f.Phases, "warm") && f.Warmup.Duration < 0 {
-		add("warmup: must not be negative")
+		p.add("warmup: must not be negative")
 	}
 	if len(f.Workload) == 0 {
-		add("workloads: the experiment runs no workload (add at least one)")
-	}
-	// uniqueName checks the name of list[i] and that no earlier one has it.
-	uniqueName := func(list string, i int, name string, seen map[string]bool) {
-		if !nameRe.MatchString(name) {
-			add("%s[%d].name: %q: want letters, digits, '-', '_' or '.'", list, i, name)
-		}
-		if seen[name] {
-			add("%s[%d].name: %q is used twice", list, i, name)
-		}
-		seen[name] = true
+		p.add("workloads: the experiment runs no workload (add at least one)")
 	}
 	names := map[string]bool{}
 	for i, w := range f.Workload {
-		uniqueName("workloads", i, w.Name, names)
-		if w.Capacity != nil {
-			if _, err := w.Capacity.Options(1); err != nil {
-				for _, e := range unjoin(err) {
-					add("workloads[%d] (%s).capacity: %v", i, w.Name, e)
-				}
-			}
-		}
+		p.uniqueName("workloads", i, w.Name, names)
 		cfg := w.Config
 		if w.Capacity != nil {
+			_, err := w.Capacity.Options(1)
+			p.addAll(fmt.Sprintf("workloads[%d] (%s).capacity: ", i, w.Name), err)
 			// What runs: the scenario at a constant arrival rate.
 			cfg = (&scenario.CapacityStepper{Config: w.Config}).StepConfig(1, time.Second)
 		}
-		if err := cfg.Validate(); err != nil {
-			for _, e := range unjoin(err) {
-				add("workloads[%d] (%s): %v", i, w.Name, e)
-			}
-		}
+		p.addAll(fmt.Sprintf("workloads[%d] (%s): ", i, w.Name), cfg.Validate())
 		if len(w.Events) > 0 {
-			f.validateEvents(i, w, add)
+			f.validateEvents(i, w, p.add)
 		}
 	}
-	if f.Repeats < 1 || f.Repeats > 100 {
-		add("repeats: %d: must be between 1 and 100", f.Repeats)
-	}
-	if n := f.points(); n > MaxPoints {
-		add("the matrix has %d points (variants × modes × tenant counts × repeats): at most %d", n, MaxPoints)
-	}
-	vnames := map[string]bool{}
+}
+
+func (f *File) validateVariants(p *problems) {
+	names := map[string]bool{}
 	for i, v := range f.Variants {
-		uniqueName("variants", i, v.Name, vnames)
+		p.uniqueName("variants", i, v.Name, names)
 		if v.KeycloakVersion != "" {
 			if _, err := stack.ParseVersion(v.KeycloakVersion); err != nil {
-				add("variants[%d].keycloak_version: %v", i, err)
+				p.add("variants[%d].keycloak_version: %v", i, err)
 			}
 		}
 		if v.PasswordPolicy != "" {
 			if _, err := dataset.ParsePolicy(v.PasswordPolicy); err != nil {
-				add("variants[%d].password_policy: %v", i, err)
+				p.add("variants[%d].password_policy: %v", i, err)
 			}
 		}
 		if v.Nodes < 0 || v.Nodes > stack.MaxNodes {
-			add("variants[%d].nodes: %d: must be between 1 and %d", i, v.Nodes, stack.MaxNodes)
+			p.add("variants[%d].nodes: %d: must be between 1 and %d", i, v.Nodes, stack.MaxNodes)
 		}
 		if _, err := stack.ParseLatency(v.Latency); err != nil {
-			add("variants[%d].latency: %v", i, err)
+			p.add("variants[%d].latency: %v", i, err)
 		}
 		if v.NodeCPUs < 0 {
-			add("variants[%d].node_cpus: %g: must be > 0 (cores; 0: no limit)", i, v.NodeCPUs)
+			p.add("variants[%d].node_cpus: %g: must be > 0 (cores; 0: no limit)", i, v.NodeCPUs)
 		}
-		f.validateBackends(fmt.Sprintf("variants[%d].", i), v, add)
-		f.validateTLS(i, v, addOnce)
+		f.validateBackends(fmt.Sprintf("variants[%d].", i), v, p.add)
+		f.validateTLS(i, v, p.addOnce)
 		if top := topologyOf(f.Stack, v); top.Sticky && top.LB == stack.LBNone {
-			add("variants[%d]: lb_sticky needs a balancer (stack.lb: haproxy)", i)
+			p.add("variants[%d]: lb_sticky needs a balancer (stack.lb: haproxy)", i)
 		} else if !top.Latency.NodeNode.Zero() && top.Nodes < 2 {
 			if v.Latency == "" && v.Nodes == 0 {
-				add("stack: latency node-node needs 2 nodes or more (stack.nodes)")
+				p.add("stack: latency node-node needs 2 nodes or more (stack.nodes)")
 			} else {
-				add("variants[%d]: latency node-node needs 2 nodes or more (nodes)", i)
+				p.add("variants[%d]: latency node-node needs 2 nodes or more (nodes)", i)
 			}
 		}
 	}
-	if f.Watchdog.MaxRSS != "" {
-		if _, err := ParseBytes(f.Watchdog.MaxRSS); err != nil {
-			add("watchdog.max_rss: %v", err)
+}
+
+func (f *File) validateWatchdog(p *problems) {
+	w := f.Watchdog
+	if w.MaxRSS != "" {
+		if _, err := ParseBytes(w.MaxRSS); err != nil {
+			p.add("watchdog.max_rss: %v", err)
 		}
 	}
-	if f.Watchdog.MaxErrorRate != "" {
-		if _, err := ParsePercent(f.Watchdog.MaxErrorRate); err != nil {
-			add("watchdog.max_error_rate: %v", err)
+	if w.MaxErrorRate != "" {
+		if _, err := ParsePercent(w.MaxErrorRate); err != nil {
+			p.add("watchdog.max_error_rate: %v", err)
 		}
 	}
-	if f.Watchdog.PointTimeout.Duration < 0 {
-		add("watchdog.point_timeout: must not be negative")
+	if w.PointTimeout.Duration < 0 {
+		p.add("watchdog.point_timeout: must not be negative")
 	}
-	// The matrix must not be empty.
-	if len(f.Dataset.Modes) == 0 || (len(f.Dataset.Tenants) == 0 && f.Dataset.Preset == "") {
-		add("dataset: the matrix is empty (no modes or no tenant counts)")
-	}
-	return errors.Join(errs...)
 }
 
 func unjoin(err error) []error {
