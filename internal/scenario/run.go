@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"net/netip"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -214,18 +213,14 @@ func Run(ctx context.Context, in RunInput) (*RunResult, error) {
 		watch.observe(p)
 	}))
 	rec := load.NewRecorder(opts...)
-	cpu := newCPUWindow(ctx, in.Target)
-	db := newDBWindow(ctx, in.Target)
-	dir := newDirWindow(ctx, in.Target)
+	win := observe.NewWindows(ctx, in.Target)
 	if cfg.CPUBaseline > 0 {
-		if err := cpu.baseline(ctx, cfg.CPUBaseline); err != nil {
+		if err := win.Baseline(ctx, cfg.CPUBaseline); err != nil {
 			return nil, err
 		}
 	}
 	first := func() {
-		cpu.begin(cfg.Warmup)
-		db.begin(cfg.Warmup)
-		dir.begin(cfg.Warmup)
+		win.Begin(cfg.Warmup)
 		watch.start = time.Now()
 		if in.Alive != nil {
 			go watch.poll(runCtx, in.Alive)
@@ -248,9 +243,7 @@ func Run(ctx context.Context, in RunInput) (*RunResult, error) {
 	if len(stats.Events) > 0 {
 		results.MeasureRecovery(&stats, cmp.Or(in.RecoverySLO, DefaultRecoverySLO), mf.errs.since(stats.Start))
 	}
-	cpu.end()
-	db.end()
-	dir.end()
+	win.End()
 	if runErr != nil && stats.Start.IsZero() {
 		return nil, runErr // nothing ran (e.g. a VU could not log in)
 	}
@@ -264,7 +257,7 @@ func Run(ctx context.Context, in RunInput) (*RunResult, error) {
 			runErr = down
 		}
 	}
-	res := &RunResult{Stats: stats, Recorder: rec, CPU: cpu.result(stats), DB: db.result(stats), Directory: dir.result(stats),
+	res := &RunResult{Stats: stats, Recorder: rec, CPU: win.CPU(stats), DB: win.DB(stats), Directory: win.Directory(stats),
 		Connections: conns.result(h1Transport(hc), strings.HasPrefix(in.Target.BaseURL, "https://"))}
 	if len(ths) > 0 {
 		res.Stats.Thresholds, res.ThresholdErr = stats.Check(ths)
@@ -350,264 +343,6 @@ func (u *markFirstUser) Iterate(ctx context.Context, rec load.OpRecorder) error 
 		rec = loggingRecorder{OpRecorder: rec, log: u.m.errs}
 	}
 	return u.User.Iterate(ctx, rec)
-}
-
-// window takes a reading of a cumulative figure at the end of the
-// warm-up and at the end of the run.
-type window[T any] struct {
-	ctx  context.Context
-	read func(context.Context) (T, error) // nil: nothing to read
-
-	mu      sync.Mutex
-	t0, t1  time.Time
-	v0, v1  T
-	err     error
-	timer   *time.Timer
-	started bool
-	sampled chan struct{} // closed once the first reading is taken or abandoned
-}
-
-func newWindow[T any](ctx context.Context, read func(context.Context) (T, error)) window[T] {
-	return window[T]{ctx: ctx, read: read, sampled: make(chan struct{})}
-}
-
-// begin schedules the first reading after warmup.
-func (w *window[T]) begin(warmup time.Duration) {
-	if w.read == nil {
-		return
-	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.started = true
-	w.timer = time.AfterFunc(warmup, func() {
-		defer close(w.sampled)
-		v, err := w.read(w.ctx)
-		w.mu.Lock()
-		w.t0, w.v0, w.err = time.Now(), v, err
-		w.mu.Unlock()
-	})
-}
-
-// end takes the last reading.
-func (w *window[T]) end() {
-	w.mu.Lock()
-	started, timer := w.started, w.timer
-	w.mu.Unlock()
-	if w.read == nil || !started {
-		return
-	}
-	if timer.Stop() { // the run ended within the warm-up
-		w.mu.Lock()
-		w.err = errors.New("the run ended before its warm-up did")
-		w.mu.Unlock()
-		close(w.sampled)
-		return
-	}
-	<-w.sampled
-	v, err := w.read(context.WithoutCancel(w.ctx))
-	w.mu.Lock()
-	w.t1, w.v1 = time.Now(), v
-	if w.err == nil {
-		w.err = err
-	}
-	w.mu.Unlock()
-}
-
-// cpuWindow samples the server's CPU time at the end of the warm-up and
-// at the end of the run.
-type cpuWindow struct {
-	window[time.Duration]
-	sampler observe.CPUSampler
-	reason  string // why there is no sampler
-	res     string
-
-	idle, idleFor float64 // cores and seconds of the baseline
-}
-
-func newCPUWindow(ctx context.Context, tg kc.Target) *cpuWindow {
-	w := &cpuWindow{}
-	switch {
-	case tg.PID > 0:
-		w.sampler = observe.NewProcCPU(os.DirFS("/proc"), tg.ServerPIDs())
-		w.res = "10 ms (clock ticks)"
-	case tg.ManagementURL != "":
-		var m observe.PodsCPU
-		for _, u := range tg.ManagementURLs() {
-			m = append(m, observe.MetricsCPU{URL: u, Client: tg.HTTPClient(observe.DefaultScrapeTimeout)})
-		}
-		if _, err := m.CPUTime(ctx); err != nil {
-			w.reason = err.Error()
-		} else {
-			w.sampler = m
-			w.res = "Micrometer's text format: 4 significant digits"
-		}
-	default:
-		w.reason = "the target is not a local stack and has no management URL"
-	}
-	var read func(context.Context) (time.Duration, error)
-	if w.sampler != nil {
-		read = w.sampler.CPUTime
-	}
-	w.window = newWindow(ctx, read)
-	return w
-}
-
-// baseline measures the server's idle CPU use for d.
-func (w *cpuWindow) baseline(ctx context.Context, d time.Duration) error {
-	if w.sampler == nil {
-		return nil
-	}
-	c0, err := w.sampler.CPUTime(ctx)
-	if err != nil {
-		return nil // the run says the CPU is unavailable
-	}
-	t0 := time.Now()
-	if err := load.Sleep(ctx, d); err != nil {
-		return err
-	}
-	c1, err := w.sampler.CPUTime(ctx)
-	if err != nil {
-		return nil
-	}
-	w.idleFor = time.Since(t0).Seconds()
-	w.idle = (c1 - c0).Seconds() / w.idleFor
-	return nil
-}
-
-// dbWindow reads the database's statistics (and, when local, its CPU) at
-// the end of the warm-up and at the end of the run.
-type dbWindow struct {
-	window[observe.DBUsage]
-	reader *observe.DBUsageReader
-	// engine is the target's DBKind when only the database's CPU is read
-	// (MariaDB: mariadbd's tree from /proc).
-	engine string
-}
-
-func newDBWindow(ctx context.Context, tg kc.Target) *dbWindow {
-	w := &dbWindow{}
-	var read func(context.Context) (observe.DBUsage, error)
-	if tg.DB != "" {
-		w.reader = &observe.DBUsageReader{DSN: tg.DB, PID: tg.DBPID, Proc: os.DirFS("/proc")}
-		read = w.reader.Read
-	} else if tg.DBKind != "" && tg.DBPID > 0 {
-		w.engine = tg.DBKind
-		proc, pid := os.DirFS("/proc"), tg.DBPID
-		read = func(context.Context) (observe.DBUsage, error) { return observe.ReadTreeCPU(proc, pid) }
-	}
-	w.window = newWindow(ctx, read)
-	return w
-}
-
-// dirWindow reads the LDAP directory server's CPU time (users in LDAP,
-// the server local) at the end of the warm-up and at the end of the run.
-type dirWindow struct {
-	window[time.Duration]
-	dir *kc.Directory
-	src string
-}
-
-func newDirWindow(ctx context.Context, tg kc.Target) *dirWindow {
-	w := &dirWindow{dir: tg.LDAP}
-	var read func(context.Context) (time.Duration, error)
-	if tg.LDAP != nil && tg.LDAP.PID > 0 {
-		p := observe.NewProcCPU(os.DirFS("/proc"), []int{tg.LDAP.PID})
-		read, w.src = p.CPUTime, p.Source()
-	}
-	w.window = newWindow(ctx, read)
-	return w
-}
-
-// result is the directory's CPU per successful iteration; nil when the
-// users are not in LDAP.
-func (w *dirWindow) result(s results.Stats) *results.DirectoryCost {
-	if w.dir == nil {
-		return nil
-	}
-	if w.src == "" {
-		return &results.DirectoryCost{Reason: "CPU not measured (the directory is not a local process)"}
-	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	switch {
-	case !w.started:
-		return &results.DirectoryCost{Source: w.src, Reason: "no iteration ran"}
-	case w.err != nil:
-		return &results.DirectoryCost{Source: w.src, Reason: w.err.Error()}
-	}
-	c := &results.DirectoryCost{Available: true, Source: w.src, Window: w.t1.Sub(w.t0).Seconds(), CPU: (w.v1 - w.v0).Seconds()}
-	if it, ok := s.Op(results.IterationOp); ok && it.OK > 0 {
-		c.Ops = it.OK
-		c.CPUMsPerOp = c.CPU * 1000 / float64(it.OK)
-	}
-	return c
-}
-
-// end takes the last reading and closes the connection.
-func (w *dbWindow) end() {
-	w.window.end()
-	if w.reader != nil {
-		w.reader.Close()
-	}
-}
-
-// result is the database's cost over the measured window, per successful
-// iteration; nil when the target's database is unknown.
-func (w *dbWindow) result(s results.Stats) *results.DBCost {
-	if w.reader == nil && w.engine == "" {
-		return nil
-	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	switch {
-	case !w.started:
-		return &results.DBCost{Reason: "no iteration ran"}
-	case w.err != nil:
-		return &results.DBCost{Reason: "database statistics unreadable: " + w.err.Error()}
-	}
-	var ok int64
-	if it, found := s.Op(results.IterationOp); found {
-		ok = it.OK
-	}
-	if w.engine != "" {
-		c := observe.CPUCost(w.engine, w.v0, w.v1, w.t1.Sub(w.t0).Seconds(), ok)
-		return &c
-	}
-	// the first reading's own transaction commits inside the window
-	c := observe.Cost(w.v0, w.v1, w.t1.Sub(w.t0).Seconds(), ok, 1)
-	return &c
-}
-
-func (w *cpuWindow) result(s results.Stats) results.ServerCPU {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	switch {
-	case w.sampler == nil:
-		return results.ServerCPU{Reason: w.reason}
-	case !w.started:
-		return results.ServerCPU{Source: w.sampler.Source(), Reason: "no iteration ran"}
-	case w.err != nil:
-		return results.ServerCPU{Source: w.sampler.Source(), Reason: w.err.Error()}
-	}
-	r := results.ServerCPU{Available: true, Source: w.sampler.Source(), Resolution: w.res,
-		CPU: (w.v1 - w.v0).Seconds(), Window: w.t1.Sub(w.t0).Seconds()}
-	if r.Window > 0 {
-		r.Cores = r.CPU / r.Window
-	}
-	ms := r.CPU * 1000
-	if it, ok := s.Op(results.IterationOp); ok && it.OK > 0 {
-		r.PerIteration = ms / float64(it.OK)
-		if w.idleFor > 0 {
-			r.IdleCores, r.Baseline = w.idle, w.idleFor
-			r.NetPerIteration = max(ms-w.idle*r.Window*1000, 0) / float64(it.OK)
-		}
-	}
-	if len(s.Ops) == 2 { // the iteration and its one operation
-		if o := s.Ops[1]; o.OK > 0 {
-			r.PerOp = map[string]float64{o.Name: ms / float64(o.OK)}
-		}
-	}
-	return r
 }
 
 // WriteDir writes the run's HDR logs (<op>.hlog, and <op>.service.hlog in
