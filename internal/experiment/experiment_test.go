@@ -483,6 +483,8 @@ variants:
   - name: big
     cache_sizes: {users: 200000}
     heap: 2g
+  - name: quota
+    node_cpus: 0.5
   - name: pair
     nodes: 2
   - name: old
@@ -497,8 +499,8 @@ variants:
 	for _, p := range pts {
 		name[p.Variant.Name] = r.snapshotName(p, 3)
 	}
-	if name["small"] != name["big"] {
-		t.Errorf("cache and heap variants: snapshots %q and %q, want one", name["small"], name["big"])
+	if name["small"] != name["big"] || name["quota"] != name["small"] {
+		t.Errorf("cache, heap and CPU quota variants: snapshots %q, %q and %q, want one", name["small"], name["big"], name["quota"])
 	}
 	for _, v := range []string{"pair", "old"} {
 		if name[v] == name["small"] || name[v] == "" {

@@ -222,22 +222,25 @@ func noSnapshotReason(p Point) string {
 
 // snapshotName names the snapshot of point p's dataset at n tenants. It
 // is shared by the variants whose databases hold the same thing: same
-// Keycloak (version, build and start options), database and topology;
-// they may differ in what only the running server feels (heap, threads,
-// pool and cache sizes): the cache study's five variants seed one
-// dataset of 100,000 users once.
+// Keycloak (version, build and start options), database and number of
+// nodes; they may differ in what only the running server feels (heap,
+// threads, pool and cache sizes, CPU quotas, injected latency, the
+// balancer's settings): the cache study's five variants seed one dataset
+// of 100,000 users once, the vertical study's four CPU quotas one of
+// 20,000.
 func (r *Runner) snapshotName(p Point, n int) string {
 	return fmt.Sprintf("%s-%s-n%05d", r.File.Name, p.datasetKey(), n)
 }
 
 // datasetKey names point p's dataset among the file's: the variants whose
 // databases hold the same thing share it (see snapshotName); TLS, the
-// balancer's included, is not in the database. A durable database's
-// snapshots are its own: a snapshot carries its postgresql.conf, fsync
-// setting included, into the stack that restores it.
+// balancer's included, is not in the database, nor are CPU quotas and
+// latencies. A durable database's snapshots are its own: a snapshot
+// carries its postgresql.conf, fsync setting included, into the stack
+// that restores it.
 func (p Point) datasetKey() string {
 	k, top := p.Stack, p.Topology
-	top.LBTLS = ""
+	top.LBTLS, top.NodeCPUs, top.Latency, top.Sticky, top.HAProxy = "", 0, stack.Latency{}, false, ""
 	parts := []any{k.Version, k.BuildOptions, k.ExtraOptions, k.DB, p.PG, top}
 	if p.DBDurable {
 		parts = append(parts, "durable")
