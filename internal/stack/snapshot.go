@@ -40,12 +40,12 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/kcbench/kcbench/internal/fileutil"
+	"golang.org/x/sync/errgroup"
 )
 
 // Errors of snapshots.
@@ -741,139 +741,24 @@ func copyDir(ctx context.Context, src, dst string, o copyOptions) (stats copySta
 	} else if !st.IsDir() {
 		return stats, fmt.Errorf("copy %s: not a folder", src)
 	}
-	created := false
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(copyWorkers + 1) // the walk and the workers
+	c := &copier{o: o, src: src, dst: dst, root: os.Geteuid() == 0, g: g, ctx: gctx}
 	defer func() {
-		if err != nil && created {
+		if err != nil && c.created {
 			os.RemoveAll(dst)
 		}
 	}()
-	root := os.Geteuid() == 0
-	owner := func(info fs.FileInfo) (uid, gid int, ok bool) {
-		if !root {
-			return 0, 0, false
-		}
-		if o.Owner != nil {
-			return o.Owner.UID, o.Owner.GID, true
-		}
-		st := info.Sys().(*syscall.Stat_t)
-		return int(st.Uid), int(st.Gid), true
-	}
-
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var (
-		mu       sync.Mutex
-		firstErr error
-		files    atomic.Int64
-		bytes    atomic.Int64
-	)
-	fail := func(err error) {
-		mu.Lock()
-		if firstErr == nil {
-			firstErr = err
-			cancel()
-		}
-		mu.Unlock()
-	}
-	type job struct {
-		src, dst string
-		info     fs.FileInfo
-	}
-	jobs := make(chan job)
-	var wg sync.WaitGroup
-	for range copyWorkers {
-		wg.Go(func() {
-			for j := range jobs {
-				if ctx.Err() != nil {
-					continue
-				}
-				uid, gid, chown := owner(j.info)
-				n, err := copyFileMeta(j.src, j.dst, j.info.Mode(), uid, gid, chown)
-				if err != nil {
-					fail(err)
-					continue
-				}
-				files.Add(1)
-				bytes.Add(n)
-			}
-		})
-	}
-	type dirMeta struct {
-		path     string
-		mode     fs.FileMode
-		uid, gid int
-		chown    bool
-	}
-	var dirs []dirMeta
-	walkErr := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		rel, err := filepath.Rel(src, p)
-		if err != nil {
-			return err
-		}
-		if rel != "." && o.Skip != nil && o.Skip(filepath.ToSlash(rel)) {
-			if d.IsDir() {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		t := filepath.Join(dst, rel)
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		uid, gid, chown := owner(info)
-		switch mode := info.Mode(); {
-		case mode.IsDir():
-			// Writable for us until every file is in; its mode comes last.
-			if err := os.Mkdir(t, 0o700); err != nil {
-				return err
-			}
-			created = true
-			dirs = append(dirs, dirMeta{t, mode, uid, gid, chown})
-		case mode&fs.ModeSymlink != 0:
-			l, err := os.Readlink(p)
-			if err != nil {
-				return err
-			}
-			if err := os.Symlink(l, t); err != nil {
-				return err
-			}
-			if chown {
-				if err := os.Lchown(t, uid, gid); err != nil {
-					return err
-				}
-			}
-		case mode.IsRegular():
-			select {
-			case jobs <- job{p, t, info}:
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-		default:
-			return fmt.Errorf("%s: cannot copy a %s", p, fileKind(mode))
-		}
-		return nil
-	})
-	close(jobs)
-	wg.Wait()
-	if firstErr != nil {
-		return stats, firstErr
-	}
-	if walkErr != nil {
-		return stats, walkErr
+	g.Go(func() error { return filepath.WalkDir(src, c.visit) })
+	if err := g.Wait(); err != nil {
+		return stats, err
 	}
 	if err := ctx.Err(); err != nil {
-		return stats, err // workers skipped what was left
+		return stats, err
 	}
 	// Deepest first, so a read-only folder is closed after its content.
-	for i := len(dirs) - 1; i >= 0; i-- {
-		dm := dirs[i]
+	for i := len(c.dirs) - 1; i >= 0; i-- {
+		dm := c.dirs[i]
 		if dm.chown {
 			if err := os.Chown(dm.path, dm.uid, dm.gid); err != nil {
 				return stats, err
@@ -883,7 +768,103 @@ func copyDir(ctx context.Context, src, dst string, o copyOptions) (stats copySta
 			return stats, err
 		}
 	}
-	return copyStats{Files: int(files.Load()), Bytes: bytes.Load()}, nil
+	return copyStats{Files: int(c.files.Load()), Bytes: c.bytes.Load()}, nil
+}
+
+// copier is one copyDir: the walk makes folders and symlinks at once and
+// hands regular files to the group's workers; folders get their modes
+// and owners once everything is in.
+type copier struct {
+	o        copyOptions
+	src, dst string
+	root     bool // kcbench runs as root: owners are kept or set
+	g        *errgroup.Group
+	ctx      context.Context // cancelled on the first error
+	created  bool            // dst exists
+	dirs     []dirMeta
+	files    atomic.Int64
+	bytes    atomic.Int64
+}
+
+type dirMeta struct {
+	path     string
+	mode     fs.FileMode
+	uid, gid int
+	chown    bool
+}
+
+// owner is who owns the copy of a file with info, when chown.
+func (c *copier) owner(info fs.FileInfo) (uid, gid int, chown bool) {
+	if !c.root {
+		return 0, 0, false
+	}
+	if c.o.Owner != nil {
+		return c.o.Owner.UID, c.o.Owner.GID, true
+	}
+	st := info.Sys().(*syscall.Stat_t)
+	return int(st.Uid), int(st.Gid), true
+}
+
+// visit copies one entry of the walk (a file through a worker).
+func (c *copier) visit(p string, d fs.DirEntry, err error) error {
+	if err != nil {
+		return err
+	}
+	if err := c.ctx.Err(); err != nil {
+		return err
+	}
+	rel, err := filepath.Rel(c.src, p)
+	if err != nil {
+		return err
+	}
+	if rel != "." && c.o.Skip != nil && c.o.Skip(filepath.ToSlash(rel)) {
+		if d.IsDir() {
+			return filepath.SkipDir
+		}
+		return nil
+	}
+	t := filepath.Join(c.dst, rel)
+	info, err := d.Info()
+	if err != nil {
+		return err
+	}
+	uid, gid, chown := c.owner(info)
+	switch mode := info.Mode(); {
+	case mode.IsDir():
+		// Writable for us until every file is in; its mode comes last.
+		if err := os.Mkdir(t, 0o700); err != nil {
+			return err
+		}
+		c.created = true
+		c.dirs = append(c.dirs, dirMeta{t, mode, uid, gid, chown})
+	case mode&fs.ModeSymlink != 0:
+		l, err := os.Readlink(p)
+		if err != nil {
+			return err
+		}
+		if err := os.Symlink(l, t); err != nil {
+			return err
+		}
+		if chown {
+			return os.Lchown(t, uid, gid)
+		}
+	case mode.IsRegular():
+		c.g.Go(func() error {
+			if c.ctx.Err() != nil {
+				return c.ctx.Err()
+			}
+			n, err := copyFileMeta(p, t, mode, uid, gid, chown)
+			if err != nil {
+				return err
+			}
+			c.files.Add(1)
+			c.bytes.Add(n)
+			return nil
+		})
+	default:
+		return fmt.Errorf("%s: cannot copy a %s", p, fileKind(mode))
+	}
+	return nil
 }
 
 // fileKind names the file types copyDir refuses.
