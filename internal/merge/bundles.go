@@ -142,11 +142,19 @@ func ReadWrite(dirs []string, dir string, o Options, logf func(string, ...any)) 
 	if err != nil {
 		return nil, err
 	}
-	if err := res.WriteDir(dir); err != nil {
+	if err := write(dir, res, res.Notes, logf); err != nil {
 		return nil, err
 	}
-	for _, n := range res.Notes {
+	return res, nil
+}
+
+// write writes a merge into dir and logs its notes.
+func write(dir string, m interface{ WriteDir(string) error }, notes []string, logf func(string, ...any)) error {
+	if err := m.WriteDir(dir); err != nil {
+		return err
+	}
+	for _, n := range notes {
 		logf("merge: note: %s", n)
 	}
-	return res, nil
+	return nil
 }

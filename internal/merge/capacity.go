@@ -234,11 +234,8 @@ func CapacityReadWrite(dirs []string, out string, stdout io.Writer, logf func(st
 	if err != nil {
 		return nil, err
 	}
-	if err := cm.WriteDir(out); err != nil {
+	if err := write(out, cm, cm.Notes, logf); err != nil {
 		return nil, err
-	}
-	for _, n := range cm.Notes {
-		logf("merge: note: %s", n)
 	}
 	r := cm.Result
 	logf("merge: %d agents of a split capacity search (segments %s), %d steps, in %s; results in %s",

@@ -57,18 +57,6 @@ func (w *Windows) DB(s results.Stats) *results.DBCost { return w.db.result(s) }
 // are not in LDAP.
 func (w *Windows) Directory(s results.Stats) *results.DirectoryCost { return w.dir.result(s) }
 
-// sleep waits d or until ctx is done.
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
 // window takes a reading of a cumulative figure at the end of the
 // warm-up and at the end of the run.
 type window[T any] struct {

@@ -237,21 +237,9 @@ func (cmp *Comparison) WriteText(w io.Writer) error {
 	tw := tabwriter.NewWriter(ew.w, 0, 0, 2, ' ', 0)
 	row := func(cells ...string) { fmt.Fprintln(tw, strings.Join(cells, "\t")) }
 	if ew.err == nil {
-		row("config", "scenario", "metric", "A", "B", "Δ", "Δ%", "spread", "verdict")
+		row(compareHeader...)
 		for _, d := range cmp.Rows {
-			f := formatFor(d.Metric)
-			scen := wlKey{d.Workload, d.Phase}.String()
-			delta, pct, spread := "-", "-", "?"
-			if d.A.Known() && d.B.Known() {
-				delta = signed(f, d.Delta)
-				if d.DeltaPct != nil {
-					pct = signed(fmtFixed(1), *d.DeltaPct) + "%"
-				}
-			}
-			if d.SpreadKnown {
-				spread = f(d.Spread)
-			}
-			row(d.Config, scen, d.Metric, fmtStat(d.A, f), fmtStat(d.B, f), delta, pct, spread, d.Verdict)
+			row(d.cells()...)
 		}
 		ew.err = tw.Flush()
 	}
@@ -288,4 +276,24 @@ func (cmp *Comparison) WriteJSON(w io.Writer) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(cmp)
+}
+
+// compareHeader heads the table of every figure of a comparison.
+var compareHeader = []string{"config", "scenario", "metric", "A", "B", "Δ", "Δ%", "spread", "verdict"}
+
+// cells are d's row of the table of every figure, in compareHeader's
+// order.
+func (d Delta) cells() []string {
+	f := formatFor(d.Metric)
+	delta, pct, spread := "-", "-", "?"
+	if d.A.Known() && d.B.Known() {
+		delta = signed(f, d.Delta)
+		if d.DeltaPct != nil {
+			pct = signed(fmtFixed(1), *d.DeltaPct) + "%"
+		}
+	}
+	if d.SpreadKnown {
+		spread = f(d.Spread)
+	}
+	return []string{d.Config, wlKey{d.Workload, d.Phase}.String(), d.Metric, fmtStat(d.A, f), fmtStat(d.B, f), delta, pct, spread, d.Verdict}
 }

@@ -96,20 +96,9 @@ func (cmp *Comparison) Model(ctx context.Context) *Model {
 	}
 
 	t := Table{Title: "Every figure", Caption: "Δ = B − A. A delta within the spread (max − min) of the repeats of either side is noise; with a single run per side the spread is unknown. ±x: half the range of the repeats.",
-		Header: []string{"config", "scenario", "metric", "A", "B", "Δ", "Δ%", "spread", "verdict"}}
+		Header: compareHeader}
 	for _, d := range cmp.Rows {
-		f := formatFor(d.Metric)
-		delta, pct, spread := "-", "-", "?"
-		if d.A.Known() && d.B.Known() {
-			delta = signed(f, d.Delta)
-			if d.DeltaPct != nil {
-				pct = signed(fmtFixed(1), *d.DeltaPct) + "%"
-			}
-		}
-		if d.SpreadKnown {
-			spread = f(d.Spread)
-		}
-		t.Rows = append(t.Rows, []string{d.Config, wlKey{d.Workload, d.Phase}.String(), d.Metric, fmtStat(d.A, f), fmtStat(d.B, f), delta, pct, spread, d.Verdict})
+		t.Rows = append(t.Rows, d.cells())
 	}
 	m.Tables = append(m.Tables, t)
 	return m

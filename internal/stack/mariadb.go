@@ -216,12 +216,8 @@ func startMariaDB(ctx context.Context, s *mariaServer, initFile string, detached
 		args = append(append([]string{}, args...), "--init-file="+initFile)
 		defer os.Remove(initFile)
 	}
-	cmd := exec.Command(s.Bin, args...)
-	cmd.Dir = s.Dir
-	cmd.Env = []string{"LANG=C", "LC_ALL=C", "PATH=/usr/bin:/bin"}
 	// SIGTERM is mariadbd's normal shutdown.
-	cmd.SysProcAttr = s.User.attr(procAttr(detached, syscall.SIGTERM))
-	c, err := startChild("mariadbd", cmd, s.LogPath)
+	c, err := serverCmd{Name: "mariadbd", Bin: s.Bin, Args: args, Dir: s.Dir, Log: s.LogPath, User: s.User, Stop: syscall.SIGTERM}.start(detached)
 	if err != nil {
 		return err
 	}

@@ -406,12 +406,9 @@ func pgIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + 
 // startPG runs postgres as a direct child (so its pid is known and it can
 // get a parent-death signal) and waits until postmaster.pid says "ready".
 func startPG(ctx context.Context, s *pgServer, detached bool) error {
-	cmd := exec.Command(filepath.Join(s.Bin, "postgres"), "-D", s.Data)
-	cmd.Dir = filepath.Dir(s.Data)
-	cmd.Env = []string{"LANG=C", "LC_ALL=C", "PATH=/usr/bin:/bin"}
 	// SIGINT is PostgreSQL's fast shutdown.
-	cmd.SysProcAttr = s.User.attr(procAttr(detached, syscall.SIGINT))
-	c, err := startChild("postgres", cmd, s.LogPath)
+	c, err := serverCmd{Name: "postgres", Bin: filepath.Join(s.Bin, "postgres"), Args: []string{"-D", s.Data},
+		Dir: filepath.Dir(s.Data), Log: s.LogPath, User: s.User, Stop: syscall.SIGINT}.start(detached)
 	if err != nil {
 		return err
 	}

@@ -338,6 +338,27 @@ type child struct {
 	logOff  int64
 }
 
+// serverCmd is a database or directory server (PostgreSQL, MariaDB,
+// slapd) to start in the foreground as a direct child, so that its pid is
+// known and it gets a parent-death signal unless detached; in its own
+// process group, as User (nil: as kcbench), with a clean environment.
+// Stop is its normal shutdown signal.
+type serverCmd struct {
+	Name, Bin, Dir, Log string
+	Args                []string
+	User                *pgUser
+	Stop                syscall.Signal
+}
+
+// start starts the server; its output goes to Log.
+func (sc serverCmd) start(detached bool) (*child, error) {
+	cmd := exec.Command(sc.Bin, sc.Args...)
+	cmd.Dir = sc.Dir
+	cmd.Env = []string{"LANG=C", "LC_ALL=C", "PATH=/usr/bin:/bin"}
+	cmd.SysProcAttr = sc.User.attr(procAttr(detached, sc.Stop))
+	return startChild(sc.Name, cmd, sc.Log)
+}
+
 // startChild starts cmd as name with its output appended to logPath.
 func startChild(name string, cmd *exec.Cmd, logPath string) (*child, error) {
 	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)

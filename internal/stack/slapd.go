@@ -258,11 +258,8 @@ func initLDAP(s *ldapServer, password string) error {
 // own process group, and waits until the manager can bind; then it makes
 // the suffix's entry when there is none.
 func startLDAP(ctx context.Context, s *ldapServer, password string, detached bool) error {
-	cmd := exec.Command(s.Bin, "-d", "0", "-h", s.URL()+"/", "-f", s.Conf)
-	cmd.Dir = filepath.Dir(s.Conf)
-	cmd.Env = []string{"LANG=C", "LC_ALL=C", "PATH=/usr/bin:/bin"}
-	cmd.SysProcAttr = s.User.attr(procAttr(detached, syscall.SIGTERM))
-	c, err := startChild("slapd", cmd, s.LogPath)
+	c, err := serverCmd{Name: "slapd", Bin: s.Bin, Args: []string{"-d", "0", "-h", s.URL() + "/", "-f", s.Conf},
+		Dir: filepath.Dir(s.Conf), Log: s.LogPath, User: s.User, Stop: syscall.SIGTERM}.start(detached)
 	if err != nil {
 		return err
 	}
