@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -310,15 +311,15 @@ func filesSpec(files []*RealmFile, seed int64) Spec {
 
 // prepareRealm applies FilesPasswordRule to a copy of the file's realm.
 func prepareRealm(f *RealmFile, spec Spec) map[string]any {
-	r := make(map[string]any, len(f.Raw))
-	for k, v := range f.Raw {
-		r[k] = v
+	r := maps.Clone(f.Raw)
+	if r == nil {
+		r = map[string]any{}
 	}
 	delete(r, "id")
 	attrs, _ := r["attributes"].(map[string]any)
-	na := map[string]any{}
-	for k, v := range attrs {
-		na[k] = v
+	na := maps.Clone(attrs)
+	if na == nil {
+		na = map[string]any{}
 	}
 	na[AttrDataset] = spec.Fingerprint()
 	na[AttrComplete] = "true"
@@ -326,10 +327,7 @@ func prepareRealm(f *RealmFile, spec Spec) map[string]any {
 	users, _ := objects(f.Raw, "users")
 	var nu []any
 	for _, u := range users {
-		c := make(map[string]any, len(u))
-		for k, v := range u {
-			c[k] = v
-		}
+		c := maps.Clone(u)
 		name := c["username"].(string)
 		delete(c, "id")
 		c["credentials"] = []any{map[string]any{"type": "password", "value": spec.Password(), "temporary": false}}
@@ -354,10 +352,7 @@ func prepareRealm(f *RealmFile, spec Spec) map[string]any {
 	clients, _ := objects(f.Raw, "clients")
 	var nc []any
 	for _, cl := range clients {
-		c := make(map[string]any, len(cl))
-		for k, v := range cl {
-			c[k] = v
-		}
+		c := maps.Clone(cl)
 		delete(c, "id")
 		id := c["clientId"].(string)
 		if c["publicClient"] != true {
