@@ -366,17 +366,19 @@ func Search(ctx context.Context, run StepFunc, o Options) (*results.CapacityResu
 	r := &results.CapacityResult{Schema: results.CapacitySchema, Kind: results.CapacityKind, SLOs: o.SLOs, Settings: o.settings(),
 		BestStep: -1, Start: time.Now().UTC()}
 	var err error
+	decided := 0 // the steps the last decision saw: the answer is theirs
 	for {
-		d := decide(o, r.Steps)
-		d.answer(r)
-		if d.err != nil || d.next == (Step{}) {
-			err = d.err // the steps came from the rules: never an error
+		next, done, nerr := Next(o, r.Steps)
+		decided = len(r.Steps)
+		if done {
+			err = nerr // the steps came from the rules: never an error
 			break
 		}
-		if err = runStep(ctx, run, o, r, d.next); err != nil {
+		if err = runStep(ctx, run, o, r, next); err != nil {
 			break
 		}
 	}
+	decide(o, r.Steps[:decided]).answer(r)
 	finish(ctx, o, r, err)
 	return r, err
 }
