@@ -106,7 +106,7 @@ func TestSplitLoadMerge(t *testing.T) {
 		if r.code != 0 {
 			t.Fatalf("agent %d: exit %d\n%s", i, r.code, r.output)
 		}
-		st, err := results.ReadStats(dirs[i])
+		st, err := readStats(dirs[i])
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -132,14 +132,14 @@ func TestSplitLoadMerge(t *testing.T) {
 	if m.code != 0 {
 		t.Fatalf("merge: exit %d\n%s", m.code, m.output)
 	}
-	st, err := results.ReadStats(merged)
+	st, err := readStats(merged)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if st.Iterations != sum || st.Iterations != hits.Load() {
 		t.Errorf("merged %d iterations; agents %d; the server saw %d", st.Iterations, sum, hits.Load())
 	}
-	ref, err := results.ReadStats(single)
+	ref, err := readStats(single)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +167,7 @@ func TestSplitLoadMerge(t *testing.T) {
 	if r := runBinary(t, nil, "k8s", "collect", "--out", coll, logFile); r.code != 0 {
 		t.Fatalf("k8s collect: exit %d\n%s", r.code, r.output)
 	}
-	cst, err := results.ReadStats(filepath.Join(coll, "merged"))
+	cst, err := readStats(filepath.Join(coll, "merged"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -294,7 +294,7 @@ func splitAgents(t *testing.T, c *cli, s *stack.Stack) {
 		if r.code != 0 {
 			t.Fatalf("agent %d: exit %d\n%s", i, r.code, r.output)
 		}
-		st, err := results.ReadStats(dirs[i])
+		st, err := readStats(dirs[i])
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -338,7 +338,7 @@ func splitAgents(t *testing.T, c *cli, s *stack.Stack) {
 	if r := runBinary(t, nil, append([]string{"merge"}, append(dirs, "--out", merged)...)...); r.code != 0 {
 		t.Fatalf("merge: exit %d\n%s", r.code, r.output)
 	}
-	st, err := results.ReadStats(merged)
+	st, err := readStats(merged)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -357,7 +357,7 @@ func splitAgents(t *testing.T, c *cli, s *stack.Stack) {
 	if p50, p99 := us(all.ValueAtQuantile(50)), us(all.ValueAtQuantile(99)); mo.Latency.P50 != p50 || mo.Latency.P99 != p99 {
 		t.Errorf("merged p50 %v, p99 %v; the agents' histograms added: p50 %v, p99 %v", mo.Latency.P50, mo.Latency.P99, p50, p99)
 	}
-	ref, err := results.ReadStats(single)
+	ref, err := readStats(single)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -335,7 +335,7 @@ func TestSplitCapacityMerge(t *testing.T) {
 		}
 		var it, ok, errs, dropped, cut int64
 		for _, d := range dirs {
-			st, err := results.ReadStats(filepath.Join(d, results.StepDir(s.Index)))
+			st, err := readStats(filepath.Join(d, results.StepDir(s.Index)))
 			if err != nil {
 				t.Fatal(err)
 			}

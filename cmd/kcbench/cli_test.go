@@ -3,12 +3,15 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kcbench/kcbench/internal/results"
 )
 
 // runCLI runs kcbench in-process with its own state and cache folders.
@@ -120,4 +123,15 @@ func TestVersion(t *testing.T) {
 	if code != 0 || !strings.HasPrefix(out, "kcbench ") {
 		t.Fatalf("%d %q", code, out)
 	}
+}
+
+// readStats reads the engine's Stats from a kcbench load --out folder's
+// summary.json.
+func readStats(dir string) (results.Stats, error) {
+	var st results.Stats
+	b, err := os.ReadFile(filepath.Join(dir, results.SummaryFile))
+	if err != nil {
+		return st, err
+	}
+	return st, json.Unmarshal(b, &st)
 }

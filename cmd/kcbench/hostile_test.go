@@ -431,7 +431,7 @@ func TestHostileNothingMeasured(t *testing.T) {
 	if d := time.Since(start); d > 15*time.Second {
 		t.Errorf("took %s", d)
 	}
-	if st, err := results.ReadStats(out); err != nil || st.Interrupted != 2 {
+	if st, err := readStats(out); err != nil || st.Interrupted != 2 {
 		t.Errorf("summary.json: %v, interrupted %d", err, st.Interrupted)
 	}
 }
@@ -470,7 +470,7 @@ func TestHostileShortContentLength(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "res")
 	code, stdout, stderr := runCLI(t, "load", "--target", "http://"+ln.Addr().String(), "--realm", "r", "--scenario", "jwks",
 		"--vus", "1", "--duration", "1s", "--out", out, "--quiet")
-	st, rerr := results.ReadStats(out)
+	st, rerr := readStats(out)
 	if code != exitTargetDown || rerr != nil {
 		t.Fatalf("exit %d (%v)\nstdout: %s\nstderr: %s", code, rerr, stdout, stderr)
 	}

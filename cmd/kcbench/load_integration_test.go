@@ -195,7 +195,7 @@ func TestLoadCommand(t *testing.T) {
 	text = c.mustRun("load", "--scenario", "client-credentials", "--executor", "constant-arrival-rate", "--rate", "5",
 		"--duration", "15s", "--event", "3s restart", "--out", out3)
 	t.Logf("restart event:\n%s", text)
-	st3, err := results.ReadStats(out3)
+	st3, err := readStats(out3)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -276,7 +276,7 @@ func killMidLoad(t *testing.T, c *cli, s *stack.Stack) {
 	if !regexp.MustCompile(`ended: +\d+ s into the run: Keycloak exited`).MatchString(stdout.String()) {
 		t.Errorf("the summary does not say Keycloak exited")
 	}
-	st, err := results.ReadStats(out)
+	st, err := readStats(out)
 	if err != nil {
 		t.Fatalf("no results of what ran: %v", err)
 	}

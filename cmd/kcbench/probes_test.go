@@ -292,7 +292,7 @@ func TestLoadInterrupted(t *testing.T) {
 	if !strings.Contains(stdout, "(aborted)") {
 		t.Errorf("no summary:\n%s", stdout)
 	}
-	st, err := results.ReadStats(out)
+	st, err := readStats(out)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -69,7 +69,7 @@ func checkSizeFromMetricsLive(t *testing.T, c *cli, s *stack.Stack) {
 		counts[e.Event] = e.Count
 	}
 	sent := func(dir, op string) float64 {
-		st, err := results.ReadStats(dir)
+		st, err := readStats(dir)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -81,14 +81,6 @@ func (c Conn) Check(ctx context.Context) error {
 	return l.Close()
 }
 
-// CheckUser binds as dn with password: what Keycloak's LDAP provider does
-// to check a login. It returns ErrBind for a wrong password.
-func (c Conn) CheckUser(ctx context.Context, dn, password string) error {
-	u := c
-	u.BindDN, u.Password = dn, password
-	return u.Check(ctx)
-}
-
 // DefaultAddConcurrency is the number of connections Add writes over.
 const DefaultAddConcurrency = 8
 

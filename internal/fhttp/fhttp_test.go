@@ -47,7 +47,7 @@ func BenchmarkJWKS(b *testing.B) {
 	}))
 	defer srv.Close()
 	for _, name := range []string{"h1", "fasthttp", "net-http"} {
-		c := map[string]*http.Client{"h1": h1.NewClient(1, 5*time.Second), "fasthttp": NewClient(1, 5*time.Second),
+		c := map[string]*http.Client{"h1": &http.Client{Transport: &h1.Transport{Timeout: 5 * time.Second, MaxIdlePerHost: 1}}, "fasthttp": NewClient(1, 5*time.Second),
 			"net-http": {Transport: &http.Transport{MaxIdleConnsPerHost: 1}, Timeout: 5 * time.Second}}[name]
 		b.Run(name, func(b *testing.B) {
 			b.ReportAllocs()

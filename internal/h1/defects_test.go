@@ -353,7 +353,7 @@ func TestErrorClasses(t *testing.T) {
 	}
 	closed := "http://" + l.Addr().String()
 	l.Close()
-	_, err = NewClient(1, time.Second).Get(closed)
+	_, err = newClient(1, time.Second).Get(closed)
 	if got := load.Classify(err); got != load.ClassConnRefused {
 		t.Errorf("refused: %v: class %q", err, got)
 	}
@@ -361,19 +361,19 @@ func TestErrorClasses(t *testing.T) {
 		http.ReadRequest(br)
 		nc.(*net.TCPConn).SetLinger(0) // close with a RST
 	})
-	_, err = NewClient(1, time.Second).Get(url)
+	_, err = newClient(1, time.Second).Get(url)
 	if got := load.Classify(err); got != load.ClassConnReset {
 		t.Errorf("reset: %v: class %q", err, got)
 	}
 	hang, _ := rawServer(t, func(nc net.Conn, br *bufio.Reader) { io.Copy(io.Discard, br) })
-	_, err = NewClient(1, 100*time.Millisecond).Get(hang)
+	_, err = newClient(1, 100*time.Millisecond).Get(hang)
 	if got := load.Classify(err); got != load.ClassTimeout {
 		t.Errorf("timeout: %v: class %q", err, got)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, hang, nil)
-	_, err = NewClient(1, 0).Do(req)
+	_, err = newClient(1, 0).Do(req)
 	if got := load.Classify(err); got != load.ClassTimeout {
 		t.Errorf("context deadline: %v: class %q", err, got)
 	}
@@ -381,7 +381,7 @@ func TestErrorClasses(t *testing.T) {
 		http.ReadRequest(br)
 		io.WriteString(nc, "HTTP/1.1 200 OK\r\nContent-Length: x\r\n\r\n")
 	})
-	_, err = NewClient(1, time.Second).Get(bad)
+	_, err = newClient(1, time.Second).Get(bad)
 	if got := load.Classify(err); got != load.ClassMalformed {
 		t.Errorf("malformed: %v: class %q", err, got)
 	}
@@ -403,7 +403,7 @@ func TestSwitchingProtocolsNotReused(t *testing.T) {
 			io.WriteString(nc, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
 		}
 	})
-	c := NewClient(2, time.Second)
+	c := newClient(2, time.Second)
 	resp, err := c.Get(url + "/upgrade")
 	if err != nil {
 		t.Fatal(err)
@@ -431,7 +431,7 @@ func TestCancelKeepsIdleConnection(t *testing.T) {
 		}
 		io.WriteString(w, "ok")
 	})
-	c := NewClient(4, 5*time.Second)
+	c := newClient(4, 5*time.Second)
 	tr := c.Transport.(*Transport)
 	ctx, cancel := context.WithCancel(context.Background())
 	for range 3 { // a run sharing ctx
@@ -497,4 +497,10 @@ func TestExchange(t *testing.T) {
 	if n := tr.Dials(); n != 2 {
 		t.Errorf("%d dials on the h1 path, want 2", n)
 	}
+}
+
+// newClient is an http.Client on a Transport that keeps up to maxConns
+// connections per host and bounds each request by timeout.
+func newClient(maxConns int, timeout time.Duration) *http.Client {
+	return &http.Client{Transport: &Transport{Timeout: timeout, MaxIdlePerHost: maxConns}}
 }

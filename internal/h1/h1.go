@@ -161,14 +161,6 @@ type Transport struct {
 
 var _ http.RoundTripper = (*Transport)(nil)
 
-// NewClient returns an http.Client on a Transport that keeps up to
-// maxConns connections per host and bounds each request by timeout. The
-// client itself has no Timeout: the transport applies it without a
-// goroutine per request.
-func NewClient(maxConns int, timeout time.Duration) *http.Client {
-	return &http.Client{Transport: &Transport{Timeout: timeout, MaxIdlePerHost: maxConns}}
-}
-
 // CloseIdleConnections closes the connections kept for reuse in the
 // Transport's shared pool (a private Scope's are closed by its
 // CloseIdle).

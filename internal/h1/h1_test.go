@@ -71,7 +71,7 @@ func TestFramings(t *testing.T) {
 			io.WriteString(w, strings.Repeat("x", 100_000))
 		}
 	})
-	c := NewClient(4, 5*time.Second)
+	c := newClient(4, 5*time.Second)
 	for i := range 3 { // the same connection every time
 		if resp, b := get(t, c, srv.URL+"/length"); b != "hello" || resp.ContentLength != 5 || resp.StatusCode != 200 || resp.Status != "200 OK" {
 			t.Fatalf("length %d: %q %+v", i, b, resp)
@@ -107,7 +107,7 @@ func TestPost(t *testing.T) {
 		r.ParseForm()
 		fmt.Fprintf(w, "%s %s %s %d", r.Method, r.Header.Get("Content-Type"), r.PostForm.Get("k"), r.ContentLength)
 	})
-	c := NewClient(4, 5*time.Second)
+	c := newClient(4, 5*time.Second)
 	for range 3 {
 		resp, err := c.Post(srv.URL, "application/x-www-form-urlencoded", strings.NewReader("k=v%26w"))
 		if err != nil {
@@ -146,7 +146,7 @@ func TestCloseUnread(t *testing.T) {
 		}
 		io.WriteString(w, strings.Repeat("y", n))
 	})
-	c := NewClient(4, 5*time.Second)
+	c := newClient(4, 5*time.Second)
 	for range 3 {
 		resp, err := c.Get(srv.URL + "/small")
 		if err != nil {
@@ -174,7 +174,7 @@ func TestConnectionClose(t *testing.T) {
 		w.Header().Set("Connection", "close")
 		io.WriteString(w, "bye")
 	})
-	c := NewClient(4, 5*time.Second)
+	c := newClient(4, 5*time.Second)
 	for range 3 {
 		if _, b := get(t, c, srv.URL); b != "bye" {
 			t.Fatal(b)
@@ -205,7 +205,7 @@ func TestCookiesAndRedirects(t *testing.T) {
 		}
 	})
 	jar, _ := cookiejar.New(nil)
-	c := NewClient(2, 5*time.Second)
+	c := newClient(2, 5*time.Second)
 	c.Jar = jar
 	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	resp, err := c.Get(srv.URL + "/login")
@@ -234,7 +234,7 @@ func TestTimeoutAndCancel(t *testing.T) {
 		}
 	})
 	defer close(release)
-	c := NewClient(2, 200*time.Millisecond)
+	c := newClient(2, 200*time.Millisecond)
 	start := time.Now()
 	_, err := c.Get(srv.URL)
 	var ne net.Error
@@ -245,7 +245,7 @@ func TestTimeoutAndCancel(t *testing.T) {
 		t.Fatalf("timeout took %v", d)
 	}
 
-	c = NewClient(2, 0)
+	c = newClient(2, 0)
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(100*time.Millisecond, cancel)
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
@@ -269,7 +269,7 @@ func TestConnectionRefused(t *testing.T) {
 	l, _ := net.Listen("tcp", "127.0.0.1:0")
 	addr := l.Addr().String()
 	l.Close()
-	if _, err := NewClient(1, time.Second).Get("http://" + addr); err == nil || !strings.Contains(err.Error(), "refused") {
+	if _, err := newClient(1, time.Second).Get("http://" + addr); err == nil || !strings.Contains(err.Error(), "refused") {
 		t.Fatalf("%v", err)
 	}
 }
@@ -350,7 +350,7 @@ func TestMalformedAnswers(t *testing.T) {
 				io.WriteString(nc, answer)
 				nc.Close()
 			}()
-			resp, err := NewClient(1, time.Second).Get("http://" + l.Addr().String())
+			resp, err := newClient(1, time.Second).Get("http://" + l.Addr().String())
 			if err == nil {
 				_, err = io.ReadAll(resp.Body)
 			}
@@ -417,7 +417,7 @@ func TestLocalAddr(t *testing.T) {
 
 func TestConcurrent(t *testing.T) {
 	srv, conns := server(t, func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, r.URL.Query().Get("i")) })
-	c := NewClient(8, 5*time.Second)
+	c := newClient(8, 5*time.Second)
 	var wg sync.WaitGroup
 	for g := range 8 {
 		wg.Go(func() {
@@ -450,7 +450,7 @@ func BenchmarkGet(b *testing.B) {
 	}))
 	defer srv.Close()
 	for name, c := range map[string]*http.Client{
-		"h1":       NewClient(4, 5*time.Second),
+		"h1":       newClient(4, 5*time.Second),
 		"net-http": {Transport: &http.Transport{MaxIdleConnsPerHost: 4}, Timeout: 5 * time.Second},
 	} {
 		b.Run(name, func(b *testing.B) {
@@ -471,7 +471,7 @@ func BenchmarkGet(b *testing.B) {
 // next run without inheriting the cancellation: it is reused.
 func TestConnectionOutlivesItsContext(t *testing.T) {
 	srv, conns := server(t, func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") })
-	c := NewClient(4, 5*time.Second)
+	c := newClient(4, 5*time.Second)
 	for range 200 {
 		ctx, cancel := context.WithCancel(context.Background())
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)

@@ -426,7 +426,7 @@ func BenchmarkJWKSRaw(b *testing.B) {
 	}))
 	defer srv.Close()
 	for name, hc := range map[string]*http.Client{
-		"h1":       h1.NewClient(4, time.Minute),
+		"h1":       &http.Client{Transport: &h1.Transport{Timeout: time.Minute, MaxIdlePerHost: 4}},
 		"net-http": {Transport: &http.Transport{MaxIdleConnsPerHost: 4}},
 	} {
 		b.Run(name, func(b *testing.B) {
@@ -447,7 +447,7 @@ func BenchmarkJWKSRaw(b *testing.B) {
 // same: the body appended, a failed status an *APIError.
 func TestRawCallsThroughExchange(t *testing.T) {
 	srv := fakeKeycloak(t)
-	c := New(srv.URL, h1.NewClient(2, 10*time.Second))
+	c := New(srv.URL, &http.Client{Transport: &h1.Transport{Timeout: 10 * time.Second, MaxIdlePerHost: 2}})
 	ctx := context.Background()
 	buf, err := c.JWKSRaw(ctx, "r1", []byte("prefix"))
 	if err != nil || !strings.HasPrefix(string(buf), `prefix{"keys":[`) {
@@ -470,7 +470,7 @@ func TestRawCallTooLarge(t *testing.T) {
 		w.Write(make([]byte, maxBody+1))
 	}))
 	defer srv.Close()
-	c := New(srv.URL, h1.NewClient(1, 10*time.Second))
+	c := New(srv.URL, &http.Client{Transport: &h1.Transport{Timeout: 10 * time.Second, MaxIdlePerHost: 1}})
 	buf, err := c.JWKSRaw(context.Background(), "r1", []byte("p"))
 	if err == nil || !strings.Contains(err.Error(), "answer body larger than 4 MiB") || string(buf) != "p" {
 		t.Fatalf("%d bytes, %v", len(buf), err)

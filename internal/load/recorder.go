@@ -89,15 +89,6 @@ func WithProgress(fn func(Progress)) RecorderOption {
 	return func(r *Recorder) { r.progress = fn }
 }
 
-// WithInterval sets the timeline resolution; the default is DefaultInterval.
-func WithInterval(d time.Duration) RecorderOption {
-	return func(r *Recorder) {
-		if d > 0 {
-			r.interval = d
-		}
-	}
-}
-
 // Progress is a running tally passed to the WithProgress callback.
 type Progress struct {
 	Elapsed    time.Duration // since the start of the run

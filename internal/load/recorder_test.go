@@ -211,10 +211,11 @@ func TestRecordDoesNotAllocate(t *testing.T) {
 	}
 }
 
-func TestWithInterval(t *testing.T) {
+func TestInterval(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
-		rec := NewRecorder(WithInterval(250*time.Millisecond), WithInterval(0)) // 0 keeps 250ms
+		rec := NewRecorder()
+		rec.interval = 250 * time.Millisecond
 		s, err := ConstantArrivalRate{Rate: 40, Duration: time.Second, PreAllocatedVUs: 1, GracefulStop: time.Second}.Run(t.Context(), &fakeScenario{iterate: busy(time.Millisecond)}, rec)
 		if err != nil {
 			t.Fatal(err)

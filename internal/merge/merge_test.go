@@ -139,10 +139,11 @@ func TestMergeExact(t *testing.T) {
 			t.Fatal(err)
 		}
 		// Read back as report, compare and gate do.
-		st, err := results.ReadStats(out)
-		if err != nil {
-			t.Fatal(err)
+		pt, err := results.ReadPoint(out)
+		if err != nil || len(pt.Summary.Workloads) != 1 {
+			t.Fatalf("%v (%+v)", err, pt)
 		}
+		st := pt.Summary.Workloads[0].Stats
 		op, ok := st.Op("op")
 		if !ok {
 			t.Fatal("no op in the merged summary")

@@ -810,7 +810,7 @@ func TestBrowserLiveDashboard(t *testing.T) {
 	// a short load run feeding the dashboard
 	const runFor = 6 * time.Second
 	l.SetStatus(LiveStatus{Point: "local", Step: "1 of 1"})
-	rec := load.NewRecorder(load.WithInterval(250*time.Millisecond), load.WithProgress(func(pr load.Progress) {
+	rec := load.NewRecorder(load.WithProgress(func(pr load.Progress) {
 		l.Add(LiveSample{Label: "get", Elapsed: pr.Elapsed, Total: runFor, Warmup: pr.Warmup, Rate: pr.Rate,
 			Iterations: pr.Iterations, Errors: pr.Errors, ActiveVUs: pr.ActiveVUs, VUs: pr.VUs})
 	}))

@@ -193,14 +193,6 @@ type Point struct {
 	Summary  Summary
 }
 
-// ReadStats reads the engine's Stats from dir/summary.json, the file a
-// `kcbench load --out` folder holds.
-func ReadStats(dir string) (Stats, error) {
-	var st Stats
-	err := readJSON(filepath.Join(dir, SummaryFile), &st)
-	return st, err
-}
-
 // ReadPoint reads a point folder, or a `kcbench load --out` run's folder
 // as a point of one workload; a folder without summary.json is not done
 // and gives an error wrapping os.ErrNotExist.
