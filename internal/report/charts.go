@@ -95,13 +95,50 @@ func newPlot(title string, sub []string) *plot.Plot {
 }
 
 func (c lineChart) plot() (*plot.Plot, error) {
+	clean, r := c.clean()
+	if len(clean) == 0 {
+		return nil, errNoData
+	}
+	for _, m := range c.marks {
+		if !c.logX || m.x > 0 {
+			r.xmin, r.xmax = min(r.xmin, m.x), max(r.xmax, m.x)
+		}
+	}
+	p := newPlot(c.title, c.sub)
+	p.X.Label.Text, p.Y.Label.Text = c.xLabel, c.yLabel
+	p.Add(plotter.NewGrid())
+	// axis ranges, set explicitly so that log axes never see zero
+	c.yAxis(p, &r)
+	c.xAxis(p, &r)
+	if err := c.drawSeries(p, clean); err != nil {
+		return nil, err
+	}
+	if err := c.drawMarks(p, r); err != nil {
+		return nil, err
+	}
+	p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = r.xmin, r.xmax, r.ymin, r.ymax
+	p.Legend.Top = true
+	p.Legend.Left = legendLeft(clean, r.xmin, r.xmax, r.ymin, r.ymax, c.logX, c.logY)
+	p.Legend.XOffs, p.Legend.YOffs = vg.Points(-6), vg.Points(-14)
+	if p.Legend.Left {
+		p.Legend.XOffs = vg.Points(6)
+	}
+	return p, nil
+}
+
+// bounds is a chart's data range, then its axes' ranges.
+type bounds struct{ xmin, xmax, ymin, ymax float64 }
+
+// clean is the chart's series without the points its axes cannot show
+// (NaN, infinite, not positive on a log axis), and their range.
+func (c lineChart) clean() ([]lineSeries, bounds) {
 	keep := func(q xy) bool {
 		if math.IsNaN(q.x) || math.IsNaN(q.y) || math.IsInf(q.x, 0) || math.IsInf(q.y, 0) {
 			return false
 		}
 		return (!c.logX || q.x > 0) && (!c.logY || q.y > 0)
 	}
-	xmin, xmax, ymin, ymax := math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)
+	r := bounds{math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)}
 	var clean []lineSeries
 	for _, s := range c.series {
 		cs := lineSeries{label: s.label, color: s.color, dashed: s.dashed}
@@ -112,8 +149,8 @@ func (c lineChart) plot() (*plot.Plot, error) {
 					continue
 				}
 				cp = append(cp, q)
-				xmin, xmax = min(xmin, q.x), max(xmax, q.x)
-				ymin, ymax = min(ymin, q.y), max(ymax, q.y)
+				r.xmin, r.xmax = min(r.xmin, q.x), max(r.xmax, q.x)
+				r.ymin, r.ymax = min(r.ymin, q.y), max(r.ymax, q.y)
 			}
 			if len(cp) > 0 {
 				cs.parts = append(cs.parts, cp)
@@ -123,57 +160,54 @@ func (c lineChart) plot() (*plot.Plot, error) {
 			clean = append(clean, cs)
 		}
 	}
-	if len(clean) == 0 {
-		return nil, errNoData
-	}
-	for _, m := range c.marks {
-		if !c.logX || m.x > 0 {
-			xmin, xmax = min(xmin, m.x), max(xmax, m.x)
-		}
-	}
+	return clean, r
+}
 
-	p := newPlot(c.title, c.sub)
-	p.X.Label.Text, p.Y.Label.Text = c.xLabel, c.yLabel
-	p.Add(plotter.NewGrid())
-
-	// axis ranges, set explicitly so that log axes never see zero
+// yAxis sets the y scale and widens r's y range: room above the data
+// (headroom: for the legend and the marker labels), whole decades on a
+// log axis, zero at the bottom of a linear one when asked.
+func (c lineChart) yAxis(p *plot.Plot, r *bounds) {
 	if c.headroom {
-		// room for the legend and the marker labels above the data
 		if c.logY {
-			ymax *= 4
+			r.ymax *= 4
 		} else {
-			ymax += (ymax - min(ymin, 0)) * 0.2
+			r.ymax += (r.ymax - min(r.ymin, 0)) * 0.2
 		}
 	}
 	if c.logY {
-		lo, hi := math.Pow10(int(math.Floor(math.Log10(ymin)))), math.Pow10(int(math.Ceil(math.Log10(ymax))))
+		lo, hi := math.Pow10(int(math.Floor(math.Log10(r.ymin)))), math.Pow10(int(math.Ceil(math.Log10(r.ymax))))
 		if hi <= lo {
 			hi = lo * 10
 		}
-		ymin, ymax = lo, hi
+		r.ymin, r.ymax = lo, hi
 		p.Y.Scale = plot.LogScale{}
 		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
-	} else {
-		if c.zeroY && ymin >= 0 {
-			ymin = 0
-		}
-		if ymax <= ymin {
-			ymax = ymin + 1
-		}
-		ymax += (ymax - ymin) * 0.08
+		return
 	}
-	if c.logX {
-		if xmax <= xmin {
-			xmin, xmax = xmin/2, xmax*2
+	if c.zeroY && r.ymin >= 0 {
+		r.ymin = 0
+	}
+	if r.ymax <= r.ymin {
+		r.ymax = r.ymin + 1
+	}
+	r.ymax += (r.ymax - r.ymin) * 0.08
+}
+
+// xAxis sets the x scale and ticks and pads r's x range.
+func (c lineChart) xAxis(p *plot.Plot, r *bounds) {
+	switch {
+	case c.logX:
+		if r.xmax <= r.xmin {
+			r.xmin, r.xmax = r.xmin/2, r.xmax*2
 		}
-		xmin, xmax = xmin/1.25, xmax*1.25
+		r.xmin, r.xmax = r.xmin/1.25, r.xmax*1.25
 		p.X.Scale = plot.LogScale{}
 		p.X.Tick.Marker = plot.LogTicks{Prec: -1}
-	} else if xmax <= xmin {
-		xmin, xmax = xmin-1, xmax+1
-	} else if len(c.xTicks) > 0 {
-		pad := (xmax - xmin) * 0.04
-		xmin, xmax = xmin-pad, xmax+pad
+	case r.xmax <= r.xmin:
+		r.xmin, r.xmax = r.xmin-1, r.xmax+1
+	case len(c.xTicks) > 0:
+		pad := (r.xmax - r.xmin) * 0.04
+		r.xmin, r.xmax = r.xmin-pad, r.xmax+pad
 	}
 	if len(c.xTicks) > 0 {
 		ticks := make(plot.ConstantTicks, 0, len(c.xTicks))
@@ -184,7 +218,10 @@ func (c lineChart) plot() (*plot.Plot, error) {
 		}
 		p.X.Tick.Marker = ticks
 	}
+}
 
+// drawSeries adds the series' lines (and glyphs) and their legend entries.
+func (c lineChart) drawSeries(p *plot.Plot, clean []lineSeries) error {
 	for i, s := range clean {
 		ci := s.color
 		if ci < 0 {
@@ -197,14 +234,14 @@ func (c lineChart) plot() (*plot.Plot, error) {
 		for j, part := range s.parts {
 			l, err := plotter.NewLine(toXYs(part))
 			if err != nil {
-				return nil, err
+				return err
 			}
 			l.LineStyle = style
 			p.Add(l)
 			var sc *plotter.Scatter
 			if c.points {
 				if sc, err = plotter.NewScatter(toXYs(part)); err != nil {
-					return nil, err
+					return err
 				}
 				sc.GlyphStyle = draw.GlyphStyle{Color: paletteColor(ci), Shape: plotutil.Shape(ci), Radius: vg.Points(2.5)}
 				p.Add(sc)
@@ -218,51 +255,47 @@ func (c lineChart) plot() (*plot.Plot, error) {
 			}
 		}
 	}
+	return nil
+}
 
-	if len(c.marks) > 0 {
-		var lbl plotter.XYLabels
-		for _, m := range c.marks {
-			if c.logX && m.x <= 0 {
-				continue
-			}
-			l, err := plotter.NewLine(plotter.XYs{{X: m.x, Y: ymin}, {X: m.x, Y: ymax}})
-			if err != nil {
-				return nil, err
-			}
-			l.LineStyle = draw.LineStyle{Color: color.Gray{Y: 110}, Width: vg.Points(0.8), Dashes: []vg.Length{vg.Points(4), vg.Points(3)}}
-			if m.dotted {
-				l.LineStyle.Color = color.Gray{Y: 160}
-				l.LineStyle.Dashes = []vg.Length{vg.Points(1), vg.Points(2)}
-			}
-			p.Add(l)
-			if m.label != "" {
-				lbl.XYs = append(lbl.XYs, plotter.XY{X: m.x, Y: ymax})
-				lbl.Labels = append(lbl.Labels, " "+m.label)
-			}
+// drawMarks adds the vertical markers across r's y range, labelled at
+// the top.
+func (c lineChart) drawMarks(p *plot.Plot, r bounds) error {
+	var lbl plotter.XYLabels
+	for _, m := range c.marks {
+		if c.logX && m.x <= 0 {
+			continue
 		}
-		if len(lbl.Labels) > 0 {
-			ls, err := plotter.NewLabels(lbl)
-			if err != nil {
-				return nil, err
-			}
-			for i := range ls.TextStyle {
-				ls.TextStyle[i].Font.Size = vg.Points(7)
-				ls.TextStyle[i].YAlign = draw.YTop
-				ls.TextStyle[i].XAlign = draw.XLeft
-				ls.TextStyle[i].Color = color.Gray{Y: 60}
-			}
-			p.Add(ls)
+		l, err := plotter.NewLine(plotter.XYs{{X: m.x, Y: r.ymin}, {X: m.x, Y: r.ymax}})
+		if err != nil {
+			return err
+		}
+		l.LineStyle = draw.LineStyle{Color: color.Gray{Y: 110}, Width: vg.Points(0.8), Dashes: []vg.Length{vg.Points(4), vg.Points(3)}}
+		if m.dotted {
+			l.LineStyle.Color = color.Gray{Y: 160}
+			l.LineStyle.Dashes = []vg.Length{vg.Points(1), vg.Points(2)}
+		}
+		p.Add(l)
+		if m.label != "" {
+			lbl.XYs = append(lbl.XYs, plotter.XY{X: m.x, Y: r.ymax})
+			lbl.Labels = append(lbl.Labels, " "+m.label)
 		}
 	}
-
-	p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = xmin, xmax, ymin, ymax
-	p.Legend.Top = true
-	p.Legend.Left = legendLeft(clean, xmin, xmax, ymin, ymax, c.logX, c.logY)
-	p.Legend.XOffs, p.Legend.YOffs = vg.Points(-6), vg.Points(-14)
-	if p.Legend.Left {
-		p.Legend.XOffs = vg.Points(6)
+	if len(lbl.Labels) == 0 {
+		return nil
 	}
-	return p, nil
+	ls, err := plotter.NewLabels(lbl)
+	if err != nil {
+		return err
+	}
+	for i := range ls.TextStyle {
+		ls.TextStyle[i].Font.Size = vg.Points(7)
+		ls.TextStyle[i].YAlign = draw.YTop
+		ls.TextStyle[i].XAlign = draw.XLeft
+		ls.TextStyle[i].Color = color.Gray{Y: 60}
+	}
+	p.Add(ls)
+	return nil
 }
 
 // legendLeft puts the legend in the top corner with fewer data points.
