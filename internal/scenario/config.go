@@ -144,19 +144,58 @@ func (c *Config) ramping() bool {
 // Validate reports every problem with c (defaults applied) at once, each
 // naming its key. It changes nothing.
 func (c *Config) Validate() error {
-	var errs []error
-	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	p := &problems{}
 	known := registry()
 	switch _, ok := known[c.Scenario]; {
 	case c.Scenario == "":
-		add("scenario: required (see kcbench scenarios)")
+		p.add("scenario: required (see kcbench scenarios)")
 	case !ok:
-		add("scenario: %q: unknown (see kcbench scenarios)", c.Scenario)
+		p.add("scenario: %q: unknown (see kcbench scenarios)", c.Scenario)
 	}
-	ramping := c.ramping()
 	if !slices.Contains(Executors(), c.Executor) {
-		add("executor: %q: want one of %s", c.Executor, strings.Join(Executors(), ", "))
+		p.add("executor: %q: want one of %s", c.Executor, strings.Join(Executors(), ", "))
 	}
+	c.validateDurations(p)
+	for _, o := range executorOnly {
+		if o.set(c) && !slices.Contains(o.executors, c.Executor) {
+			p.add("%s: %s", o.key, o.says)
+		}
+	}
+	c.validateExecutor(p)
+	c.validateWorkload(p)
+	return errors.Join(p.errs...)
+}
+
+// problems gathers a Config's problems.
+type problems struct{ errs []error }
+
+func (p *problems) add(format string, args ...any) {
+	p.errs = append(p.errs, fmt.Errorf(format, args...))
+}
+
+// executorOnly are the settings that only some executors take.
+var executorOnly = []struct {
+	key       string
+	set       func(*Config) bool
+	executors []string
+	says      string
+}{
+	{"rate", func(c *Config) bool { return c.Rate != 0 }, []string{load.NameConstantArrivalRate},
+		"applies to constant-arrival-rate only"},
+	{"start_rate", func(c *Config) bool { return c.StartRate != 0 }, []string{load.NameRampingArrivalRate},
+		"applies to ramping-arrival-rate only"},
+	{"start_vus", func(c *Config) bool { return c.StartVUs != 0 }, []string{load.NameRampingVUs},
+		"applies to ramping-vus only"},
+	{"iterations", func(c *Config) bool { return c.Iterations != 0 }, []string{load.NamePerVUIterations},
+		"applies to per-vu-iterations only"},
+	{"max_vus", func(c *Config) bool { return c.MaxVUs != 0 }, []string{load.NameConstantArrivalRate, load.NameRampingArrivalRate},
+		"applies to the arrival-rate executors only"},
+	{"stages", func(c *Config) bool { return len(c.Stages) > 0 }, []string{load.NameRampingVUs, load.NameRampingArrivalRate},
+		"apply to ramping-vus and ramping-arrival-rate only"},
+}
+
+// validateDurations checks every duration but the stages'.
+func (c *Config) validateDurations(p *problems) {
 	durations := []struct {
 		key string
 		d   time.Duration
@@ -168,109 +207,103 @@ func (c *Config) Validate() error {
 	}
 	for _, d := range durations {
 		if d.d < 0 || d.d > d.max {
-			add("%s: %v: must be between 0s and %v", d.key, d.d, d.max)
+			p.add("%s: %v: must be between 0s and %v", d.key, d.d, d.max)
 		}
 	}
-	if !ramping && (c.Duration <= 0 || c.Duration > MaxDuration) {
-		add("duration: %v: must be positive and at most %v", c.Duration, MaxDuration)
-	}
-	if !ramping && len(c.Stages) > 0 {
-		add("stages: apply to ramping-vus and ramping-arrival-rate only")
-	}
-	if ramping {
-		if len(c.Stages) == 0 {
-			add("stages: %s needs at least one stage", c.Executor)
-		}
-		if len(c.Stages) > MaxStages {
-			add("stages: %d stages: at most %d", len(c.Stages), MaxStages)
-		}
-		maxTarget := float64(MaxVUs)
-		if c.Executor == load.NameRampingArrivalRate {
-			maxTarget = MaxRate
-		}
-		var total time.Duration
-		for i, s := range c.Stages {
-			if s.Duration < 0 || s.Target < 0 || s.Duration > MaxDuration || !(s.Target <= maxTarget) {
-				add("stages: stage %d (%v:%g): duration must be between 0s and %v, target between 0 and %g", i+1, s.Duration, s.Target, MaxDuration, maxTarget)
-			}
-			if c.Executor == load.NameRampingVUs && s.Target != math.Trunc(s.Target) {
-				add("stages: stage %d: %g VUs is not a whole number", i+1, s.Target)
-			}
-			total += min(max(s.Duration, 0), MaxDuration)
-		}
-		if total > MaxDuration {
-			add("stages: %v in all: at most %v", total, MaxDuration)
-		}
-		if len(c.Stages) > 0 && c.Warmup >= total {
-			add("warmup: %v: must be shorter than the stages (%v), whose first part it is", c.Warmup, total)
-		}
-	}
-	if c.Rate != 0 && c.Executor != load.NameConstantArrivalRate {
-		add("rate: applies to constant-arrival-rate only")
+}
+
+// validateExecutor checks the settings of the executor chosen: duration
+// or stages, rate, iterations and VUs.
+func (c *Config) validateExecutor(p *problems) {
+	if c.ramping() {
+		c.validateStages(p)
+	} else if c.Duration <= 0 || c.Duration > MaxDuration {
+		p.add("duration: %v: must be positive and at most %v", c.Duration, MaxDuration)
 	}
 	if c.Executor == load.NameConstantArrivalRate && !(c.Rate > 0 && c.Rate <= MaxRate) {
-		add("rate: %v: must be > 0 and at most %g per second", c.Rate, float64(MaxRate))
+		p.add("rate: %v: must be > 0 and at most %g per second", c.Rate, float64(MaxRate))
 	}
 	if !(c.StartRate >= 0 && c.StartRate <= MaxRate) {
-		add("start_rate: %v: must be between 0 and %g per second", c.StartRate, float64(MaxRate))
-	}
-	if c.StartRate != 0 && c.Executor != load.NameRampingArrivalRate {
-		add("start_rate: applies to ramping-arrival-rate only")
-	}
-	if c.StartVUs != 0 && c.Executor != load.NameRampingVUs {
-		add("start_vus: applies to ramping-vus only")
-	}
-	if c.Iterations != 0 && c.Executor != load.NamePerVUIterations {
-		add("iterations: applies to per-vu-iterations only")
+		p.add("start_rate: %v: must be between 0 and %g per second", c.StartRate, float64(MaxRate))
 	}
 	if c.Executor == load.NamePerVUIterations && (c.Iterations < 1 || c.Iterations > MaxIterations) {
-		add("iterations: %d: must be between 1 and %d", c.Iterations, MaxIterations)
+		p.add("iterations: %d: must be between 1 and %d", c.Iterations, MaxIterations)
 	}
-	switch {
-	case c.Executor != load.NameRampingVUs && c.VUs < 1 && c.MaxVUs < 1, c.VUs < 0, c.VUs > MaxVUs:
-		add("vus: %d: must be between 1 and %d", c.VUs, MaxVUs)
+	if c.Executor != load.NameRampingVUs && c.VUs < 1 && c.MaxVUs < 1 || c.VUs < 0 || c.VUs > MaxVUs {
+		p.add("vus: %d: must be between 1 and %d", c.VUs, MaxVUs)
 	}
 	if c.StartVUs < 0 || c.StartVUs > MaxVUs {
-		add("start_vus: %d: must be between 0 and %d", c.StartVUs, MaxVUs)
+		p.add("start_vus: %d: must be between 0 and %d", c.StartVUs, MaxVUs)
 	}
 	if c.MaxVUs < 0 || c.MaxVUs > MaxVUs {
-		add("max_vus: %d: must be between 0 and %d", c.MaxVUs, MaxVUs)
-	}
-	if c.MaxVUs != 0 && c.Executor != load.NameConstantArrivalRate && c.Executor != load.NameRampingArrivalRate {
-		add("max_vus: applies to the arrival-rate executors only")
+		p.add("max_vus: %d: must be between 0 and %d", c.MaxVUs, MaxVUs)
 	}
 	if c.MaxVUs != 0 && c.MaxVUs < c.VUs {
-		add("max_vus: %d: must not be less than vus (%d)", c.MaxVUs, c.VUs)
+		p.add("max_vus: %d: must not be less than vus (%d)", c.MaxVUs, c.VUs)
 	}
+}
+
+// validateStages checks a ramping executor's stages.
+func (c *Config) validateStages(p *problems) {
+	if len(c.Stages) == 0 {
+		p.add("stages: %s needs at least one stage", c.Executor)
+	}
+	if len(c.Stages) > MaxStages {
+		p.add("stages: %d stages: at most %d", len(c.Stages), MaxStages)
+	}
+	maxTarget := float64(MaxVUs)
+	if c.Executor == load.NameRampingArrivalRate {
+		maxTarget = MaxRate
+	}
+	var total time.Duration
+	for i, s := range c.Stages {
+		if s.Duration < 0 || s.Target < 0 || s.Duration > MaxDuration || !(s.Target <= maxTarget) {
+			p.add("stages: stage %d (%v:%g): duration must be between 0s and %v, target between 0 and %g", i+1, s.Duration, s.Target, MaxDuration, maxTarget)
+		}
+		if c.Executor == load.NameRampingVUs && s.Target != math.Trunc(s.Target) {
+			p.add("stages: stage %d: %g VUs is not a whole number", i+1, s.Target)
+		}
+		total += min(max(s.Duration, 0), MaxDuration)
+	}
+	if total > MaxDuration {
+		p.add("stages: %v in all: at most %v", total, MaxDuration)
+	}
+	if len(c.Stages) > 0 && c.Warmup >= total {
+		p.add("warmup: %v: must be shorter than the stages (%v), whose first part it is", c.Warmup, total)
+	}
+}
+
+// validateWorkload checks what the scenario does: thresholds, connection
+// policy, tenant skew, mix, sessions and hand-given credentials.
+func (c *Config) validateWorkload(p *problems) {
 	for _, t := range c.Thresholds {
 		if _, err := results.ParseThreshold(t); err != nil {
-			add("thresholds: %v", err)
+			p.add("thresholds: %v", err)
 		}
 	}
 	if err := CheckConnPolicy(c.ConnPolicy); err != nil {
-		add("conn_policy: %v", err)
+		p.add("conn_policy: %v", err)
 	}
 	if err := checkSkew(c.TenantSkew); err != nil {
-		add("tenant_skew: %v", err)
+		p.add("tenant_skew: %v", err)
 	}
 	if len(c.Mix) > 0 && c.Scenario != results.ScenarioMix {
-		add("mix: applies to the mix scenario only")
+		p.add("mix: applies to the mix scenario only")
 	}
 	if c.Scenario == results.ScenarioMix && len(c.Mix) > 0 {
 		if err := checkMix(c.Mix); err != nil {
-			add("mix: %v", err)
+			p.add("mix: %v", err)
 		}
 	}
 	if c.SessionsPerVU < 0 || c.SessionsPerVU > MaxSessionsPerVU {
-		add("sessions_per_vu: %d: must be between 0 and %d", c.SessionsPerVU, MaxSessionsPerVU)
+		p.add("sessions_per_vu: %d: must be between 0 and %d", c.SessionsPerVU, MaxSessionsPerVU)
 	}
 	if c.RefreshesPerSession < 0 || c.RefreshesPerSession > MaxIterations {
-		add("refreshes_per_session: %d: must be between 0 and %d", c.RefreshesPerSession, MaxIterations)
+		p.add("refreshes_per_session: %d: must be between 0 and %d", c.RefreshesPerSession, MaxIterations)
 	}
 	if c.Realm == "" && (c.ClientID != "" || c.Username != "" || c.ClientSecret != "" || c.Password != "") {
-		add("client_id, client_secret, username, password: need realm")
+		p.add("client_id, client_secret, username, password: need realm")
 	}
-	return errors.Join(errs...)
 }
 
 // NewExecutor builds the engine's executor. The warm-up comes before Duration
