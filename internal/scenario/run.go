@@ -145,43 +145,9 @@ func Run(ctx context.Context, in RunInput) (*RunResult, error) {
 		hc = &http.Client{Transport: tr}
 		defer hc.CloseIdleConnections()
 	}
-	env := cfg.env()
-	env.Client = kc.New(in.Target.BaseURL, hc)
-	if a := in.Target.Admin; a.ClientID != "" || a.Username != "" {
-		env.Admin = kc.NewAdmin(kc.New(in.Target.BaseURL, hc), a)
-	}
-	switch {
-	case cfg.Realm != "":
-		env.Pool, err = NewSinglePool(Single{Realm: cfg.Realm, ClientID: cfg.ClientID, ClientSecret: cfg.ClientSecret,
-			Username: cfg.Username, Password: cfg.Password, RedirectURI: cfg.RedirectURI})
-	case in.Manifest != nil:
-		env.Pool, err = NewManifestPool(in.Manifest, cfg.TenantSkew)
-	default:
-		err = ErrNoUsers
-	}
-	if err == nil && cfg.SpreadClients {
-		err = env.Pool.SpreadClients()
-	}
+	sc, err := newScenario(ctx, in, cfg, hc)
 	if err != nil {
 		return nil, err
-	}
-	if env.Pool, err = env.Pool.Slice(in.Segment); err != nil {
-		return nil, err
-	}
-	if in.Users != nil {
-		env.sessions = &in.Users.sessions
-	}
-	sc, err := ByName(cfg.Scenario, env)
-	if err != nil {
-		return nil, err
-	}
-	if p, ok := sc.(preparer); ok {
-		if err := p.prepare(ctx, cmp.Or(cfg.VUs, cfg.MaxVUsAtOnce())); err != nil {
-			return nil, fmt.Errorf("scenario %s: logging its sessions in: %w", cfg.Scenario, err)
-		}
-	}
-	if in.Users != nil {
-		sc = in.Users.Reuse(sc)
 	}
 	ex := cfg.AgentExecutor(whole, in.Segment)
 	if err := ex.Validate(); err != nil {
@@ -196,23 +162,7 @@ func Run(ctx context.Context, in RunInput) (*RunResult, error) {
 	}
 	watch.noConnectRule = len(in.Events) > 0
 	events := load.NewEventRunner(in.Events)
-	opts := []load.RecorderOption{load.WithWarmup(cfg.Warmup)}
-	if !in.StartAt.IsZero() {
-		opts = append(opts, load.WithStartAt(in.StartAt))
-	}
-	if in.IntervalHook != nil {
-		opts = append(opts, load.WithIntervalHook(in.IntervalHook))
-	}
-	if in.EarlyEnd != nil {
-		opts = append(opts, load.WithEarlyEnd(in.EarlyEnd))
-	}
-	opts = append(opts, load.WithProgress(func(p load.Progress) {
-		if in.Progress != nil {
-			in.Progress(p)
-		}
-		watch.observe(p)
-	}))
-	rec := load.NewRecorder(opts...)
+	rec := load.NewRecorder(recorderOptions(in, cfg, watch)...)
 	win := observe.NewWindows(ctx, in.Target)
 	if cfg.CPUBaseline > 0 {
 		if err := win.Baseline(ctx, cfg.CPUBaseline); err != nil {
@@ -263,6 +213,74 @@ func Run(ctx context.Context, in RunInput) (*RunResult, error) {
 		res.Stats.Thresholds, res.ThresholdErr = stats.Check(ths)
 	}
 	return res, runErr
+}
+
+// newScenario builds the run's scenario over hc: its pool of users and
+// clients (a hand-given realm's, or the manifest's, this segment's
+// slice), its sessions logged in when it needs them, reused across runs
+// when in.Users holds them.
+func newScenario(ctx context.Context, in RunInput, cfg Config, hc *http.Client) (load.Scenario, error) {
+	env := cfg.env()
+	env.Client = kc.New(in.Target.BaseURL, hc)
+	if a := in.Target.Admin; a.ClientID != "" || a.Username != "" {
+		env.Admin = kc.NewAdmin(kc.New(in.Target.BaseURL, hc), a)
+	}
+	var err error
+	switch {
+	case cfg.Realm != "":
+		env.Pool, err = NewSinglePool(Single{Realm: cfg.Realm, ClientID: cfg.ClientID, ClientSecret: cfg.ClientSecret,
+			Username: cfg.Username, Password: cfg.Password, RedirectURI: cfg.RedirectURI})
+	case in.Manifest != nil:
+		env.Pool, err = NewManifestPool(in.Manifest, cfg.TenantSkew)
+	default:
+		err = ErrNoUsers
+	}
+	if err == nil && cfg.SpreadClients {
+		err = env.Pool.SpreadClients()
+	}
+	if err != nil {
+		return nil, err
+	}
+	if env.Pool, err = env.Pool.Slice(in.Segment); err != nil {
+		return nil, err
+	}
+	if in.Users != nil {
+		env.sessions = &in.Users.sessions
+	}
+	sc, err := ByName(cfg.Scenario, env)
+	if err != nil {
+		return nil, err
+	}
+	if p, ok := sc.(preparer); ok {
+		if err := p.prepare(ctx, cmp.Or(cfg.VUs, cfg.MaxVUsAtOnce())); err != nil {
+			return nil, fmt.Errorf("scenario %s: logging its sessions in: %w", cfg.Scenario, err)
+		}
+	}
+	if in.Users != nil {
+		sc = in.Users.Reuse(sc)
+	}
+	return sc, nil
+}
+
+// recorderOptions are the recorder's: the warm-up, the start time, the
+// hooks the caller gives, and the progress, which the down-watch reads.
+func recorderOptions(in RunInput, cfg Config, watch *downWatch) []load.RecorderOption {
+	opts := []load.RecorderOption{load.WithWarmup(cfg.Warmup)}
+	if !in.StartAt.IsZero() {
+		opts = append(opts, load.WithStartAt(in.StartAt))
+	}
+	if in.IntervalHook != nil {
+		opts = append(opts, load.WithIntervalHook(in.IntervalHook))
+	}
+	if in.EarlyEnd != nil {
+		opts = append(opts, load.WithEarlyEnd(in.EarlyEnd))
+	}
+	return append(opts, load.WithProgress(func(p load.Progress) {
+		if in.Progress != nil {
+			in.Progress(p)
+		}
+		watch.observe(p)
+	}))
 }
 
 // markFirst calls first when the run's first iteration starts: the run's
