@@ -194,78 +194,27 @@ func LiveRates(before, after Snapshot, elapsed time.Duration, peak float64) (Liv
 			}
 		}
 	}
-
-	// Password hashing: by algorithm and strength.
 	if hs, ok := after[MetricHashValidations]; ok {
-		hs = merge(hs)
-		type hk struct{ alg, strength string }
-		prev := index(before[MetricHashValidations])
-		agg := map[hk]*HashingRate{}
-		for _, c := range hs {
-			d, err := delta(prev, c)
-			if err != nil {
-				return l, fmt.Errorf("%s%s: %w", MetricHashValidations, labelString(c.Labels), err)
-			}
-			k := hk{c.Labels["algorithm"], c.Labels["hashing_strength"]}
-			h := agg[k]
-			if h == nil {
-				h = &HashingRate{Algorithm: k.alg, Strength: k.strength, Outcomes: map[string]float64{}}
-				agg[k] = h
-			}
-			h.Count += d
-			if o, ok := c.Labels["outcome"]; ok {
-				h.Outcomes[o] += d
-			}
+		var err error
+		if l.Hashing, err = hashingRates(before[MetricHashValidations], hs, secs); err != nil {
+			return l, err
 		}
-		for _, h := range agg {
-			if h.Count == 0 {
-				continue // hashed before the window only (an admin's login, say)
-			}
-			h.PerSec = h.Count / secs
-			if len(h.Outcomes) == 0 {
-				h.Outcomes = nil
-			}
-			l.Hashing = append(l.Hashing, *h)
-		}
-		slices.SortFunc(l.Hashing, func(a, b HashingRate) int {
-			return cmp.Or(cmp.Compare(a.Algorithm, b.Algorithm), cmp.Compare(a.Strength, b.Strength))
-		})
 	} else {
 		l.Missing = append(l.Missing, Missing{Metric: MetricHashValidations,
 			What: "password hash validations by algorithm and strength (informative; the sizing does not need them)", Enable: hashingMetricEnableHint})
 	}
-
 	events, ok := after[MetricUserEvents]
 	if !ok {
 		l.Missing = append(l.Missing, Missing{Metric: MetricUserEvents,
 			What: "logins, client-credential grants, refreshes and logouts", Enable: eventMetricsEnableHint})
 		return l, fmt.Errorf("%w: %s is not exposed; %s, then rerun", ErrNoEventMetrics, MetricUserEvents, eventMetricsEnableHint)
 	}
-	events = merge(events)
-	prev := index(before[MetricUserEvents])
-	byEvent := map[string]*EventRate{}
-	for _, e := range []string{EventLogin, EventClientLogin, EventRefreshToken, EventLogout} {
-		byEvent[e] = &EventRate{Event: e}
+	byEvent, err := eventRates(before[MetricUserEvents], events, secs)
+	if err != nil {
+		return l, err
 	}
-	for _, c := range events {
-		r := byEvent[c.Labels["event"]]
-		if r == nil {
-			continue
-		}
-		d, err := delta(prev, c)
-		if err != nil {
-			return l, fmt.Errorf("%s%s: %w", MetricUserEvents, labelString(c.Labels), err)
-		}
-		r.Series = true
-		if c.Labels["error"] == "" {
-			r.Count += d
-		} else {
-			r.ErrorCount += d
-		}
-	}
-	for _, e := range []string{EventLogin, EventClientLogin, EventRefreshToken, EventLogout} {
+	for _, e := range sizedEvents {
 		r := byEvent[e]
-		r.PerSec, r.ErrorsPerSec = r.Count/secs, r.ErrorCount/secs
 		l.Events = append(l.Events, *r)
 		if !r.Series {
 			l.Missing = append(l.Missing, Missing{Metric: MetricUserEvents + `{event="` + e + `"}`,
@@ -285,38 +234,117 @@ func LiveRates(before, after Snapshot, elapsed time.Duration, peak float64) (Liv
 		RefreshesPerSec:         l.Observed.RefreshesPerSec * peak,
 		LogoutsPerSec:           l.Observed.LogoutsPerSec * peak,
 	}
+	l.Notes = l.crossChecks(byEvent[EventLogin])
+	return l, nil
+}
 
-	// Cross-checks.
+// sizedEvents are the user events the sizing counts.
+var sizedEvents = []string{EventLogin, EventClientLogin, EventRefreshToken, EventLogout}
+
+// hashingRates are the password hash validations per second between two
+// scrapes of MetricHashValidations, by algorithm and strength.
+func hashingRates(before, after []observe.Counter, secs float64) ([]HashingRate, error) {
+	type hk struct{ alg, strength string }
+	prev := index(before)
+	agg := map[hk]*HashingRate{}
+	for _, c := range merge(after) {
+		d, err := delta(prev, c)
+		if err != nil {
+			return nil, fmt.Errorf("%s%s: %w", MetricHashValidations, labelString(c.Labels), err)
+		}
+		k := hk{c.Labels["algorithm"], c.Labels["hashing_strength"]}
+		h := agg[k]
+		if h == nil {
+			h = &HashingRate{Algorithm: k.alg, Strength: k.strength, Outcomes: map[string]float64{}}
+			agg[k] = h
+		}
+		h.Count += d
+		if o, ok := c.Labels["outcome"]; ok {
+			h.Outcomes[o] += d
+		}
+	}
+	var out []HashingRate
+	for _, h := range agg {
+		if h.Count == 0 {
+			continue // hashed before the window only (an admin's login, say)
+		}
+		h.PerSec = h.Count / secs
+		if len(h.Outcomes) == 0 {
+			h.Outcomes = nil
+		}
+		out = append(out, *h)
+	}
+	slices.SortFunc(out, func(a, b HashingRate) int {
+		return cmp.Or(cmp.Compare(a.Algorithm, b.Algorithm), cmp.Compare(a.Strength, b.Strength))
+	})
+	return out, nil
+}
+
+// eventRates are the sized events' rates between two scrapes of
+// MetricUserEvents, successes and errors apart.
+func eventRates(before, after []observe.Counter, secs float64) (map[string]*EventRate, error) {
+	prev := index(before)
+	byEvent := map[string]*EventRate{}
+	for _, e := range sizedEvents {
+		byEvent[e] = &EventRate{Event: e}
+	}
+	for _, c := range merge(after) {
+		r := byEvent[c.Labels["event"]]
+		if r == nil {
+			continue
+		}
+		d, err := delta(prev, c)
+		if err != nil {
+			return nil, fmt.Errorf("%s%s: %w", MetricUserEvents, labelString(c.Labels), err)
+		}
+		r.Series = true
+		if c.Labels["error"] == "" {
+			r.Count += d
+		} else {
+			r.ErrorCount += d
+		}
+	}
+	for _, r := range byEvent {
+		r.PerSec, r.ErrorsPerSec = r.Count/secs, r.ErrorCount/secs
+	}
+	return byEvent, nil
+}
+
+// crossChecks are the notes on what the rates say together: hash
+// validations far from logins, a hashing other than argon2, a peak factor
+// of 1, no load at all.
+func (l Live) crossChecks(logins *EventRate) []string {
+	var notes []string
 	if len(l.Hashing) > 0 {
 		hashed := 0.0
 		for _, h := range l.Hashing {
 			hashed += h.PerSec
 		}
-		logins := byEvent[EventLogin].PerSec + byEvent[EventLogin].ErrorsPerSec
-		if hashed > 0 && logins > 0 && (hashed > 1.5*logins || hashed < logins/1.5) {
-			l.Notes = append(l.Notes, fmt.Sprintf("%s hash validations/s against %s logins/s (failed ones included): "+
+		tried := logins.PerSec + logins.ErrorsPerSec
+		if hashed > 0 && tried > 0 && (hashed > 1.5*tried || hashed < tried/1.5) {
+			notes = append(notes, fmt.Sprintf("%s hash validations/s against %s logins/s (failed ones included): "+
 				"logins without a password (identity providers, SSO cookies) or validations outside logins (password changes, "+
-				"admin API) make them differ.", num(hashed), num(logins)))
+				"admin API) make them differ.", num(hashed), num(tried)))
 		}
 		for _, h := range l.Hashing {
 			if h.PerSec > 0 && !strings.HasPrefix(h.Algorithm, "argon2") {
-				l.Notes = append(l.Notes, "The guide's 15 logins/s per vCPU assume Keycloak's default argon2 hashing; "+
+				notes = append(notes, "The guide's 15 logins/s per vCPU assume Keycloak's default argon2 hashing; "+
 					"with "+h.Algorithm+" a login costs a different amount of CPU: size with --from results of a kcbench run "+
 					"with the same password policy (experiments/hashing.yaml).")
 				break
 			}
 		}
 	}
-	if peak == 1 {
-		l.Notes = append(l.Notes, "Sized for the load of this interval (peak factor 1); to size for a peak, "+
+	if l.Peak == 1 {
+		notes = append(notes, "Sized for the load of this interval (peak factor 1); to size for a peak, "+
 			"give --peak, e.g. 3 when the busiest hour is three times what was observed.")
 	}
-	total := l.Observed.LoginsPerSec + l.Observed.ClientCredentialsPerSec + l.Observed.RefreshesPerSec + l.Observed.LogoutsPerSec
-	if total == 0 {
-		l.Notes = append(l.Notes, "No successful login, client-credential grant, refresh or logout happened during the interval; "+
+	o := l.Observed
+	if o.LoginsPerSec+o.ClientCredentialsPerSec+o.RefreshesPerSec+o.LogoutsPerSec == 0 {
+		notes = append(notes, "No successful login, client-credential grant, refresh or logout happened during the interval; "+
 			"measure while the usual load runs, or over a longer --interval.")
 	}
-	return l, nil
+	return notes
 }
 
 // merge sums the series with the same label set.
