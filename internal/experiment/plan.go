@@ -336,141 +336,161 @@ var DefaultCosts = Costs{
 // the rest of its seed time to SeedPerTenant. It says what it fitted in
 // Source.
 func CalibrateCosts(pts []*results.Point) (Costs, error) {
-	c := Costs{SeedPerTenant: map[dataset.Mode]PowerLaw{}, AdminAPIPerTenant: map[dataset.Mode]PowerLaw{}, Boot: map[dataset.Mode]PowerLaw{}}
-	type obs struct{ x, y, w float64 }
-	seeds, samples, boots := map[dataset.Mode][]obs{}, map[dataset.Mode][]obs{}, map[dataset.Mode][]obs{}
-	var over []float64
+	cal := calibration{seeds: map[dataset.Mode][]obs{}, samples: map[dataset.Mode][]obs{}, boots: map[dataset.Mode][]obs{}}
 	for _, p := range pts {
-		s := p.Summary
-		if s.Status != results.StatusDone {
-			continue
+		if p.Summary.Status == results.StatusDone {
+			cal.add(p.Summary)
 		}
-		m := dataset.Mode(s.Params["mode"])
-		n := 0
-		fmt.Sscan(s.Params["tenants"], &n)
-		rest := s.Seconds
-		if sd := s.Seed; sd != nil {
-			if sd.Added > 0 && sd.Strategy != "" && !slices.Contains(c.Strategies, sd.Strategy) {
-				c.Strategies = append(c.Strategies, sd.Strategy)
-			}
-			rest -= sd.RestoreSeconds
-			if !sd.Recorded { // a restored dataset's record took none of this point's time
-				rest -= sd.Seconds
-			}
-			top, added, secs := n, sd.Added, sd.Seconds
-			if sm := sd.AdminAPISample; sm.PerTenant() > 0 {
-				// the sample made the last tenants; the strategy the rest
-				samples[m] = append(samples[m], obs{float64(n) - float64(sm.Tenants-1)/2, sm.PerTenant(), float64(sm.Tenants)})
-				top -= sm.Tenants
-				added -= sm.Tenants
-				secs -= sm.Seconds
-			}
-			if added > 0 && secs > 0 {
-				mid := float64(top) - float64(added-1)/2
-				o := obs{mid, secs / float64(added), float64(added)}
-				seeds[m] = append(seeds[m], o)
-				if sd.Strategy == string(dataset.Fast) || sd.Strategy == string(dataset.Rest) {
-					// every tenant through the admin API
-					samples[m] = append(samples[m], o)
-				}
-			}
-		}
-		if b := s.Boot; b != nil && b.Seconds > 0 {
-			boots[m] = append(boots[m], obs{float64(n), b.Seconds, 1})
-			rest -= b.Seconds
-		}
-		for _, w := range s.Workloads {
-			rest -= w.Stats.Elapsed.Seconds() // warm-up included
-		}
-		for _, cs := range s.Capacity {
-			rest -= cs.Seconds
-		}
-		over = append(over, max(rest, 0))
 	}
-	if len(over) == 0 {
-		return c, errors.New("no finished point to calibrate from")
+	if len(cal.over) == 0 {
+		return Costs{}, errors.New("no finished point to calibrate from")
 	}
-	// wls is the weighted least-squares line through the points f maps
-	// os to: its slope (ok false with fewer than two points or no spread
-	// in x), and the intercept that goes with a given slope.
-	wls := func(os []obs, f func(obs) (x, y float64)) (slope float64, ok bool, intercept func(b float64) float64) {
-		var sw, sx, sy, sxx, sxy float64
-		for _, o := range os {
-			x, y := f(o)
-			sw += o.w
-			sx += o.w * x
-			sy += o.w * y
-			sxx += o.w * x * x
-			sxy += o.w * x * y
-		}
-		if d := sw*sxx - sx*sx; len(os) >= 2 && d > 1e-9 {
-			slope, ok = (sw*sxy-sx*sy)/d, true
-		}
-		return slope, ok, func(b float64) float64 { return (sy - b*sx) / sw }
-	}
-	// fit is the power law: the line of log y on log x.
-	fit := func(os []obs, def PowerLaw) PowerLaw {
-		k, ok, intercept := wls(os, func(o obs) (float64, float64) { return math.Log(max(o.x, 1)), math.Log(o.y) })
-		if ok {
-			k = min(max(k, 0), 2)
-		} else {
-			k = def.K
-		}
-		return PowerLaw{A: math.Exp(intercept(k)), K: k}
-	}
-	// line fits y = a + b × x (b ≥ 0); ok is false when it has no
-	// positive intercept.
-	line := func(os []obs) (PowerLaw, bool) {
-		b, ok, intercept := wls(os, func(o obs) (float64, float64) { return o.x, o.y })
-		if !ok {
-			return PowerLaw{}, false
-		}
-		b = max(b, 0)
-		a := intercept(b)
-		return PowerLaw{A: a, B: b}, a > 0
-	}
-	// logErr is the weighted squared error of l on os, in log space.
-	logErr := func(l PowerLaw, os []obs) float64 {
-		var e float64
-		for _, o := range os {
-			d := math.Log(l.At(o.x)) - math.Log(o.y)
-			e += o.w * d * d
-		}
-		return e
-	}
-	// seedFit: the power law, or the straight line where it fits the
-	// points better (realms: flat, then each realm dearer than the last;
-	// a power law fitted to the flat part underestimates the large N).
-	seedFit := func(os []obs, def PowerLaw) PowerLaw {
-		pl := fit(os, def)
-		if l, ok := line(os); ok && logErr(l, os) < logErr(pl, os) {
-			return l
-		}
-		return pl
-	}
+	c := Costs{SeedPerTenant: map[dataset.Mode]PowerLaw{}, AdminAPIPerTenant: map[dataset.Mode]PowerLaw{}, Boot: map[dataset.Mode]PowerLaw{},
+		Strategies: cal.strategies}
 	var parts []string
 	for _, m := range []dataset.Mode{dataset.ModeRealms, dataset.ModeOrgs} {
 		c.SeedPerTenant[m], c.Boot[m] = DefaultCosts.SeedPerTenant[m], DefaultCosts.Boot[m]
-		if os := seeds[m]; len(os) > 0 {
+		if os := cal.seeds[m]; len(os) > 0 {
 			c.SeedPerTenant[m] = seedFit(os, DefaultCosts.SeedPerTenant[m])
 			parts = append(parts, fmt.Sprintf("%s seed per tenant %s (%d points)", m, c.SeedPerTenant[m], len(os)))
 		}
 		c.AdminAPIPerTenant[m] = DefaultCosts.AdminAPIPerTenant[m]
-		if os := samples[m]; len(os) > 0 {
+		if os := cal.samples[m]; len(os) > 0 {
 			c.AdminAPIPerTenant[m] = seedFit(os, DefaultCosts.AdminAPIPerTenant[m])
 			parts = append(parts, fmt.Sprintf("%s admin API per tenant %s (%d samples)", m, c.AdminAPIPerTenant[m], len(os)))
 		}
-		if os := boots[m]; len(os) > 0 {
-			c.Boot[m] = fit(os, DefaultCosts.Boot[m])
+		if os := cal.boots[m]; len(os) > 0 {
+			c.Boot[m] = fitPowerLaw(os, DefaultCosts.Boot[m])
 			parts = append(parts, fmt.Sprintf("%s boot %s", m, c.Boot[m]))
 		}
 	}
-	for _, o := range over {
-		c.Overhead += o / float64(len(over))
+	for _, o := range cal.over {
+		c.Overhead += o / float64(len(cal.over))
 	}
 	parts = append(parts, fmt.Sprintf("overhead %.0f s per point", c.Overhead))
-	c.Source = fmt.Sprintf("fitted to %d finished points: %s", len(over), strings.Join(parts, "; "))
+	c.Source = fmt.Sprintf("fitted to %d finished points: %s", len(cal.over), strings.Join(parts, "; "))
 	return c, nil
+}
+
+// obs is one observation of a cost: y at x tenants, of weight w (the
+// tenants it stands for).
+type obs struct{ x, y, w float64 }
+
+// calibration gathers the finished points' observations by mode.
+type calibration struct {
+	seeds, samples, boots map[dataset.Mode][]obs
+	over                  []float64 // each point's time beyond its parts
+	strategies            []string
+}
+
+// add takes one finished point's seed, admin-API sample, boot and the
+// rest of its time.
+func (cal *calibration) add(s results.Summary) {
+	m := dataset.Mode(s.Params["mode"])
+	n := 0
+	fmt.Sscan(s.Params["tenants"], &n)
+	rest := s.Seconds
+	if sd := s.Seed; sd != nil {
+		if sd.Added > 0 && sd.Strategy != "" && !slices.Contains(cal.strategies, sd.Strategy) {
+			cal.strategies = append(cal.strategies, sd.Strategy)
+		}
+		rest -= sd.RestoreSeconds
+		if !sd.Recorded { // a restored dataset's record took none of this point's time
+			rest -= sd.Seconds
+		}
+		top, added, secs := n, sd.Added, sd.Seconds
+		if sm := sd.AdminAPISample; sm.PerTenant() > 0 {
+			// the sample made the last tenants; the strategy the rest
+			cal.samples[m] = append(cal.samples[m], obs{float64(n) - float64(sm.Tenants-1)/2, sm.PerTenant(), float64(sm.Tenants)})
+			top -= sm.Tenants
+			added -= sm.Tenants
+			secs -= sm.Seconds
+		}
+		if added > 0 && secs > 0 {
+			mid := float64(top) - float64(added-1)/2
+			o := obs{mid, secs / float64(added), float64(added)}
+			cal.seeds[m] = append(cal.seeds[m], o)
+			if sd.Strategy == string(dataset.Fast) || sd.Strategy == string(dataset.Rest) {
+				// every tenant through the admin API
+				cal.samples[m] = append(cal.samples[m], o)
+			}
+		}
+	}
+	if b := s.Boot; b != nil && b.Seconds > 0 {
+		cal.boots[m] = append(cal.boots[m], obs{float64(n), b.Seconds, 1})
+		rest -= b.Seconds
+	}
+	for _, w := range s.Workloads {
+		rest -= w.Stats.Elapsed.Seconds() // warm-up included
+	}
+	for _, cs := range s.Capacity {
+		rest -= cs.Seconds
+	}
+	cal.over = append(cal.over, max(rest, 0))
+}
+
+// wls is the weighted least-squares line through the points f maps os
+// to: its slope (ok false with fewer than two points or no spread in x),
+// and the intercept that goes with a given slope.
+func wls(os []obs, f func(obs) (x, y float64)) (slope float64, ok bool, intercept func(b float64) float64) {
+	var sw, sx, sy, sxx, sxy float64
+	for _, o := range os {
+		x, y := f(o)
+		sw += o.w
+		sx += o.w * x
+		sy += o.w * y
+		sxx += o.w * x * x
+		sxy += o.w * x * y
+	}
+	if d := sw*sxx - sx*sx; len(os) >= 2 && d > 1e-9 {
+		slope, ok = (sw*sxy-sx*sy)/d, true
+	}
+	return slope, ok, func(b float64) float64 { return (sy - b*sx) / sw }
+}
+
+// fitPowerLaw is the power law through os: the line of log y on log x,
+// its exponent within [0, 2] (def's with too few points).
+func fitPowerLaw(os []obs, def PowerLaw) PowerLaw {
+	k, ok, intercept := wls(os, func(o obs) (float64, float64) { return math.Log(max(o.x, 1)), math.Log(o.y) })
+	if ok {
+		k = min(max(k, 0), 2)
+	} else {
+		k = def.K
+	}
+	return PowerLaw{A: math.Exp(intercept(k)), K: k}
+}
+
+// fitLine fits y = a + b × x (b ≥ 0); ok is false when it has no positive
+// intercept.
+func fitLine(os []obs) (PowerLaw, bool) {
+	b, ok, intercept := wls(os, func(o obs) (float64, float64) { return o.x, o.y })
+	if !ok {
+		return PowerLaw{}, false
+	}
+	b = max(b, 0)
+	a := intercept(b)
+	return PowerLaw{A: a, B: b}, a > 0
+}
+
+// logErr is the weighted squared error of l on os, in log space.
+func logErr(l PowerLaw, os []obs) float64 {
+	var e float64
+	for _, o := range os {
+		d := math.Log(l.At(o.x)) - math.Log(o.y)
+		e += o.w * d * d
+	}
+	return e
+}
+
+// seedFit is the power law, or the straight line where it fits the points
+// better (realms: flat, then each realm dearer than the last; a power law
+// fitted to the flat part underestimates the large N).
+func seedFit(os []obs, def PowerLaw) PowerLaw {
+	pl := fitPowerLaw(os, def)
+	if l, ok := fitLine(os); ok && logErr(l, os) < logErr(pl, os) {
+		return l
+	}
+	return pl
 }
 
 // WritePlan prints the plan as a table with the estimate at scale, from
