@@ -138,50 +138,9 @@ func Seed(ctx context.Context, adm *kc.Admin, spec Spec, o SeedOptions) (*SeedRe
 	if err := spec.Validate(); err != nil {
 		return nil, err
 	}
-	if o.Strategy == "" {
-		o.Strategy = Fast
-	}
-	if _, err := ParseStrategy(string(o.Strategy)); err != nil {
+	o, err := o.resolve(spec)
+	if err != nil {
 		return nil, err
-	}
-	if o.LDAP != nil && spec.Mode != ModeRealms {
-		return nil, errors.New("users in LDAP (--ldap) work in realms mode; orgs mode would need the organizations' members to be LDAP users, which kcbench does not seed yet")
-	}
-	if o.LDAP != nil && o.Strategy != Fast {
-		if o.Logf != nil {
-			o.Logf("seed: with users in LDAP the %s strategy is not available; seeding the fast way", o.Strategy)
-		}
-		o.Strategy = Fast
-	}
-	if o.Strategy == Clone && o.DBKind != "" && o.DBKind != "postgres" {
-		if o.Logf != nil {
-			o.Logf("seed: the clone strategy copies tenants with PostgreSQL's SQL, not available on %s; seeding the fast way", o.DBKind)
-		}
-		o.Strategy = Fast
-	}
-	if o.Strategy == Clone && o.DB == "" {
-		return nil, errors.New("the clone strategy writes into Keycloak's database: it needs the local stack's private PostgreSQL (use --strategy fast for another target)")
-	}
-	if o.Strategy == Clone && spec.UniqueSalts && !spec.Policy.CanPrehash() {
-		return nil, fmt.Errorf("unique salts with the clone strategy need a password policy kcbench can hash (default, argon2, pbkdf2-*), not %s: use --strategy fast", spec.Policy)
-	}
-	if o.Concurrency <= 0 {
-		o.Concurrency = DefaultConcurrency(o.Strategy)
-	}
-	if o.Logf == nil {
-		o.Logf = func(string, ...any) {}
-	}
-	if o.Progress == nil {
-		o.Progress = func(int, int) {}
-	}
-	if o.ManifestPath != "" {
-		if m, err := ReadManifest(o.ManifestPath); err == nil && !m.Spec.SameDataset(spec) {
-			return nil, fmt.Errorf("%w: the manifest %s describes dataset %s (%s, %d tenants, policy %s, prefix %s); reset the target or choose another --prefix",
-				ErrForeign, o.ManifestPath, m.Fingerprint, m.Spec.Mode, m.Spec.Tenants, m.Spec.Policy, m.Spec.Prefix)
-		} else if err == nil && m.Tenants() > spec.Tenants {
-			return nil, fmt.Errorf("%w: the manifest %s holds %d tenants; seeding %d would leave tenants %d–%d in Keycloak outside it: seed %d or more, or remove the dataset first (kcbench dataset delete)",
-				ErrShrink, o.ManifestPath, m.Tenants(), spec.Tenants, spec.Tenants+1, m.Tenants(), m.Tenants())
-		}
 	}
 	start := time.Now()
 	var cpu0, busy0, total0 time.Duration
@@ -237,35 +196,100 @@ func Seed(ctx context.Context, adm *kc.Admin, spec Spec, o SeedOptions) (*SeedRe
 	}
 	res.Added = int(sd.done.Load()) - res.Existing
 	// The manifest counts only the complete prefix 1..n.
-	n := spec.Tenants
+	res.Tenants = spec.Tenants
 	if runErr != nil {
-		n = sd.completePrefix(res.Existing, todo)
+		res.Tenants = sd.completePrefix(res.Existing, todo)
 	}
-	res.Tenants = n
+	m, err := sd.writeManifest(res, start)
+	res.Manifest = m
+	if err != nil {
+		return res, errors.Join(runErr, err)
+	}
+	return res, runErr
+}
+
+// resolve checks o against spec and fills its defaults: the strategy
+// (fast where the one asked for cannot work, and says so), the
+// concurrency, no-op callbacks; a manifest already at ManifestPath must
+// describe the same dataset, no bigger.
+func (o SeedOptions) resolve(spec Spec) (SeedOptions, error) {
+	if o.Strategy == "" {
+		o.Strategy = Fast
+	}
+	if _, err := ParseStrategy(string(o.Strategy)); err != nil {
+		return o, err
+	}
+	if o.LDAP != nil && spec.Mode != ModeRealms {
+		return o, errors.New("users in LDAP (--ldap) work in realms mode; orgs mode would need the organizations' members to be LDAP users, which kcbench does not seed yet")
+	}
+	if o.LDAP != nil && o.Strategy != Fast {
+		if o.Logf != nil {
+			o.Logf("seed: with users in LDAP the %s strategy is not available; seeding the fast way", o.Strategy)
+		}
+		o.Strategy = Fast
+	}
+	if o.Strategy == Clone && o.DBKind != "" && o.DBKind != "postgres" {
+		if o.Logf != nil {
+			o.Logf("seed: the clone strategy copies tenants with PostgreSQL's SQL, not available on %s; seeding the fast way", o.DBKind)
+		}
+		o.Strategy = Fast
+	}
+	if o.Strategy == Clone && o.DB == "" {
+		return o, errors.New("the clone strategy writes into Keycloak's database: it needs the local stack's private PostgreSQL (use --strategy fast for another target)")
+	}
+	if o.Strategy == Clone && spec.UniqueSalts && !spec.Policy.CanPrehash() {
+		return o, fmt.Errorf("unique salts with the clone strategy need a password policy kcbench can hash (default, argon2, pbkdf2-*), not %s: use --strategy fast", spec.Policy)
+	}
+	if o.Concurrency <= 0 {
+		o.Concurrency = DefaultConcurrency(o.Strategy)
+	}
+	if o.Logf == nil {
+		o.Logf = func(string, ...any) {}
+	}
+	if o.Progress == nil {
+		o.Progress = func(int, int) {}
+	}
+	if o.ManifestPath != "" {
+		if m, err := ReadManifest(o.ManifestPath); err == nil && !m.Spec.SameDataset(spec) {
+			return o, fmt.Errorf("%w: the manifest %s describes dataset %s (%s, %d tenants, policy %s, prefix %s); reset the target or choose another --prefix",
+				ErrForeign, o.ManifestPath, m.Fingerprint, m.Spec.Mode, m.Spec.Tenants, m.Spec.Policy, m.Spec.Prefix)
+		} else if err == nil && m.Tenants() > spec.Tenants {
+			return o, fmt.Errorf("%w: the manifest %s holds %d tenants; seeding %d would leave tenants %d–%d in Keycloak outside it: seed %d or more, or remove the dataset first (kcbench dataset delete)",
+				ErrShrink, o.ManifestPath, m.Tenants(), spec.Tenants, spec.Tenants+1, m.Tenants(), m.Tenants())
+		}
+	}
+	return o, nil
+}
+
+// writeManifest records the seed's result in a manifest, and writes it to
+// ManifestPath (when set and any tenant is complete) after the seeds
+// recorded there before.
+func (sd *seeder) writeManifest(res *SeedResult, start time.Time) (*Manifest, error) {
+	o, spec, n := sd.o, sd.s, res.Tenants
 	m := NewManifest(spec, o.Target)
 	m.setTenants(n)
-	if o.ManifestPath != "" {
-		if old, err := ReadManifest(o.ManifestPath); err == nil {
-			m.Seeds = old.Seeds
-		}
-		salts := spec.Salts()
-		switch {
-		case o.Strategy == Rest: // plain passwords, salted by Keycloak
-			salts = SaltsPerUser
-		case o.Strategy == Clone && !spec.Policy.CanPrehash() && res.Added > 1:
-			salts = SaltsShared // copies of the template's users' hashes
-		}
-		m.Seeds = append(m.Seeds, SeedEvent{At: start.UTC(), Strategy: string(o.Strategy), From: res.Existing, To: n,
-			Added: res.Added, Redone: redo, Seconds: res.Duration.Seconds(), ServerCPUSec: res.ServerCPU.Seconds(), Salts: salts})
-		m.Salts = saltsOf(m.Seeds, spec)
-		if n > 0 {
-			if err := m.Write(o.ManifestPath); err != nil {
-				return res, errors.Join(runErr, err)
-			}
+	if o.ManifestPath == "" {
+		return m, nil
+	}
+	if old, err := ReadManifest(o.ManifestPath); err == nil {
+		m.Seeds = old.Seeds
+	}
+	salts := spec.Salts()
+	switch {
+	case o.Strategy == Rest: // plain passwords, salted by Keycloak
+		salts = SaltsPerUser
+	case o.Strategy == Clone && !spec.Policy.CanPrehash() && res.Added > 1:
+		salts = SaltsShared // copies of the template's users' hashes
+	}
+	m.Seeds = append(m.Seeds, SeedEvent{At: start.UTC(), Strategy: string(o.Strategy), From: res.Existing, To: n,
+		Added: res.Added, Redone: res.Redone, Seconds: res.Duration.Seconds(), ServerCPUSec: res.ServerCPU.Seconds(), Salts: salts})
+	m.Salts = saltsOf(m.Seeds, spec)
+	if n > 0 {
+		if err := m.Write(o.ManifestPath); err != nil {
+			return m, err
 		}
 	}
-	res.Manifest = m
-	return res, runErr
+	return m, nil
 }
 
 type seeder struct {
