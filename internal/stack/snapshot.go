@@ -389,26 +389,11 @@ func (s *Stack) RestoreSnapshot(ctx context.Context, name string) (SnapshotInfo,
 	if err != nil {
 		return SnapshotInfo{}, err
 	}
-	if info.KeycloakVersion != s.st.Options.Version {
-		return info, fmt.Errorf("snapshot %q holds the database of Keycloak %s; stack %q runs %s (start a stack with --kc-version %s)", name, info.KeycloakVersion, s.st.Name, s.st.Options.Version, info.KeycloakVersion)
-	}
-	if pgMajor(info.PGVersion) != pgMajor(s.st.PG.Version) {
-		return info, fmt.Errorf("snapshot %q holds a PostgreSQL %s data folder; stack %q runs PostgreSQL %s (another major version cannot read it)", name, info.PGVersion, s.st.Name, s.st.PG.Version)
-	}
 	// Read everything that can be missing before stopping anything.
-	newFiles, err := readStackFiles(info.Dir)
+	newFiles, oldFiles, err := s.checkRestore(info, name)
 	if err != nil {
-		return info, fmt.Errorf("snapshot %q is incomplete: %w", name, err)
+		return info, err
 	}
-	oldFiles, err := readStackFiles(s.st.Dir)
-	if err != nil {
-		return info, fmt.Errorf("stack %q: %w", s.st.Name, err)
-	}
-	pgDir := filepath.Dir(s.st.PG.Data)
-	if err := checkSpace(pgDir, info.Size); err != nil {
-		return info, fmt.Errorf("restore %q: %w", name, err)
-	}
-
 	start := time.Now()
 	info.Timings = SnapshotTimings{}
 	t := &info.Timings
@@ -416,61 +401,13 @@ func (s *Stack) RestoreSnapshot(ctx context.Context, name string) (SnapshotInfo,
 	if err := s.stopServers(t); err != nil {
 		return info, fmt.Errorf("restore %q: %w", name, err)
 	}
-
-	// The work folder holds the new copy, then the replaced data until the
-	// stack runs on the new one.
 	phase := time.Now()
-	work, err := os.MkdirTemp(pgDir, ".restore-")
+	sw, err := s.swapData(ctx, info, name, newFiles, oldFiles)
 	if err != nil {
-		return info, s.afterFailure(ctx, fmt.Errorf("restore %q: %w", name, err), t)
-	}
-	staged := filepath.Join(work, "data")
-	old := filepath.Join(work, "old")
-	_, err = copyDir(ctx, filepath.Join(info.Dir, "data"), staged, copyOptions{Owner: s.st.PG.User})
-	if err == nil {
-		err = s.fixPort(staged, name)
-	}
-	if err != nil {
-		os.RemoveAll(work)
-		return info, s.afterFailure(ctx, fmt.Errorf("restore %q: copy data: %w", name, diskFull(err, pgDir)), t)
-	}
-	// Swap. From here on the old data is in work/old until the stack runs.
-	if err := os.Rename(s.st.PG.Data, old); err != nil {
-		os.RemoveAll(work)
-		return info, s.afterFailure(ctx, fmt.Errorf("restore %q: %w", name, err), t)
-	}
-	revert := func() error {
-		var errs []error
-		if _, err := os.Lstat(s.st.PG.Data); err == nil {
-			if err := os.Rename(s.st.PG.Data, filepath.Join(work, "failed")); err != nil {
-				errs = append(errs, err)
+		if sw != nil {
+			if rerr := sw.revert(); rerr != nil {
+				return info, s.recordStopped(errors.Join(err, rerr))
 			}
-		}
-		if len(errs) == 0 {
-			if err := os.Rename(old, s.st.PG.Data); err != nil {
-				errs = append(errs, err)
-			}
-		}
-		if err := oldFiles.write(s.st.Dir); err != nil {
-			errs = append(errs, err)
-		}
-		if len(errs) > 0 {
-			return fmt.Errorf("putting back the previous data failed (it is in %s): %w", old, errors.Join(errs...))
-		}
-		os.RemoveAll(work)
-		return nil
-	}
-	if err := os.Rename(staged, s.st.PG.Data); err != nil {
-		err = fmt.Errorf("restore %q: %w", name, err)
-		if rerr := revert(); rerr != nil {
-			return info, s.recordStopped(errors.Join(err, rerr))
-		}
-		return info, s.afterFailure(ctx, err, t)
-	}
-	if err := newFiles.write(s.st.Dir); err != nil {
-		err = fmt.Errorf("restore %q: %w", name, err)
-		if rerr := revert(); rerr != nil {
-			return info, s.recordStopped(errors.Join(err, rerr))
 		}
 		return info, s.afterFailure(ctx, err, t)
 	}
@@ -480,7 +417,7 @@ func (s *Stack) RestoreSnapshot(ctx context.Context, name string) (SnapshotInfo,
 	uctx := context.WithoutCancel(ctx)
 	if err := s.startServers(uctx, t); err != nil {
 		err = fmt.Errorf("restore %q: the stack did not start on the restored data: %w", name, err)
-		if rerr := revert(); rerr != nil {
+		if rerr := sw.revert(); rerr != nil {
 			return info, s.recordStopped(errors.Join(err, rerr))
 		}
 		s.logf("restore %q: failed; starting the stack on its previous data", name)
@@ -491,13 +428,99 @@ func (s *Stack) RestoreSnapshot(ctx context.Context, name string) (SnapshotInfo,
 		return info, fmt.Errorf("%w; the stack runs on its previous data", err)
 	}
 	phase = time.Now()
-	if err := os.RemoveAll(work); err != nil {
+	if err := os.RemoveAll(sw.work); err != nil {
 		s.logf("restore %q: removing the replaced data: %v", name, err)
 	}
 	t.Cleanup = time.Since(phase)
 	t.Total = time.Since(start)
 	s.logf("restore %q: done in %s", name, t.Total.Round(time.Millisecond))
 	return info, nil
+}
+
+// checkRestore checks that snapshot info can replace the stack's
+// database (same Keycloak, same PostgreSQL major, room on the disk) and
+// reads the stack files of both.
+func (s *Stack) checkRestore(info SnapshotInfo, name string) (newFiles, oldFiles stackFiles, err error) {
+	if info.KeycloakVersion != s.st.Options.Version {
+		return newFiles, oldFiles, fmt.Errorf("snapshot %q holds the database of Keycloak %s; stack %q runs %s (start a stack with --kc-version %s)", name, info.KeycloakVersion, s.st.Name, s.st.Options.Version, info.KeycloakVersion)
+	}
+	if pgMajor(info.PGVersion) != pgMajor(s.st.PG.Version) {
+		return newFiles, oldFiles, fmt.Errorf("snapshot %q holds a PostgreSQL %s data folder; stack %q runs PostgreSQL %s (another major version cannot read it)", name, info.PGVersion, s.st.Name, s.st.PG.Version)
+	}
+	if newFiles, err = readStackFiles(info.Dir); err != nil {
+		return newFiles, oldFiles, fmt.Errorf("snapshot %q is incomplete: %w", name, err)
+	}
+	if oldFiles, err = readStackFiles(s.st.Dir); err != nil {
+		return newFiles, oldFiles, fmt.Errorf("stack %q: %w", s.st.Name, err)
+	}
+	if err := checkSpace(filepath.Dir(s.st.PG.Data), info.Size); err != nil {
+		return newFiles, oldFiles, fmt.Errorf("restore %q: %w", name, err)
+	}
+	return newFiles, oldFiles, nil
+}
+
+// dataSwap is a restore's work folder: the new copy, then the replaced
+// data until the stack runs on the new one.
+type dataSwap struct {
+	data, work, old string
+	oldFiles        stackFiles
+	stackDir        string
+}
+
+// swapData copies the snapshot's data beside the stack's (servers
+// stopped) and swaps it in with its stack files. On an error it returns
+// the swap to revert when the old data was moved already (nil before).
+func (s *Stack) swapData(ctx context.Context, info SnapshotInfo, name string, newFiles, oldFiles stackFiles) (*dataSwap, error) {
+	pgDir := filepath.Dir(s.st.PG.Data)
+	work, err := os.MkdirTemp(pgDir, ".restore-")
+	if err != nil {
+		return nil, fmt.Errorf("restore %q: %w", name, err)
+	}
+	sw := &dataSwap{data: s.st.PG.Data, work: work, old: filepath.Join(work, "old"), oldFiles: oldFiles, stackDir: s.st.Dir}
+	staged := filepath.Join(work, "data")
+	_, err = copyDir(ctx, filepath.Join(info.Dir, "data"), staged, copyOptions{Owner: s.st.PG.User})
+	if err == nil {
+		err = s.fixPort(staged, name)
+	}
+	if err != nil {
+		os.RemoveAll(work)
+		return nil, fmt.Errorf("restore %q: copy data: %w", name, diskFull(err, pgDir))
+	}
+	// Swap. From here on the old data is in work/old until the stack runs.
+	if err := os.Rename(sw.data, sw.old); err != nil {
+		os.RemoveAll(work)
+		return nil, fmt.Errorf("restore %q: %w", name, err)
+	}
+	if err := os.Rename(staged, sw.data); err != nil {
+		return sw, fmt.Errorf("restore %q: %w", name, err)
+	}
+	if err := newFiles.write(s.st.Dir); err != nil {
+		return sw, fmt.Errorf("restore %q: %w", name, err)
+	}
+	return sw, nil
+}
+
+// revert puts the replaced data and stack files back.
+func (sw *dataSwap) revert() error {
+	var errs []error
+	if _, err := os.Lstat(sw.data); err == nil {
+		if err := os.Rename(sw.data, filepath.Join(sw.work, "failed")); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(errs) == 0 {
+		if err := os.Rename(sw.old, sw.data); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := sw.oldFiles.write(sw.stackDir); err != nil {
+		errs = append(errs, err)
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("putting back the previous data failed (it is in %s): %w", sw.old, errors.Join(errs...))
+	}
+	os.RemoveAll(sw.work)
+	return nil
 }
 
 // fixPort points the restored cluster at this stack's port: a snapshot may
