@@ -96,55 +96,15 @@ func (f *Search) Run(ctx context.Context, tg kc.Target, m *dataset.Manifest, par
 	sr, done := f.runStepper(tg, m, o)
 	defer done()
 	sr.EarlyEnd = o.WithDefaults().EarlyEnd
-	o.BeforeStep = func(i int, st capacity.Step) {
-		if !f.Quiet {
-			f.Logf("capacity: step %d (%s) %g/s for %s", i, st.Phase, st.Rate, st.Duration)
-		}
-		if f.OnStep != nil {
-			f.OnStep(i, st)
-		}
-	}
-	o.AfterStep = func(s results.CapacityStep) {
-		if f.Quiet {
-			return
-		}
-		verdict := s.Verdict()
-		f.Logf("capacity: step %d: achieved %.1f/s, p99 %s ms, errors %.2f%%, dropped %d, CPU %s ms/op: %s",
-			s.Index, s.Achieved, results.FormatMs(s.P99), s.ErrorPct, s.Dropped, results.FormatOpt(s.CPUMsPerOp, 2), verdict)
-	}
+	o.BeforeStep, o.AfterStep = f.stepLogs()
 	desc := f.Scenario.Scenario
 	if f.Scenario.Scenario == results.ScenarioMix {
 		desc += " (" + scenario.MixString(orDefaultMix(f.Scenario.Mix)) + ")"
 	}
 	f.Logf("capacity: %s against %s, SLOs %s; %s", desc, tg.BaseURL, results.FormatSLOs(o.SLOs), o.WithDefaults().Describe())
-	var ender *sessionEnder
 	if f.Local != nil && !f.KeepSessions {
-		ender = newSessionEnder(tg, m, f.Scenario.Realm)
-	}
-	if ender != nil {
-		n, err := ender.end(ctx)
-		if err != nil {
+		if err := f.endSessions(ctx, tg, m, &o); err != nil {
 			return nil, err
-		}
-		if n > 0 {
-			f.Logf("capacity: ended %d sessions earlier runs left, so that the search starts from none (--keep-sessions keeps them)", n)
-		}
-		if tg.DB != "" {
-			if err := compactSessionTables(ctx, tg.DB); err != nil {
-				f.Logf("capacity: the session tables were not compacted (the search goes on): %v", err)
-			}
-		}
-		if endEachStep(f.Scenario.Scenario, len(ender.realms)) {
-			f.Logf("capacity: each step starts from no user sessions too (those of the step before are ended between steps; --keep-sessions keeps them)")
-			before := o.BeforeStep
-			o.BeforeStep = func(i int, st capacity.Step) {
-				if i > 0 {
-					if _, err := ender.end(ctx); err != nil {
-						f.Logf("%v", err)
-					}
-				}
-				before(i, st)
-			}
 		}
 	}
 	start := time.Now()
@@ -176,6 +136,76 @@ func (f *Search) Run(ctx context.Context, tg kc.Target, m *dataset.Manifest, par
 			return r, errors.Join(err, werr)
 		}
 	}
+	f.describe(r, tg, params, boot)
+	f.Logf("capacity: done in %s", time.Since(start).Round(time.Second))
+	if werr := r.WriteDir(dir); werr != nil {
+		return r, errors.Join(err, werr)
+	}
+	if perr := capacity.WriteText(f.Stdout, r); perr != nil {
+		return r, errors.Join(err, perr)
+	}
+	fmt.Fprintf(f.Stdout, "results: %s\n", dir)
+	return r, err
+}
+
+// stepLogs are the search's BeforeStep and AfterStep: a line before and
+// after each step (unless Quiet), and OnStep.
+func (f *Search) stepLogs() (func(int, capacity.Step), func(results.CapacityStep)) {
+	before := func(i int, st capacity.Step) {
+		if !f.Quiet {
+			f.Logf("capacity: step %d (%s) %g/s for %s", i, st.Phase, st.Rate, st.Duration)
+		}
+		if f.OnStep != nil {
+			f.OnStep(i, st)
+		}
+	}
+	after := func(s results.CapacityStep) {
+		if f.Quiet {
+			return
+		}
+		f.Logf("capacity: step %d: achieved %.1f/s, p99 %s ms, errors %.2f%%, dropped %d, CPU %s ms/op: %s",
+			s.Index, s.Achieved, results.FormatMs(s.P99), s.ErrorPct, s.Dropped, results.FormatOpt(s.CPUMsPerOp, 2), s.Verdict())
+	}
+	return before, after
+}
+
+// endSessions ends the sessions earlier runs left in the dataset's
+// realms and compacts their tables, so that the search starts from none;
+// for the workloads that make a session per iteration it has o end them
+// before every step too.
+func (f *Search) endSessions(ctx context.Context, tg kc.Target, m *dataset.Manifest, o *capacity.Options) error {
+	ender := newSessionEnder(tg, m, f.Scenario.Realm)
+	n, err := ender.end(ctx)
+	if err != nil {
+		return err
+	}
+	if n > 0 {
+		f.Logf("capacity: ended %d sessions earlier runs left, so that the search starts from none (--keep-sessions keeps them)", n)
+	}
+	if tg.DB != "" {
+		if err := compactSessionTables(ctx, tg.DB); err != nil {
+			f.Logf("capacity: the session tables were not compacted (the search goes on): %v", err)
+		}
+	}
+	if endEachStep(f.Scenario.Scenario, len(ender.realms)) {
+		f.Logf("capacity: each step starts from no user sessions too (those of the step before are ended between steps; --keep-sessions keeps them)")
+		before := o.BeforeStep
+		o.BeforeStep = func(i int, st capacity.Step) {
+			if i > 0 {
+				if _, err := ender.end(ctx); err != nil {
+					f.Logf("%v", err)
+				}
+			}
+			before(i, st)
+		}
+	}
+	return nil
+}
+
+// describe records in r what was searched: the scenario, params (with
+// the database's durability, the mix and the connection policy) and the
+// boot before the search.
+func (f *Search) describe(r *results.CapacityResult, tg kc.Target, params map[string]string, boot *stack.BootResult) {
 	r.Scenario, r.Params = f.Scenario.Scenario, params
 	for _, s := range r.Steps {
 		if s.Database != nil && s.Database.Available {
@@ -192,15 +222,6 @@ func (f *Search) Run(ctx context.Context, tg kc.Target, m *dataset.Manifest, par
 	for k, v := range scenario.ConnParams(tg, f.Scenario) {
 		r.Params = WithParam(r.Params, k, v)
 	}
-	f.Logf("capacity: done in %s", time.Since(start).Round(time.Second))
-	if werr := r.WriteDir(dir); werr != nil {
-		return r, errors.Join(err, werr)
-	}
-	if perr := capacity.WriteText(f.Stdout, r); perr != nil {
-		return r, errors.Join(err, perr)
-	}
-	fmt.Fprintf(f.Stdout, "results: %s\n", dir)
-	return r, err
 }
 
 // coldUptime: a search on a server up for less is on a just-booted JVM,
