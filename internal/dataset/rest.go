@@ -37,7 +37,7 @@ func created(id string, err error) (string, error) {
 }
 
 func (sd *seeder) restTenant(ctx context.Context, i int) error {
-	s, a := sd.s, sd.adm
+	s := sd.s
 	realm := s.RealmOf(i)
 	if s.Mode == ModeRealms {
 		// Marked incomplete until the last call.
@@ -57,7 +57,34 @@ func (sd *seeder) restTenant(ctx context.Context, i int) error {
 		// group memberships).
 		return err
 	}
-	// Clients and their roles.
+	if err := sd.restClients(ctx, realm, i); err != nil {
+		return err
+	}
+	roles, err := sd.restRoles(ctx, realm, i)
+	if err != nil {
+		return err
+	}
+	groups, err := sd.restGroups(ctx, realm, i)
+	if err != nil {
+		return err
+	}
+	userIDs, err := sd.restUsers(ctx, realm, i, roles, groups)
+	if err != nil {
+		return err
+	}
+	if s.Mode == ModeOrgs {
+		return sd.completeOrg(ctx, i, userIDs)
+	}
+	if err := sd.markRealmComplete(ctx, realm); err != nil {
+		return err
+	}
+	sd.markDone(i)
+	return nil
+}
+
+// restClients makes tenant i's clients and their roles.
+func (sd *seeder) restClients(ctx context.Context, realm string, i int) error {
+	a := sd.adm
 	for _, c := range sd.b.clients(i) {
 		id, err := created(a.Create(ctx, kc.RealmPath(realm, "clients"), c))
 		if err != nil {
@@ -70,36 +97,45 @@ func (sd *seeder) restTenant(ctx context.Context, i int) error {
 			}
 			id = cs[0].ID
 		}
-		for k := 1; k <= s.Content.ClientRolesPerClient; k++ {
+		for k := 1; k <= sd.s.Content.ClientRolesPerClient; k++ {
 			if _, err := created(a.Create(ctx, kc.RealmPath(realm, "clients", id, "roles"), kc.RoleRep{Name: ClientRole(k)})); err != nil {
 				return err
 			}
 		}
 	}
-	// Realm roles, looked up afterwards for their ids.
+	return nil
+}
+
+// restRoles makes tenant i's realm roles and reads them back for their
+// ids, by name.
+func (sd *seeder) restRoles(ctx context.Context, realm string, i int) (map[string]kc.RoleRep, error) {
 	roles := map[string]kc.RoleRep{}
-	for k := 1; k <= s.Content.RealmRoles; k++ {
-		n := s.RealmRole(i, k)
-		if _, err := created(a.Create(ctx, kc.RealmPath(realm, "roles"), kc.RoleRep{Name: n})); err != nil {
-			return err
+	for k := 1; k <= sd.s.Content.RealmRoles; k++ {
+		n := sd.s.RealmRole(i, k)
+		if _, err := created(sd.adm.Create(ctx, kc.RealmPath(realm, "roles"), kc.RoleRep{Name: n})); err != nil {
+			return nil, err
 		}
 		var r kc.RoleRep
-		if err := a.Do(ctx, http.MethodGet, kc.RealmPath(realm, "roles", n), nil, &r); err != nil {
-			return err
+		if err := sd.adm.Do(ctx, http.MethodGet, kc.RealmPath(realm, "roles", n), nil, &r); err != nil {
+			return nil, err
 		}
 		roles[n] = r
 	}
-	// Groups.
+	return roles, nil
+}
+
+// restGroups makes tenant i's groups: their ids by name.
+func (sd *seeder) restGroups(ctx context.Context, realm string, i int) (map[string]string, error) {
 	groups := map[string]string{}
 	for _, g := range sd.b.groups(i) {
-		id, err := created(a.Create(ctx, kc.RealmPath(realm, "groups"), kc.GroupRep{Name: g.Name}))
+		id, err := created(sd.adm.Create(ctx, kc.RealmPath(realm, "groups"), kc.GroupRep{Name: g.Name}))
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if id == "" {
-			gs, err := a.Groups(ctx, realm)
+			gs, err := sd.adm.Groups(ctx, realm)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			for _, x := range gs {
 				if x.Name == g.Name {
@@ -109,8 +145,14 @@ func (sd *seeder) restTenant(ctx context.Context, i int) error {
 		}
 		groups[g.Name] = id
 	}
-	// Users: create with a plain password (the server hashes it), then a
-	// role mapping and a group membership each.
+	return groups, nil
+}
+
+// restUsers makes tenant i's users with a plain password (the server
+// hashes it), then a role mapping and a group membership each: their ids
+// by username.
+func (sd *seeder) restUsers(ctx context.Context, realm string, i int, roles map[string]kc.RoleRep, groups map[string]string) (map[string]string, error) {
+	s, a := sd.s, sd.adm
 	userIDs := map[string]string{}
 	for j := 1; j <= s.Content.Users; j++ {
 		u := kc.UserRep{Username: s.Username(i, j), Enabled: true, Email: s.Email(i, j), EmailVerified: true,
@@ -118,30 +160,23 @@ func (sd *seeder) restTenant(ctx context.Context, i int) error {
 			Credentials: []kc.CredentialRep{{Type: "password", Value: s.Password()}}}
 		id, err := created(a.Create(ctx, kc.RealmPath(realm, "users"), u))
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if id == "" {
 			found, err := a.FindUser(ctx, realm, u.Username)
 			if err != nil || found == nil {
-				return fmt.Errorf("user %s: %v", u.Username, err)
+				return nil, fmt.Errorf("user %s: %v", u.Username, err)
 			}
 			id = found.ID
 		}
 		userIDs[u.Username] = id
 		role := roles[s.UserRole(i, j)]
 		if err := a.Do(ctx, http.MethodPost, kc.RealmPath(realm, "users", id, "role-mappings", "realm"), []kc.RoleRep{role}, nil); err != nil {
-			return err
+			return nil, err
 		}
 		if err := a.Do(ctx, http.MethodPut, kc.RealmPath(realm, "users", id, "groups", groups[s.UserGroup(i, j)]), nil, nil); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	if s.Mode == ModeOrgs {
-		return sd.completeOrg(ctx, i, userIDs)
-	}
-	if err := sd.markRealmComplete(ctx, realm); err != nil {
-		return err
-	}
-	sd.markDone(i)
-	return nil
+	return userIDs, nil
 }
