@@ -17,64 +17,81 @@ import (
 	"github.com/kcbench/kcbench/internal/stack"
 )
 
-func cmdLoad(ctx context.Context, e *env, args []string) error {
-	cfg := experiment.DefaultRunFile()
-	var file string
-	var w stack.Where
-	var tf kc.TargetFlags
-	var af load.AgentFlags
-	var df report.DashboardFlags
-	var mf metrics.Flags
-	var quiet, keepGoing bool
-	newFS := func(f *experiment.RunFile) *flag.FlagSet {
+// loadFlags are kcbench load's flags.
+type loadFlags struct {
+	cfg              experiment.RunFile
+	file             string
+	w                stack.Where
+	tf               kc.TargetFlags
+	af               load.AgentFlags
+	df               report.DashboardFlags
+	mf               metrics.Flags
+	quiet, keepGoing bool
+}
+
+// parseLoad parses kcbench load's flags over --file's settings and checks
+// them: the segment and start time of an agent's part come with them.
+func parseLoad(e *env, args []string) (*loadFlags, load.Segment, time.Time, error) {
+	lf := &loadFlags{cfg: experiment.DefaultRunFile()}
+	newFS := func() *flag.FlagSet {
 		fs := newFlags(e, "load", experiment.LoadSynopsis)
-		f.RegisterFlags(fs)
-		fs.StringVar(&file, "file", file, "YAML `FILE` with the run's settings (keys: the flag names with _ for -)")
-		fs.BoolVar(&quiet, "quiet", quiet, "no progress line on stderr")
-		fs.BoolVar(&keepGoing, "keep-going", keepGoing, "when the target dies or refuses every connection, run on to the end and exit 0 (or 3), e.g. for a deliberate restart; without it the run stops and exits 5")
-		w.RegisterFlags(fs)
-		tf.RegisterFlags(fs)
-		af.RegisterFlags(fs)
-		af.RegisterSourceFlag(fs)
-		df.RegisterFlags(fs)
-		mf.RegisterFlags(fs)
+		lf.cfg.RegisterFlags(fs)
+		fs.StringVar(&lf.file, "file", lf.file, "YAML `FILE` with the run's settings (keys: the flag names with _ for -)")
+		fs.BoolVar(&lf.quiet, "quiet", lf.quiet, "no progress line on stderr")
+		fs.BoolVar(&lf.keepGoing, "keep-going", lf.keepGoing, "when the target dies or refuses every connection, run on to the end and exit 0 (or 3), e.g. for a deliberate restart; without it the run stops and exits 5")
+		lf.w.RegisterFlags(fs)
+		lf.tf.RegisterFlags(fs)
+		lf.af.RegisterFlags(fs)
+		lf.af.RegisterSourceFlag(fs)
+		lf.df.RegisterFlags(fs)
+		lf.mf.RegisterFlags(fs)
 		return fs
 	}
-	fs := newFS(&cfg)
+	fail := func(err error) (*loadFlags, load.Segment, time.Time, error) { return nil, load.Segment{}, time.Time{}, err }
+	fs := newFS()
 	if err := parse(fs, args, 0); err != nil {
-		return err
+		return fail(err)
 	}
-	if file != "" {
-		fc, err := experiment.ReadRunFile(file)
+	if lf.file != "" {
+		fc, err := experiment.ReadRunFile(lf.file)
 		if err != nil {
-			return usagef("--file: %v", err)
+			return fail(usagef("--file: %v", err))
 		}
-		cfg = fc
-		fs = newFS(&cfg)
+		lf.cfg = fc
+		fs = newFS()
 		if err := parse(fs, args, 0); err != nil { // flags override the file
-			return err
+			return fail(err)
 		}
 	}
-	if err := cfg.Validate(); err != nil {
-		return cliutil.Usage(cliutil.FlagNames(fs, err))
+	if err := lf.cfg.Validate(); err != nil {
+		return fail(cliutil.Usage(cliutil.FlagNames(fs, err)))
 	}
-	if err := df.Check(); err != nil {
-		return err
+	if err := lf.df.Check(); err != nil {
+		return fail(err)
 	}
-	seg, startAt, err := af.Resolve(e.getenv, time.Now())
+	seg, startAt, err := lf.af.Resolve(e.getenv, time.Now())
 	if err != nil {
-		return cliutil.Usage(err)
+		return fail(cliutil.Usage(err))
 	}
-	if _, err := cfg.Config.Split(seg); err != nil {
-		return cliutil.Usage(err)
+	if _, err := lf.cfg.Config.Split(seg); err != nil {
+		return fail(cliutil.Usage(err))
 	}
-	if err := mf.Check(); err != nil {
+	if err := lf.mf.Check(); err != nil {
+		return fail(err)
+	}
+	if err := lf.cfg.CheckOut(lf.af.Emit); err != nil {
+		return fail(err)
+	}
+	return lf, seg, startAt, nil
+}
+
+func cmdLoad(ctx context.Context, e *env, args []string) error {
+	lf, seg, startAt, err := parseLoad(e, args)
+	if err != nil {
 		return err
 	}
-	if err := cfg.CheckOut(af.Emit); err != nil {
-		return err
-	}
-	r, err := cfg.PrepareLoad(&tf, &w, e.getenv, e.logf, seg, startAt, keepGoing)
+	cfg, tf, w, af, df, mf, quiet := lf.cfg, &lf.tf, &lf.w, &lf.af, &lf.df, &lf.mf, lf.quiet
+	r, err := cfg.PrepareLoad(tf, w, e.getenv, e.logf, seg, startAt, lf.keepGoing)
 	if err != nil {
 		return err
 	}
