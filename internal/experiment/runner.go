@@ -286,96 +286,13 @@ func (r *Runner) reach(ctx context.Context, p Point) (*results.Seed, error) {
 		return seed, nil // a repeat: the dataset is there
 	}
 	if r.dsKey != ds || r.dsN > p.Tenants {
-		// Restore the best snapshot: exact N, else the largest below, else
-		// the empty database.
-		best, bestN := "", -1
-		ss, _ := stack.ListSnapshots(r.Dirs)
-		for n := p.Tenants; n >= 1 && r.snapshots(p); n-- {
-			name := r.snapshotName(p, n)
-			if slices.ContainsFunc(ss, func(s stack.SnapshotInfo) bool { return s.Name == name }) {
-				best, bestN = name, n
-				break
-			}
-			if n < p.Tenants-100000 {
-				break
-			}
-		}
-		if best == "" && r.dsKey != "" {
-			if r.snapshots(p) && r.haveSnapshot(r.emptySnapshot(p)) {
-				best, bestN = r.emptySnapshot(p), 0
-			} else {
-				// No way back to an empty database but a fresh stack.
-				r.stopStack()
-				if err := r.ensureStack(ctx, p); err != nil {
-					return nil, err
-				}
-			}
-		}
-		if best != "" {
-			start := time.Now()
-			r.Logf("restoring snapshot %s", best)
-			if _, err := r.st.RestoreSnapshot(ctx, best); err != nil {
-				return nil, err
-			}
-			if bestN > 0 {
-				seed.Restored = best
-			}
-			if bestN == p.Tenants {
-				// the whole dataset came back: what it took to make it is
-				// in its manifest (a resumed sweep keeps its seed times)
-				if m, err := dataset.ReadManifest(r.manifestPath()); err == nil {
-					recordedSeed(seed, m, p.Tenants, r.File.Dataset.AdminAPISample > 0)
-				}
-			}
-			seed.RestoreSeconds = time.Since(start).Seconds()
-			r.dsKey, r.dsN = ds, bestN
-		} else {
-			r.dsKey, r.dsN = ds, 0
+		if err := r.restoreBest(ctx, p, ds, seed); err != nil {
+			return nil, err
 		}
 	}
 	if r.dsN < p.Tenants {
-		tg := r.st.Target()
-		adm := kc.NewAdmin(kc.NewFor(tg), tg.Admin)
-		strat, _ := dataset.ParseStrategy(r.File.Dataset.Strategy)
-		keys, err := dataset.KeyPoolIn(r.Dirs.Cache)
-		if err != nil {
+		if err := r.seedRest(ctx, p, seed); err != nil {
 			return nil, err
-		}
-		o := dataset.SeedOptions{
-			Strategy: strat, Logf: r.Logf, ManifestPath: r.manifestPath(), Target: tg.BaseURL, DB: r.pgDSN(), DBKind: tg.DBKind, Keys: keys, LDAP: tg.LDAP,
-			Progress:  r.Metrics.SeedProgress(nil),
-			ServerCPU: func() (time.Duration, error) { return stack.TargetCPU(tg) },
-		}
-		// The sample: the point's last tenants through the admin API.
-		sample := 0
-		if k := r.File.Dataset.AdminAPISample; k > 0 && strat == dataset.Clone {
-			sample = min(k, p.Tenants-r.dsN)
-		}
-		add := func(spec dataset.Spec, o dataset.SeedOptions) (*dataset.SeedResult, error) {
-			res, err := dataset.Seed(ctx, adm, spec, o)
-			if err != nil {
-				return nil, err
-			}
-			seed.Added += res.Added
-			seed.Seconds += res.Duration.Seconds()
-			seed.ServerCPU += res.ServerCPU.Seconds()
-			return res, nil
-		}
-		if bulk := p.Tenants - sample; bulk > r.dsN {
-			spec := p.Spec
-			spec.Tenants = bulk
-			if _, err := add(spec, o); err != nil {
-				return nil, err
-			}
-		}
-		if sample > 0 {
-			r.Logf("seed: the last %d tenants through the admin API, timed (admin_api_sample)", sample)
-			o.Strategy = dataset.Fast
-			res, err := add(p.Spec, o)
-			if err != nil {
-				return nil, err
-			}
-			seed.AdminAPISample = &results.SeedSample{Tenants: res.Added, Seconds: res.Duration.Seconds(), ServerCPU: res.ServerCPU.Seconds()}
 		}
 		r.dsN = p.Tenants
 		if r.snapshots(p) {
@@ -385,6 +302,107 @@ func (r *Runner) reach(ctx context.Context, p Point) (*results.Seed, error) {
 		}
 	}
 	return seed, nil
+}
+
+// restoreBest restores the best snapshot for point p (dataset ds): exact
+// N, else the largest below, else the empty database; without one, a
+// fresh stack.
+func (r *Runner) restoreBest(ctx context.Context, p Point, ds string, seed *results.Seed) error {
+	best, bestN := "", -1
+	ss, _ := stack.ListSnapshots(r.Dirs)
+	for n := p.Tenants; n >= 1 && r.snapshots(p); n-- {
+		name := r.snapshotName(p, n)
+		if slices.ContainsFunc(ss, func(s stack.SnapshotInfo) bool { return s.Name == name }) {
+			best, bestN = name, n
+			break
+		}
+		if n < p.Tenants-100000 {
+			break
+		}
+	}
+	if best == "" && r.dsKey != "" {
+		if r.snapshots(p) && r.haveSnapshot(r.emptySnapshot(p)) {
+			best, bestN = r.emptySnapshot(p), 0
+		} else {
+			// No way back to an empty database but a fresh stack.
+			r.stopStack()
+			if err := r.ensureStack(ctx, p); err != nil {
+				return err
+			}
+		}
+	}
+	if best == "" {
+		r.dsKey, r.dsN = ds, 0
+		return nil
+	}
+	start := time.Now()
+	r.Logf("restoring snapshot %s", best)
+	if _, err := r.st.RestoreSnapshot(ctx, best); err != nil {
+		return err
+	}
+	if bestN > 0 {
+		seed.Restored = best
+	}
+	if bestN == p.Tenants {
+		// the whole dataset came back: what it took to make it is in its
+		// manifest (a resumed sweep keeps its seed times)
+		if m, err := dataset.ReadManifest(r.manifestPath()); err == nil {
+			recordedSeed(seed, m, p.Tenants, r.File.Dataset.AdminAPISample > 0)
+		}
+	}
+	seed.RestoreSeconds = time.Since(start).Seconds()
+	r.dsKey, r.dsN = ds, bestN
+	return nil
+}
+
+// seedRest seeds point p's tenants beyond the r.dsN there, with the
+// file's strategy, the last ones through the admin API when the file
+// samples it; seed adds what it took.
+func (r *Runner) seedRest(ctx context.Context, p Point, seed *results.Seed) error {
+	tg := r.st.Target()
+	adm := kc.NewAdmin(kc.NewFor(tg), tg.Admin)
+	strat, _ := dataset.ParseStrategy(r.File.Dataset.Strategy)
+	keys, err := dataset.KeyPoolIn(r.Dirs.Cache)
+	if err != nil {
+		return err
+	}
+	o := dataset.SeedOptions{
+		Strategy: strat, Logf: r.Logf, ManifestPath: r.manifestPath(), Target: tg.BaseURL, DB: r.pgDSN(), DBKind: tg.DBKind, Keys: keys, LDAP: tg.LDAP,
+		Progress:  r.Metrics.SeedProgress(nil),
+		ServerCPU: func() (time.Duration, error) { return stack.TargetCPU(tg) },
+	}
+	// The sample: the point's last tenants through the admin API.
+	sample := 0
+	if k := r.File.Dataset.AdminAPISample; k > 0 && strat == dataset.Clone {
+		sample = min(k, p.Tenants-r.dsN)
+	}
+	add := func(spec dataset.Spec, o dataset.SeedOptions) (*dataset.SeedResult, error) {
+		res, err := dataset.Seed(ctx, adm, spec, o)
+		if err != nil {
+			return nil, err
+		}
+		seed.Added += res.Added
+		seed.Seconds += res.Duration.Seconds()
+		seed.ServerCPU += res.ServerCPU.Seconds()
+		return res, nil
+	}
+	if bulk := p.Tenants - sample; bulk > r.dsN {
+		spec := p.Spec
+		spec.Tenants = bulk
+		if _, err := add(spec, o); err != nil {
+			return err
+		}
+	}
+	if sample > 0 {
+		r.Logf("seed: the last %d tenants through the admin API, timed (admin_api_sample)", sample)
+		o.Strategy = dataset.Fast
+		res, err := add(p.Spec, o)
+		if err != nil {
+			return err
+		}
+		seed.AdminAPISample = &results.SeedSample{Tenants: res.Added, Seconds: res.Duration.Seconds(), ServerCPU: res.ServerCPU.Seconds()}
+	}
+	return nil
 }
 
 func (r *Runner) manifestPath() string { return r.st.DatasetManifest() }
