@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"net/http"
 	"time"
 
 	"github.com/kcbench/kcbench/internal/kc"
@@ -98,32 +99,7 @@ func (s *Stack) Status(ctx context.Context) Status {
 	st.Ready = len(s.st.Nodes) > 0
 	st.Keycloak = ProcStatus{Version: s.st.Options.Version, Alive: len(s.st.Nodes) > 0}
 	for _, ns := range s.st.Nodes {
-		nst := NodeStatus{Index: ns.Index, URL: ns.URL(), MgmtURL: ns.MgmtURL(), CPULimit: ns.CPU}
-		if ns.CPU != nil && ns.CPU.Group != "" {
-			if th, err := ns.CPU.Throttling(); err == nil {
-				nst.Throttling = &th
-			}
-		}
-		if n := ns.Proc; n != nil {
-			nst.Process = ProcStatus{Version: s.st.Options.Version, PID: n.JVM.PID, Alive: n.JVM.Alive()}
-			if nst.Process.Alive {
-				nst.Process.RSS, _ = RSS(n.JVM.PID)
-				nst.Process.CPU, _ = CPUTime(n.JVM.PID)
-				if st.Heap == nil {
-					if h, err := HeapInForce(n.JVM.PID); err == nil {
-						st.Heap = &h
-					}
-				}
-				nst.Process.Uptime = n.JVM.Uptime()
-				nst.Ready, _ = kc.Ready(ctx, hc, nst.MgmtURL)
-			}
-		}
-		if s.st.Topology.Clustered() {
-			nst.View = ns.ClusterView()
-			if nst.View != len(s.st.Nodes) {
-				st.Ready = false
-			}
-		}
+		nst := s.nodeStatus(ctx, ns, hc, &st)
 		if st.Keycloak.PID == 0 {
 			st.Keycloak.PID, st.Keycloak.Uptime = nst.Process.PID, nst.Process.Uptime
 		}
@@ -134,11 +110,8 @@ func (s *Stack) Status(ctx context.Context) Status {
 		st.Nodes = append(st.Nodes, nst)
 	}
 	if b := s.st.LB; b != nil {
-		bs := &BalancerStatus{URL: b.URL(), Process: ProcStatus{PID: b.Proc.PID, Alive: b.Proc.Alive()}}
+		bs := &BalancerStatus{URL: b.URL(), Process: procStatus("", b.Proc)}
 		if bs.Process.Alive {
-			bs.Process.RSS, _ = RSS(b.Proc.PID)
-			bs.Process.CPU, _ = CPUTime(b.Proc.PID)
-			bs.Process.Uptime = b.Proc.Uptime()
 			var err error
 			if bs.Backends, err = b.serverStats(ctx, hc); err != nil {
 				bs.Error = err.Error()
@@ -161,28 +134,60 @@ func (s *Stack) Status(ctx context.Context) Status {
 		st.Postgres = &ps
 	}
 	if m := s.st.MariaDB; m != nil {
-		ps := ProcStatus{Version: m.Version, PID: m.Proc.PID, Alive: m.Proc.Alive()}
-		if ps.Alive {
-			ps.Uptime = m.Proc.Uptime()
-			ps.RSS, _ = RSS(m.Proc.PID)
-			ps.CPU, _ = CPUTime(m.Proc.PID)
-		}
+		ps := procStatus(m.Version, m.Proc)
 		st.MariaDB = &ps
 	}
 	if d := s.Directory(); d != nil {
 		st.LDAPURL = d.URL
 	}
 	if l := s.st.Slapd; l != nil {
-		ps := ProcStatus{PID: l.Proc.PID, Alive: l.Proc.Alive()}
-		if ps.Alive {
-			ps.Uptime = l.Proc.Uptime()
-			ps.RSS, _ = RSS(l.Proc.PID)
-			ps.CPU, _ = CPUTime(l.Proc.PID)
-		}
+		ps := procStatus("", l.Proc)
 		st.Slapd = &ps
 	}
 	st.Listeners, _ = Listeners(s.Pids())
 	return st
+}
+
+// procStatus is a server process's status: alive, with its uptime, RSS
+// and CPU time when it is.
+func procStatus(version string, p Proc) ProcStatus {
+	ps := ProcStatus{Version: version, PID: p.PID, Alive: p.Alive()}
+	if ps.Alive {
+		ps.Uptime = p.Uptime()
+		ps.RSS, _ = RSS(p.PID)
+		ps.CPU, _ = CPUTime(p.PID)
+	}
+	return ps
+}
+
+// nodeStatus is one node's status: its JVM, CPU quota and throttling,
+// readiness and cluster view (a node that does not see them all makes the
+// stack not ready); st gets the heap in force from the first live node.
+func (s *Stack) nodeStatus(ctx context.Context, ns NodeState, hc *http.Client, st *Status) NodeStatus {
+	nst := NodeStatus{Index: ns.Index, URL: ns.URL(), MgmtURL: ns.MgmtURL(), CPULimit: ns.CPU}
+	if ns.CPU != nil && ns.CPU.Group != "" {
+		if th, err := ns.CPU.Throttling(); err == nil {
+			nst.Throttling = &th
+		}
+	}
+	if n := ns.Proc; n != nil {
+		nst.Process = procStatus(s.st.Options.Version, n.JVM)
+		if nst.Process.Alive {
+			if st.Heap == nil {
+				if h, err := HeapInForce(n.JVM.PID); err == nil {
+					st.Heap = &h
+				}
+			}
+			nst.Ready, _ = kc.Ready(ctx, hc, nst.MgmtURL)
+		}
+	}
+	if s.st.Topology.Clustered() {
+		nst.View = ns.ClusterView()
+		if nst.View != len(s.st.Nodes) {
+			st.Ready = false
+		}
+	}
+	return nst
 }
 
 // NodeSample is one node's counters at a moment (or, from Since, their
