@@ -65,8 +65,8 @@ func TestNextReplaysPublishedSearches(t *testing.T) {
 			}
 		})
 	}
-	if replayed < 8 {
-		t.Errorf("replayed %d published searches, want at least 8", replayed)
+	if replayed < 12 {
+		t.Errorf("replayed %d published searches, want at least 12", replayed)
 	}
 }
 
