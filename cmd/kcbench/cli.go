@@ -13,6 +13,7 @@ import (
 	"github.com/kcbench/kcbench/internal/buildinfo"
 	"github.com/kcbench/kcbench/internal/cliutil"
 	"github.com/kcbench/kcbench/internal/progress"
+	"github.com/kcbench/kcbench/internal/scenario"
 )
 
 // Exit codes, the one documented list (also in the README and --help).
@@ -22,7 +23,7 @@ const (
 	exitUsage       = 2 // bad flags or arguments
 	exitThresholds  = 3 // an SLO or threshold failed (results still written)
 	exitInterrupted = 4 // SIGINT/SIGTERM
-	exitTargetDown  = 5 // the target died or was unreachable during a run (results of what ran still written)
+	exitTargetDown  = 5 // the target died, was unreachable during a run or refused its setup check (results of what ran still written)
 )
 
 // env is what a command may touch of the process: its output streams and
@@ -120,6 +121,10 @@ func exitCode(ctx context.Context, e *env, err error) int {
 	var ue cliutil.UsageError
 	if errors.As(err, &ue) {
 		return exitUsage
+	}
+	var setup *scenario.SetupError // load, capacity, experiment run
+	if errors.As(err, &setup) {
+		return exitTargetDown
 	}
 	return exitError
 }

@@ -47,7 +47,9 @@ func parseLoad(e *env, args []string) (*loadFlags, load.Segment, time.Time, erro
 		lf.mf.RegisterFlags(fs)
 		return fs
 	}
-	fail := func(err error) (*loadFlags, load.Segment, time.Time, error) { return nil, load.Segment{}, time.Time{}, err }
+	fail := func(err error) (*loadFlags, load.Segment, time.Time, error) {
+		return nil, load.Segment{}, time.Time{}, err
+	}
 	fs := newFS()
 	if err := parse(fs, args, 0); err != nil {
 		return fail(err)
@@ -125,7 +127,7 @@ func cmdLoad(ctx context.Context, e *env, args []string) error {
 	res, runErr := scenario.Run(ctx, *in)
 	prog.Done()
 	if res == nil {
-		return runErr // nothing ran (e.g. a VU could not log in)
+		return runErr // nothing ran (e.g. a VU could not log in, or the setup check failed)
 	}
 	e.logf("load: done in %s", time.Since(start).Round(time.Millisecond))
 	if err := r.Write(e.stdout, res, cfg.Out, af.Emit, e.logf); err != nil {

@@ -94,6 +94,19 @@ func TestLoadCommand(t *testing.T) {
 		t.Errorf("no results after a failed threshold: %v", err)
 	}
 
+	// A setup Keycloak refuses (a client it does not know): the setup
+	// check before the clock names it, exit 5, nothing measured.
+	outSetup := filepath.Join(t.TempDir(), "setup")
+	code, text = c.run("load", "--scenario", "client-credentials", "--realm", "master", "--client-id", "no-such-client", "--client-secret", "x",
+		"--duration", "2s", "--out", outSetup)
+	if code != exitTargetDown || !strings.Contains(text, "setup: one client-credentials iteration before the clock failed on Keycloak 26.") ||
+		!strings.Contains(text, "(http_401)") {
+		t.Errorf("a refused setup: exit %d\n%s", code, text)
+	}
+	if _, err := os.Stat(filepath.Join(outSetup, "summary.json")); err == nil {
+		t.Errorf("a refused setup wrote a summary")
+	}
+
 	// The same from a YAML file: the login form.
 	yml := filepath.Join(t.TempDir(), "run.yaml")
 	os.WriteFile(yml, []byte("scenario: login-form\nexecutor: per-vu-iterations\nvus: 2\niterations: 3\nduration: 30s\n"), 0o644)

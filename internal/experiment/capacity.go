@@ -81,8 +81,12 @@ func (f *Search) runStepper(tg kc.Target, m *dataset.Manifest, o capacity.Option
 
 // Stepper binds the search to a Keycloak.
 func (f *Search) Stepper(tg kc.Target, m *dataset.Manifest) *scenario.CapacityStepper {
+	version := ""
+	if f.Local != nil {
+		version = f.Local.State().Options.Version
+	}
 	return &scenario.CapacityStepper{Config: f.Scenario, Target: tg, Manifest: m, SLOs: f.Options.SLOs, MaxVUs: f.MaxVUs, Grace: f.Grace,
-		IntervalHook: f.IntervalHook, RSS: func() (int64, error) { return stack.TargetRSS(tg) }}
+		IntervalHook: f.IntervalHook, RSS: func() (int64, error) { return stack.TargetRSS(tg) }, Prove: true, KeycloakVersion: version}
 }
 
 // Run runs one search against tg, prints its steps and conclusion, and
@@ -95,6 +99,7 @@ func (f *Search) Run(ctx context.Context, tg kc.Target, m *dataset.Manifest, par
 	}
 	sr, done := f.runStepper(tg, m, o)
 	defer done()
+	sr.KeycloakVersion = cmp.Or(sr.KeycloakVersion, params["keycloak_version"])
 	sr.EarlyEnd = o.WithDefaults().EarlyEnd
 	o.BeforeStep, o.AfterStep = f.stepLogs()
 	desc := f.Scenario.Scenario

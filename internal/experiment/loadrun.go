@@ -76,7 +76,8 @@ func (c *RunFile) PrepareLoad(tf *kc.TargetFlags, w *stack.Where, getenv func(st
 	if err != nil {
 		return nil, err
 	}
-	r := &LoadRun{In: scenario.RunInput{Target: tg, Config: c.Config, KeepGoing: keepGoing, RequireSuccess: true, Segment: seg, StartAt: startAt, RecoverySLO: c.RecoverySLO},
+	r := &LoadRun{In: scenario.RunInput{Target: tg, Config: c.Config, KeepGoing: keepGoing, RequireSuccess: true, Prove: true,
+		Segment: seg, StartAt: startAt, RecoverySLO: c.RecoverySLO},
 		Params: map[string]string{"target": "external", "machine_cores": fmt.Sprint(runtime.NumCPU())}, Desc: "realm " + c.Realm}
 	load.AgentParams(r.Params, seg, startAt)
 	if r.In.Events, err = EventsFor(logf, c.Events, st, c.Total()); err != nil {
@@ -126,6 +127,7 @@ func (c *RunFile) PrepareLoad(tf *kc.TargetFlags, w *stack.Where, getenv func(st
 		share, _ := c.Config.Split(seg)
 		r.Desc += fmt.Sprintf("; agent %s: %s", seg, share.Describe())
 	}
+	r.In.KeycloakVersion = r.Params["keycloak_version"]
 	return r, nil
 }
 

@@ -607,7 +607,7 @@ func (r *Runner) runWorkload(ctx context.Context, pr *pointRun, phase string, w 
 	if err != nil {
 		return fmt.Errorf("%s %s: %w", phase, w.Name, err)
 	}
-	res, err := scenario.Run(ctx, scenario.RunInput{Target: tg, Manifest: m, Config: cfg,
+	res, err := scenario.Run(ctx, scenario.RunInput{Target: tg, Manifest: m, Config: cfg, Prove: true, KeycloakVersion: p.Stack.Version,
 		Alive:  r.st.Watch().Check, // a dead Keycloak fails the point, named
 		Events: events, RecoverySLO: w.RecoverySLO.Duration, IntervalHook: r.Metrics.Hook(),
 		Progress: func(pg load.Progress) {

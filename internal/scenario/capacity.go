@@ -56,8 +56,20 @@ type CapacityStepper struct {
 	// soon as it has failed (capacity.Options.EarlyEnd); warm-ups and
 	// probes run their whole length (capacity.StepPhase).
 	EarlyEnd func(rate float64, d time.Duration) func(load.Interval) string
+	// Prove proves the setup before the first step (RunInput.Prove),
+	// naming KeycloakVersion when it fails.
+	Prove           bool
+	KeycloakVersion string
+	proved          bool
+
 	// users are the VUs' state, kept from step to step.
 	users UserCache
+}
+
+// prove sets in to prove the setup when it is the first step run.
+func (s *CapacityStepper) prove(in *RunInput) {
+	in.Prove, in.KeycloakVersion = s.Prove && !s.proved, s.KeycloakVersion
+	s.proved = true
 }
 
 // UserCache keeps VUs' state across runs of one workload (RunInput.Users).
@@ -192,6 +204,7 @@ func (s *CapacityStepper) Step(ctx context.Context, st capacity.Step) (capacity.
 	if s.HTTPClient != nil {
 		in.Users = &s.users // a user keeps the client it was made with: a shared one
 	}
+	s.prove(&in)
 	stopRSS, peak := watchRSS(s.RSS)
 	res, err := Run(ctx, in)
 	stopRSS()
@@ -219,6 +232,7 @@ func (s *CapacityStepper) AgentStep(ctx context.Context, rate float64, d time.Du
 	if s.HTTPClient != nil {
 		in.Users = &s.users
 	}
+	s.prove(&in)
 	stopRSS, peak := watchRSS(s.RSS)
 	res, err := Run(ctx, in)
 	stopRSS()

@@ -60,6 +60,13 @@ type RunInput struct {
 	// RecoverySLO is the p99 a run must come back under after each event
 	// (results.Recovery; 0: DefaultRecoverySLO).
 	RecoverySLO time.Duration
+	// Prove runs one iteration, by a VU of its own, before the clock
+	// starts: a run whose users, clients or flows do not work on this
+	// Keycloak (a seed that silently failed, a client without the grant)
+	// is refused with a *SetupError instead of measured. KeycloakVersion,
+	// when known, is named in the refusal.
+	Prove           bool
+	KeycloakVersion string
 	// RequireSuccess makes a run in which iterations ran and none
 	// succeeded return a *DownError naming the errors (a capacity step
 	// that fails them all is a finding of its search instead).
@@ -152,6 +159,11 @@ func Run(ctx context.Context, in RunInput) (*RunResult, error) {
 	ex := cfg.AgentExecutor(whole, in.Segment)
 	if err := ex.Validate(); err != nil {
 		return nil, fmt.Errorf("%s: %w", cfg.Executor, err)
+	}
+	if in.Prove {
+		if err := Prove(ctx, sc, in.KeycloakVersion); err != nil {
+			return nil, err
+		}
 	}
 
 	runCtx, stop := context.WithCancelCause(ctx)
@@ -281,6 +293,84 @@ func recorderOptions(in RunInput, cfg Config, watch *downWatch) []load.RecorderO
 		}
 		watch.observe(p)
 	}))
+}
+
+// SetupError refuses a run whose proof of setup failed (RunInput.Prove):
+// one iteration before the clock was refused by the server (an HTTP 4xx)
+// or failed a check.
+type SetupError struct {
+	Scenario string
+	Version  string // the Keycloak's, when known
+	Class    string // the error's class (load.Classify)
+	Err      error
+}
+
+func (e *SetupError) Error() string {
+	on := "this Keycloak"
+	if e.Version != "" {
+		on = "Keycloak " + e.Version
+	}
+	return fmt.Sprintf("setup: one %s iteration before the clock failed on %s (%s), so the run would measure no success: %v "+
+		"(is the dataset seeded, and do its clients allow the flow?)", e.Scenario, on, e.Class, e.Err)
+}
+
+func (e *SetupError) Unwrap() error { return e.Err }
+
+// proofWait bounds the proof: a server that does not answer within it is
+// left to the run, whose own accounting says what it did.
+const proofWait = 5 * time.Second
+
+// Prove runs one iteration of sc by a VU of its own, id 0 (a scenario
+// that reuses users hands the same one to the run's first VU). When the
+// server refused it (an HTTP 4xx: no such realm, user or client, a grant
+// the client may not use) or it failed a check, it returns a *SetupError.
+// A server that is down, slow or broken (refused or reset connections,
+// time-outs, 5xx, malformed answers) is the run's to measure and report,
+// not a setup's: Prove returns nil then.
+func Prove(ctx context.Context, sc load.Scenario, version string) error {
+	ctx, cancel := context.WithTimeout(ctx, proofWait)
+	defer cancel()
+	err := proveOnce(ctx, sc)
+	if err == nil {
+		return nil
+	}
+	c := load.Classify(err)
+	if c == load.ClassCheck || strings.HasPrefix(c, "http_4") {
+		return &SetupError{Scenario: sc.Name(), Version: version, Class: c, Err: err}
+	}
+	return nil
+}
+
+func proveOnce(ctx context.Context, sc load.Scenario) error {
+	u, err := sc.NewUser(ctx, 0)
+	if err != nil {
+		return err
+	}
+	var rec firstError
+	if err := u.Iterate(ctx, &rec); err != nil {
+		return err
+	}
+	return rec.get()
+}
+
+// firstError is an OpRecorder that keeps the first failed operation.
+type firstError struct {
+	mu  sync.Mutex
+	err error
+}
+
+func (r *firstError) Record(op string, _ time.Time, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err != nil && r.err == nil {
+		r.err = fmt.Errorf("%s: %w", op, err)
+	}
+}
+
+func (r *firstError) get() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.err
 }
 
 // markFirst calls first when the run's first iteration starts: the run's
