@@ -727,11 +727,10 @@ func diskFull(err error, dir string) error {
 }
 
 // copyWorkers copy files in parallel. PostgreSQL's data is ~1,000-2,000
-// files, most small; the bytes move in the kernel (copy_file_range). On a
-// 2-core VM with ext4, 1 to 8 workers were equally fast within the noise
-// (a fresh Keycloak database, 51 MiB in 1,757 files: ~0.2 s; 923 MiB: ~3.5 s
-// under load); more workers pay off where opening and creating files has
-// latency (network disks) and with more cores.
+// files, most small; the bytes move in the kernel (copy_file_range), so
+// the workers pay off where opening and creating files has latency
+// (network disks) and with more cores; on a local disk their number
+// hardly matters (docs/results/seeding).
 const copyWorkers = 4
 
 type copyOptions struct {
