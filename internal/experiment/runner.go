@@ -525,6 +525,13 @@ func (r *Runner) measure(ctx context.Context, cancel context.CancelCauseFunc, pr
 		return err
 	}
 	sum.Seed = seed
+	if slices.Contains(r.File.Phases, "cold") {
+		// the cold phase runs right after the restart: its workloads'
+		// setup is proved before it
+		if err := r.proveCold(ctx, p); err != nil {
+			return err
+		}
+	}
 	r.Metrics.SetPhase("boot", p.ID)
 	br, err := r.st.Restart(ctx)
 	if err != nil {
@@ -607,7 +614,7 @@ func (r *Runner) runWorkload(ctx context.Context, pr *pointRun, phase string, w 
 	if err != nil {
 		return fmt.Errorf("%s %s: %w", phase, w.Name, err)
 	}
-	res, err := scenario.Run(ctx, scenario.RunInput{Target: tg, Manifest: m, Config: cfg, Prove: true, KeycloakVersion: p.Stack.Version,
+	res, err := scenario.Run(ctx, scenario.RunInput{Target: tg, Manifest: m, Config: cfg, Prove: phase != "cold", KeycloakVersion: p.Stack.Version,
 		Alive:  r.st.Watch().Check, // a dead Keycloak fails the point, named
 		Events: events, RecoverySLO: w.RecoverySLO.Duration, IntervalHook: r.Metrics.Hook(),
 		Progress: func(pg load.Progress) {
@@ -638,6 +645,27 @@ func (r *Runner) runWorkload(ctx context.Context, pr *pointRun, phase string, w 
 		if rate := it.ErrorRateBesidesTimeouts(); rate > lim {
 			return errAbort{fmt.Sprintf("%s %s: error rate %.1f%% above %s (time-outs not counted: %d)", phase, w.Name,
 				100*rate, r.File.Watchdog.MaxErrorRate, res.Stats.Timeouts())}
+		}
+	}
+	return nil
+}
+
+// proveCold proves the setup of every workload of point p (one iteration
+// each, scenario.ProveSetup) on the server before the restart that the
+// cold phase follows, so that the cold phase meets cold caches.
+func (r *Runner) proveCold(ctx context.Context, p Point) error {
+	m, err := dataset.ReadManifest(r.manifestPath())
+	if err != nil {
+		return err
+	}
+	for _, w := range r.File.Workload {
+		if w.Capacity != nil {
+			continue
+		}
+		cfg := w.Config.Scaled(r.Scale)
+		cfg.Seed = r.File.Seed
+		if err := scenario.ProveSetup(ctx, scenario.RunInput{Target: r.st.Target(), Manifest: m, Config: cfg, KeycloakVersion: p.Stack.Version}); err != nil {
+			return fmt.Errorf("%s: %w", w.Name, err)
 		}
 	}
 	return nil

@@ -165,6 +165,9 @@ func Run(ctx context.Context, in RunInput) (*RunResult, error) {
 			return nil, err
 		}
 	}
+	if in.Users != nil {
+		sc = in.Users.Reuse(sc) // after the proof: its user is none of the run's
+	}
 
 	runCtx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
@@ -229,8 +232,8 @@ func Run(ctx context.Context, in RunInput) (*RunResult, error) {
 
 // newScenario builds the run's scenario over hc: its pool of users and
 // clients (a hand-given realm's, or the manifest's, this segment's
-// slice), its sessions logged in when it needs them, reused across runs
-// when in.Users holds them.
+// slice), its sessions logged in when it needs them (in in.Users' pool
+// when set; Run wraps the scenario to reuse its users across runs).
 func newScenario(ctx context.Context, in RunInput, cfg Config, hc *http.Client) (load.Scenario, error) {
 	env := cfg.env()
 	env.Client = kc.New(in.Target.BaseURL, hc)
@@ -267,9 +270,6 @@ func newScenario(ctx context.Context, in RunInput, cfg Config, hc *http.Client) 
 		if err := p.prepare(ctx, cmp.Or(cfg.VUs, cfg.MaxVUsAtOnce())); err != nil {
 			return nil, fmt.Errorf("scenario %s: logging its sessions in: %w", cfg.Scenario, err)
 		}
-	}
-	if in.Users != nil {
-		sc = in.Users.Reuse(sc)
 	}
 	return sc, nil
 }
@@ -320,8 +320,8 @@ func (e *SetupError) Unwrap() error { return e.Err }
 // left to the run, whose own accounting says what it did.
 const proofWait = 5 * time.Second
 
-// Prove runs one iteration of sc by a VU of its own, id 0 (a scenario
-// that reuses users hands the same one to the run's first VU). When the
+// Prove runs one iteration of sc by a VU of its own, id 0 (the twin of
+// the run's first VU: the same tenant, client and user). When the
 // server refused it (an HTTP 4xx: no such realm, user or client, a grant
 // the client may not use) or it failed a check, it returns a *SetupError.
 // A server that is down, slow or broken (refused or reset connections,
@@ -351,6 +351,30 @@ func proveOnce(ctx context.Context, sc load.Scenario) error {
 		return err
 	}
 	return rec.get()
+}
+
+// ProveSetup builds in's scenario on a client of its own and proves it
+// (Prove), without running anything else: a caller that must not warm
+// the server just before the clock (a cold phase, measured right after a
+// restart) proves its workloads before the restart instead.
+func ProveSetup(ctx context.Context, in RunInput) error {
+	cfg := in.Config
+	cfg.ApplyDefaults()
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	cfg, err := cfg.Split(in.Segment)
+	if err != nil {
+		return err
+	}
+	hc := &http.Client{Transport: LoadTransport(in.Target, cfg.Timeout, 1, in.LocalAddr)}
+	defer hc.CloseIdleConnections()
+	in.Users = nil
+	sc, err := newScenario(ctx, in, cfg, hc)
+	if err != nil {
+		return err
+	}
+	return Prove(ctx, sc, in.KeycloakVersion)
 }
 
 // firstError is an OpRecorder that keeps the first failed operation.
