@@ -137,13 +137,9 @@ func Run(ctx context.Context, in RunInput) (*RunResult, error) {
 	if err := kc.CheckTLS(ctx, in.Target); err != nil {
 		return nil, err
 	}
-	var ths []results.Threshold
-	for _, t := range cfg.Thresholds {
-		th, err := results.ParseThreshold(t)
-		if err != nil {
-			return nil, err
-		}
-		ths = append(ths, th)
+	ths, err := parseThresholds(cfg.Thresholds)
+	if err != nil {
+		return nil, err
 	}
 	hc := in.HTTPClient
 	if hc == nil {
@@ -160,13 +156,8 @@ func Run(ctx context.Context, in RunInput) (*RunResult, error) {
 	if err := ex.Validate(); err != nil {
 		return nil, fmt.Errorf("%s: %w", cfg.Executor, err)
 	}
-	if in.Prove {
-		if err := Prove(ctx, sc, in.KeycloakVersion); err != nil {
-			return nil, err
-		}
-	}
-	if in.Users != nil {
-		sc = in.Users.Reuse(sc) // after the proof: its user is none of the run's
+	if sc, err = proveAndReuse(ctx, in, sc); err != nil {
+		return nil, err
 	}
 
 	runCtx, stop := context.WithCancelCause(ctx)
@@ -228,6 +219,33 @@ func Run(ctx context.Context, in RunInput) (*RunResult, error) {
 		res.Stats.Thresholds, res.ThresholdErr = stats.Check(ths)
 	}
 	return res, runErr
+}
+
+// proveAndReuse proves sc's setup when in asks (Prove), then wraps it to
+// reuse in.Users' users: after the proof, whose user is none of the run's.
+func proveAndReuse(ctx context.Context, in RunInput, sc load.Scenario) (load.Scenario, error) {
+	if in.Prove {
+		if err := Prove(ctx, sc, in.KeycloakVersion); err != nil {
+			return nil, err
+		}
+	}
+	if in.Users != nil {
+		sc = in.Users.Reuse(sc)
+	}
+	return sc, nil
+}
+
+// parseThresholds parses a run's thresholds.
+func parseThresholds(ts []string) ([]results.Threshold, error) {
+	var ths []results.Threshold
+	for _, t := range ts {
+		th, err := results.ParseThreshold(t)
+		if err != nil {
+			return nil, err
+		}
+		ths = append(ths, th)
+	}
+	return ths, nil
 }
 
 // newScenario builds the run's scenario over hc: its pool of users and
