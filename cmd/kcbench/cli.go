@@ -91,11 +91,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		return exitOK
 	}
 	for _, c := range commands() {
-		if c.name != args[0] {
-			continue
+		if c.name == args[0] {
+			return exitCode(ctx, e, c.run(ctx, e, args[1:]))
 		}
-		err := c.run(ctx, e, args[1:])
-		return exitCode(ctx, e, err)
 	}
 	fmt.Fprintf(stderr, "kcbench: unknown command %q\n\n", args[0])
 	printUsage(stderr)
@@ -103,10 +101,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 }
 
 func exitCode(ctx context.Context, e *env, err error) int {
-	if err == nil {
-		return exitOK
-	}
-	if errors.Is(err, flag.ErrHelp) {
+	if err == nil || errors.Is(err, flag.ErrHelp) {
 		return exitOK
 	}
 	if ctx.Err() != nil && errors.Is(err, context.Canceled) {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"runtime"
 	"time"
@@ -17,7 +18,7 @@ import (
 	"github.com/kcbench/kcbench/internal/stack"
 )
 
-// loadFlags are kcbench load's flags.
+// loadFlags are kcbench load's flags, and the agent's part they give.
 type loadFlags struct {
 	cfg              experiment.RunFile
 	file             string
@@ -27,11 +28,13 @@ type loadFlags struct {
 	df               report.DashboardFlags
 	mf               metrics.Flags
 	quiet, keepGoing bool
+	seg              load.Segment
+	startAt          time.Time
 }
 
 // parseLoad parses kcbench load's flags over --file's settings and checks
-// them: the segment and start time of an agent's part come with them.
-func parseLoad(e *env, args []string) (*loadFlags, load.Segment, time.Time, error) {
+// them.
+func parseLoad(e *env, args []string) (*loadFlags, error) {
 	lf := &loadFlags{cfg: experiment.DefaultRunFile()}
 	newFS := func() *flag.FlagSet {
 		fs := newFlags(e, "load", experiment.LoadSynopsis)
@@ -47,78 +50,65 @@ func parseLoad(e *env, args []string) (*loadFlags, load.Segment, time.Time, erro
 		lf.mf.RegisterFlags(fs)
 		return fs
 	}
-	fail := func(err error) (*loadFlags, load.Segment, time.Time, error) {
-		return nil, load.Segment{}, time.Time{}, err
-	}
 	fs := newFS()
 	if err := parse(fs, args, 0); err != nil {
-		return fail(err)
+		return nil, err
 	}
 	if lf.file != "" {
 		fc, err := experiment.ReadRunFile(lf.file)
 		if err != nil {
-			return fail(usagef("--file: %v", err))
+			return nil, usagef("--file: %v", err)
 		}
 		lf.cfg = fc
 		fs = newFS()
 		if err := parse(fs, args, 0); err != nil { // flags override the file
-			return fail(err)
+			return nil, err
 		}
 	}
 	if err := lf.cfg.Validate(); err != nil {
-		return fail(cliutil.Usage(cliutil.FlagNames(fs, err)))
+		return nil, cliutil.Usage(cliutil.FlagNames(fs, err))
 	}
-	if err := lf.df.Check(); err != nil {
-		return fail(err)
+	var err error
+	if lf.seg, lf.startAt, err = lf.af.Resolve(e.getenv, time.Now()); err != nil {
+		return nil, cliutil.Usage(err)
 	}
-	seg, startAt, err := lf.af.Resolve(e.getenv, time.Now())
-	if err != nil {
-		return fail(cliutil.Usage(err))
+	if _, err := lf.cfg.Config.Split(lf.seg); err != nil {
+		return nil, cliutil.Usage(err)
 	}
-	if _, err := lf.cfg.Config.Split(seg); err != nil {
-		return fail(cliutil.Usage(err))
-	}
-	if err := lf.mf.Check(); err != nil {
-		return fail(err)
-	}
-	if err := lf.cfg.CheckOut(lf.af.Emit); err != nil {
-		return fail(err)
-	}
-	return lf, seg, startAt, nil
+	return lf, errors.Join(lf.df.Check(), lf.mf.Check(), lf.cfg.CheckOut(lf.af.Emit))
 }
 
 func cmdLoad(ctx context.Context, e *env, args []string) error {
-	lf, seg, startAt, err := parseLoad(e, args)
+	lf, err := parseLoad(e, args)
 	if err != nil {
 		return err
 	}
-	cfg, tf, w, af, df, mf, quiet := lf.cfg, &lf.tf, &lf.w, &lf.af, &lf.df, &lf.mf, lf.quiet
-	r, err := cfg.PrepareLoad(tf, w, e.getenv, e.logf, seg, startAt, lf.keepGoing)
+	cfg := lf.cfg
+	r, err := cfg.PrepareLoad(&lf.tf, &lf.w, e.getenv, e.logf, lf.seg, lf.startAt, lf.keepGoing)
 	if err != nil {
 		return err
 	}
 	in := &r.In
-	in.LocalAddr = af.LocalAddr
+	in.LocalAddr = lf.af.LocalAddr
 	if cfg.Procs > 0 {
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(cfg.Procs))
 	}
-	hook, stopMetrics, err := mf.Start(e.logf, seg)
+	hook, stopMetrics, err := lf.mf.Start(e.logf, lf.seg)
 	if err != nil {
 		return err
 	}
 	defer stopMetrics()
 	in.IntervalHook = hook
-	prog := progress.NewLoad(e.stderr, quiet)
+	prog := progress.NewLoad(e.stderr, lf.quiet)
 	in.Progress = prog.Update
-	live, err := df.Start(e.logf, "load "+cfg.Scenario)
+	live, err := lf.df.Start(e.logf, "load "+cfg.Scenario)
 	if err != nil {
 		return err
 	}
 	if live != nil {
-		total := cfg.Config.Total()
-		in.Progress = func(p load.Progress) {
+		in.Progress = func(p load.Progress) { // about once a second
 			prog.Update(p)
-			live.Add(liveSample(cfg.Scenario, total, p))
+			live.Add(liveSample(cfg.Scenario, cfg.Config.Total(), p))
 		}
 		defer func() { report.FinishLiveDir(context.WithoutCancel(ctx), live, cfg.Out) }()
 	}
@@ -130,7 +120,7 @@ func cmdLoad(ctx context.Context, e *env, args []string) error {
 		return runErr // nothing ran (e.g. a VU could not log in, or the setup check failed)
 	}
 	e.logf("load: done in %s", time.Since(start).Round(time.Millisecond))
-	if err := r.Write(e.stdout, res, cfg.Out, af.Emit, e.logf); err != nil {
+	if err := r.Write(e.stdout, res, cfg.Out, lf.af.Emit, e.logf); err != nil {
 		return err
 	}
 	if err := experiment.TargetDown(runErr); err != nil {
