@@ -5,12 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"maps"
 	"math"
 	"net"
-	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"os"
 	"os/exec"
@@ -29,7 +26,6 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
-	"github.com/kcbench/kcbench/internal/load"
 	"github.com/kcbench/kcbench/internal/results"
 )
 
@@ -754,30 +750,6 @@ func TestBrowserCapacityReport(t *testing.T) {
 	p.checkClean(t, u)
 }
 
-// getScenario GETs url: the load engine's simplest workload, against an
-// httptest server (only this test imports load; the package does not).
-type getScenario struct{ url string }
-
-func (s getScenario) Name() string { return "get" }
-
-func (s getScenario) NewUser(context.Context, int) (load.User, error) { return s, nil }
-
-func (s getScenario) Iterate(ctx context.Context, rec load.OpRecorder) error {
-	start := time.Now()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.url, nil)
-	if err != nil {
-		return err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err == nil {
-		io.Copy(io.Discard, resp.Body) //nolint:errcheck // drained for reuse
-		resp.Body.Close()
-	}
-	rec.Record("get", start, err)
-	time.Sleep(5 * time.Millisecond)
-	return err
-}
-
 // followLive waits until the live page shows a run of phase with three
 // seconds of throughput drawn and an ETA, every chart drawn.
 func (p *browserPage) followLive(t *testing.T, phase string) {
@@ -795,8 +767,6 @@ func (p *browserPage) followLive(t *testing.T, phase string) {
 }
 
 func TestBrowserLiveDashboard(t *testing.T) {
-	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok") }))
-	defer target.Close()
 	l, err := ListenLive("127.0.0.1:0", false, "load get")
 	if err != nil {
 		t.Fatal(err)
@@ -807,17 +777,21 @@ func TestBrowserLiveDashboard(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// a short load run feeding the dashboard
+	// a short run feeding the dashboard a sample every 250 ms, as the
+	// load engine's progress does (cmd/kcbench's liveSample)
 	const runFor = 6 * time.Second
 	l.SetStatus(LiveStatus{Point: "local", Step: "1 of 1"})
-	rec := load.NewRecorder(load.WithProgress(func(pr load.Progress) {
-		l.Add(LiveSample{Label: "get", Elapsed: pr.Elapsed, Total: runFor, Warmup: pr.Warmup, Rate: pr.Rate,
-			Iterations: pr.Iterations, Errors: pr.Errors, ActiveVUs: pr.ActiveVUs, VUs: pr.VUs})
-	}))
 	runErr := make(chan error, 1)
 	go func() {
-		_, err := load.ConstantVUs{VUs: 2, Duration: runFor, GracefulStop: time.Second}.Run(context.Background(), getScenario{target.URL}, rec)
-		runErr <- err
+		tick := time.NewTicker(250 * time.Millisecond)
+		defer tick.Stop()
+		start := time.Now()
+		for n := int64(1); time.Since(start) < runFor; n++ {
+			<-tick.C
+			l.Add(LiveSample{Label: "get", Elapsed: time.Since(start), Total: runFor, Rate: 400 + float64(n%7),
+				Iterations: 100 * n, Errors: n / 10, ActiveVUs: 2, VUs: 2})
+		}
+		runErr <- nil
 	}()
 
 	// while it runs: the status and the charts follow it
