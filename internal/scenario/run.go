@@ -124,13 +124,7 @@ var ErrNoUsers = errors.New("no dataset manifest and no realm given")
 // interrupted run returns its partial result with an error wrapping the
 // context's.
 func Run(ctx context.Context, in RunInput) (*RunResult, error) {
-	cfg := in.Config
-	cfg.ApplyDefaults()
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
-	whole := cfg
-	cfg, err := cfg.Split(in.Segment)
+	whole, cfg, err := in.configs()
 	if err != nil {
 		return nil, err
 	}
@@ -233,6 +227,18 @@ func proveAndReuse(ctx context.Context, in RunInput, sc load.Scenario) (load.Sce
 		sc = in.Users.Reuse(sc)
 	}
 	return sc, nil
+}
+
+// configs are the run's whole config (defaults applied, validated) and
+// its segment's part of it.
+func (in RunInput) configs() (whole, part Config, err error) {
+	whole = in.Config
+	whole.ApplyDefaults()
+	if err := whole.Validate(); err != nil {
+		return whole, part, err
+	}
+	part, err = whole.Split(in.Segment)
+	return whole, part, err
 }
 
 // parseThresholds parses a run's thresholds.
@@ -376,12 +382,7 @@ func proveOnce(ctx context.Context, sc load.Scenario) error {
 // the server just before the clock (a cold phase, measured right after a
 // restart) proves its workloads before the restart instead.
 func ProveSetup(ctx context.Context, in RunInput) error {
-	cfg := in.Config
-	cfg.ApplyDefaults()
-	if err := cfg.Validate(); err != nil {
-		return err
-	}
-	cfg, err := cfg.Split(in.Segment)
+	_, cfg, err := in.configs()
 	if err != nil {
 		return err
 	}
