@@ -98,7 +98,7 @@ func TestScenariosCommand(t *testing.T) {
 }
 
 // fakeKC serves a realm's certs and a management /metrics whose CPU counter
-// grows by 1 ms per request served.
+// grows by 1 ms per request served, of a node in a cluster of 3.
 func fakeKC(t *testing.T) (base, mgmt string, hits *atomic.Int64) {
 	t.Helper()
 	hits = &atomic.Int64{}
@@ -108,7 +108,7 @@ func fakeKC(t *testing.T) (base, mgmt string, hits *atomic.Int64) {
 			hits.Add(1)
 			io.WriteString(w, `{"keys":[{"kid":"k","kty":"RSA"}]}`)
 		case "/metrics":
-			fmt.Fprintf(w, "# TYPE process_cpu_time_ns counter\nprocess_cpu_time_ns_total %d\nprocess_uptime_seconds 5.5\n", hits.Load()*int64(time.Millisecond))
+			fmt.Fprintf(w, "# TYPE process_cpu_time_ns counter\nprocess_cpu_time_ns_total %d\nprocess_uptime_seconds 5.5\nvendor_cluster_size{node=\"kc-0\"} 3.0\n", hits.Load()*int64(time.Millisecond))
 		default:
 			http.NotFound(w, r)
 		}
@@ -172,6 +172,11 @@ func TestLoadServerCPUFromMetrics(t *testing.T) {
 	}
 	if strings.Contains(stderr, "iterations ") {
 		t.Errorf("--quiet printed progress:\n%s", stderr)
+	}
+	// One management URL of a 3-node cluster: said before and after.
+	const part = "counts 1 of the 3 pods' work"
+	if !strings.Contains(stderr, part) || !strings.Contains(stdout, "warning: Keycloak's cluster has 3 nodes") {
+		t.Errorf("no warning of a part of the cluster measured:\nstdout: %s\nstderr: %s", stdout, stderr)
 	}
 }
 

@@ -115,11 +115,12 @@ func (f *Search) Run(ctx context.Context, tg kc.Target, m *dataset.Manifest, par
 	start := time.Now()
 	var before stack.NodeSamples
 	var uptime time.Duration
+	var podsWarning string
 	if f.Local != nil {
 		before = f.Local.SampleNodes(ctx)
 		uptime = f.Local.Uptime()
-	} else if up, ok := externalUptime(tg); ok {
-		uptime = up
+	} else if pods, ok := externalPods(tg); ok {
+		uptime, podsWarning = observe.Youngest(pods), observe.PodsWarning(pods)
 	}
 	r, err := capacity.Search(ctx, sr.Step, o)
 	if r == nil {
@@ -135,6 +136,9 @@ func (f *Search) Run(ctx context.Context, tg kc.Target, m *dataset.Manifest, par
 			r.Conclusion += fmt.Sprintf(". Keycloak had been up only %s when the search began: a just-booted JVM goes on getting cheaper per operation for minutes, so a repeat may find more",
 				uptime.Round(time.Second))
 		}
+	}
+	if podsWarning != "" {
+		r.Conclusion += ". Warning: " + podsWarning
 	}
 	if f.Local != nil {
 		if werr := WriteNodeSamples(f.Logf, dir, f.Local.SampleNodes(ctx).Since(before)); werr != nil {

@@ -85,9 +85,16 @@ func (c *RunFile) PrepareLoad(tf *kc.TargetFlags, w *stack.Where, getenv func(st
 	}
 	if st == nil {
 		externalVersion(tg, r.Params, logf)
-		if up, ok := externalUptime(tg); ok {
+		if pods, ok := externalPods(tg); ok {
+			up := observe.Youngest(pods)
 			r.Params["server_uptime_s"] = strconv.FormatInt(int64(up.Round(time.Second)/time.Second), 10)
 			warnCold(up, c.Warmup, logf)
+			if n := observe.ClusterSize(pods); n > 0 {
+				r.Params["cluster_size"] = strconv.Itoa(n)
+			}
+			if w := observe.PodsWarning(pods); w != "" {
+				logf("load: warning: %s", w)
+			}
 		}
 	}
 	if st != nil {
@@ -139,17 +146,17 @@ func warnCold(up, warmup time.Duration, logf func(string, ...any)) {
 	}
 }
 
-// externalUptime reads an external target's uptime from its management
-// metrics (the youngest pod's, when several are given); false without a
-// management URL or when it cannot be read.
-func externalUptime(tg kc.Target) (time.Duration, bool) {
+// externalPods reads what an external target's pods say of themselves
+// (uptime, cluster view) from their management metrics; false without a
+// management URL or when they cannot be read.
+func externalPods(tg kc.Target) ([]observe.Pod, bool) {
 	if tg.ManagementURL == "" {
-		return 0, false
+		return nil, false
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
-	up, err := observe.Uptime(ctx, tg.HTTPClient(observe.DefaultScrapeTimeout), tg.ManagementURLs())
-	return up, err == nil
+	pods, err := observe.ReadPods(ctx, tg.HTTPClient(observe.DefaultScrapeTimeout), tg.ManagementURLs())
+	return pods, err == nil
 }
 
 // externalVersion records an external target's Keycloak version in

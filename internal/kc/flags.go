@@ -23,7 +23,7 @@ type TargetFlags struct {
 // RegisterFlags adds --target, --management-url and the admin credentials.
 func (t *TargetFlags) RegisterFlags(fs *flag.FlagSet) {
 	fs.Var(urlFlag{&t.URL}, "target", "an external Keycloak's base `URL`, http:// or https:// (instead of the local stack)")
-	fs.Var(&mgmtURLsFlag{first: &t.MgmtURL, more: &t.moreMgmtURLs}, "management-url", "the external Keycloak's management `URL` (health, metrics); repeatable, once per pod: server CPU is summed over them")
+	fs.Var(&mgmtURLsFlag{first: &t.MgmtURL, more: &t.moreMgmtURLs}, "management-url", "the external Keycloak's management `URL` (health, metrics); repeatable, once per pod: server CPU is summed over them (a warning when the cluster has more nodes)")
 	fs.StringVar(&t.user, "admin-user", "admin", "admin user of the external Keycloak (master realm)")
 	fs.StringVar(&t.passwordFile, "admin-password-file", "", "file holding the admin password")
 	fs.StringVar(&t.clientID, "admin-client-id", "", "admin service-account client id (instead of user and password)")

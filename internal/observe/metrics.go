@@ -297,29 +297,6 @@ func Scrape(ctx context.Context, hc *http.Client, managementURL string) (Metrics
 	return metricsFrom(fams), nil
 }
 
-// MetricUptime is the JVM's time since start, in seconds (a gauge).
-const MetricUptime = "process_uptime_seconds"
-
-// Uptime scrapes each management URL and returns the shortest uptime: the
-// youngest pod's, the one whose JVM is the coldest.
-func Uptime(ctx context.Context, hc *http.Client, managementURLs []string) (time.Duration, error) {
-	var least time.Duration
-	for i, u := range managementURLs {
-		fams, err := ScrapeText(ctx, hc, u)
-		if err != nil {
-			return 0, err
-		}
-		v := sum(fams[MetricUptime], nil, value)
-		if math.IsNaN(v) || v < 0 {
-			return 0, fmt.Errorf("%s: no %s", MetricsURL(u), MetricUptime)
-		}
-		if d := time.Duration(v * float64(time.Second)); i == 0 || d < least {
-			least = d
-		}
-	}
-	return least, nil
-}
-
 // MetricsSource samples Keycloak's management /metrics: heap, GC, HTTP
 // requests, DB pool, worker pool and cache sizes, and, when CPU is set,
 // the JVM's CPU % (for targets whose process kcbench cannot see).

@@ -125,6 +125,7 @@ type cpuWindow struct {
 	sampler CPUSampler
 	reason  string // why there is no sampler
 	res     string
+	warning string // why the CPU may not be the whole cluster's
 
 	idle, idleFor float64 // cores and seconds of the baseline
 }
@@ -145,6 +146,9 @@ func newCPUWindow(ctx context.Context, tg kc.Target) *cpuWindow {
 		} else {
 			w.sampler = m
 			w.res = "Micrometer's text format: 4 significant digits"
+			if pods, err := ReadPods(ctx, tg.HTTPClient(DefaultScrapeTimeout), tg.ManagementURLs()); err == nil {
+				w.warning = PodsWarning(pods)
+			}
 		}
 	default:
 		w.reason = "the target is not a local stack and has no management URL"
@@ -294,7 +298,7 @@ func (w *cpuWindow) result(s results.Stats) results.ServerCPU {
 	case w.err != nil:
 		return results.ServerCPU{Source: w.sampler.Source(), Reason: w.err.Error()}
 	}
-	r := results.ServerCPU{Available: true, Source: w.sampler.Source(), Resolution: w.res,
+	r := results.ServerCPU{Available: true, Source: w.sampler.Source(), Resolution: w.res, Warning: w.warning,
 		CPU: (w.v1 - w.v0).Seconds(), Window: w.t1.Sub(w.t0).Seconds()}
 	if r.Window > 0 {
 		r.Cores = r.CPU / r.Window

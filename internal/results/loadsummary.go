@@ -32,6 +32,9 @@ type ServerCPU struct {
 	IdleCores       float64 `json:"idle_cores,omitempty"`
 	Baseline        float64 `json:"baseline_s,omitempty"`
 	NetPerIteration float64 `json:"net_cpu_ms_per_iteration,omitempty"`
+	// Warning says why CPU may not be the whole server's (a cluster's pods
+	// that were not all measured).
+	Warning string `json:"warning,omitempty"`
 }
 
 // Write renders the figures as the end of a summary.
@@ -42,6 +45,11 @@ func (r ServerCPU) Write(w io.Writer) error {
 	}
 	if _, err := fmt.Fprintf(w, "server cpu:   %.2f s over %.1f s measured (%.2f cores), from %s\n", r.CPU, r.Window, r.Cores, r.Source); err != nil {
 		return err
+	}
+	if r.Warning != "" {
+		if _, err := fmt.Fprintf(w, "  warning: %s\n", r.Warning); err != nil {
+			return err
+		}
 	}
 	if r.PerIteration > 0 {
 		if _, err := fmt.Fprintf(w, "  %.2f ms per successful iteration\n", r.PerIteration); err != nil {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/kcbench/kcbench/internal/kc"
 	"github.com/kcbench/kcbench/internal/load"
+	"github.com/kcbench/kcbench/internal/observe"
 	"github.com/kcbench/kcbench/internal/results"
 	"github.com/kcbench/kcbench/internal/scenario"
 	"github.com/kcbench/kcbench/internal/stack"
@@ -77,6 +78,14 @@ func TestCluster(t *testing.T) {
 		}
 		if st.Nodes[0].Host == st.Nodes[1].Host {
 			t.Errorf("both nodes on %s", st.Nodes[0].Host)
+		}
+		// What an external target's pods say of the cluster (the warning when
+		// --management-url names fewer pods than it has).
+		pods, err := observe.ReadPods(ctx, tg.HTTPClient(observe.DefaultScrapeTimeout), []string{st.Nodes[0].MgmtURL(), st.Nodes[1].MgmtURL()})
+		if err != nil || pods[0].ClusterSize != 2 || pods[1].ClusterSize != 2 || pods[0].Node == pods[1].Node || pods[0].Node == "" {
+			t.Errorf("pods' metrics: %+v, %v: want a cluster of 2 seen from two named nodes", pods, err)
+		} else if w := observe.PodsWarning(pods[:1]); !strings.Contains(w, "cluster has 2 nodes") || observe.PodsWarning(pods) != "" {
+			t.Errorf("one of two pods: warning %q; both: %q", w, observe.PodsWarning(pods))
 		}
 		b := st.LastBoot
 		if b == nil || len(b.Nodes) != 2 || b.Nodes[0].View <= 0 || b.Nodes[1].View <= 0 {
