@@ -328,17 +328,17 @@ func (r *CapacityResult) WriteStepsCSV(w io.Writer) error {
 	return cw.Error()
 }
 
-// WriteDir writes steps.csv and then capacity.json into dir (created if
-// needed), each through a temporary file and a rename, so that a
-// capacity.json means a complete result.
+// WriteDir writes steps.csv and capacity.json into a temporary folder
+// beside dir and moves them into dir (created if needed), capacity.json
+// last, so that a capacity.json means a complete result and a failed write
+// (a full disk) leaves dir as it was.
 func (r *CapacityResult) WriteDir(dir string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	if err := fileutil.WriteFile(filepath.Join(dir, StepsFile), 0o644, r.WriteStepsCSV); err != nil {
-		return err
-	}
-	return fileutil.WriteFile(filepath.Join(dir, CapacityFile), 0o644, r.WriteJSON)
+	return fileutil.WriteDir(dir, CapacityFile, func(tmp string) error {
+		if err := fileutil.WriteFile(filepath.Join(tmp, StepsFile), 0o644, r.WriteStepsCSV); err != nil {
+			return err
+		}
+		return fileutil.WriteFile(filepath.Join(tmp, CapacityFile), 0o644, r.WriteJSON)
+	})
 }
 
 // ErrNotCapacity means a JSON file is not a capacity result.
