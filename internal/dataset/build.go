@@ -136,7 +136,10 @@ func (b builder) clients(i int) []kc.ClientRep {
 			DirectAccessGrantsEnabled: true,
 			ServiceAccountsEnabled:    true,
 			RedirectURIs:              []string{RedirectURI},
-			// Introspection needs the introspecting client in the
+			// The token-exchange workload's exchanging client (a switch
+			// that Keycloak before 26.2 stores and ignores).
+			Attributes: map[string]string{"standard.token.exchange.enabled": "true"},
+			// Introspection (and token exchange) needs the client in the
 			// token's audience.
 			ProtocolMappers: []kc.ProtocolMapperRep{{
 				Name: "audience-self", Protocol: "openid-connect", ProtocolMapper: "oidc-audience-mapper",

@@ -89,6 +89,8 @@ type TokenResponse struct {
 	IDToken          string `json:"id_token,omitempty"`
 	TokenType        string `json:"token_type"`
 	Scope            string `json:"scope,omitempty"`
+	// IssuedTokenType is a token exchange's answer (RFC 8693).
+	IssuedTokenType string `json:"issued_token_type,omitempty"`
 }
 
 // Token posts form to realm's token endpoint.

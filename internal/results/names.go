@@ -17,6 +17,7 @@ const (
 	ScenarioOffline           = "offline"
 	ScenarioAdminAPI          = "admin-api"
 	ScenarioAdminSearch       = "admin-search"
+	ScenarioTokenExchange     = "token-exchange"
 	ScenarioUserJourney       = "user-journey"
 	ScenarioMix               = "mix"
 )
@@ -47,6 +48,7 @@ const (
 	OpAdminSearchUsers  = "admin_search_users" // the admin console's user search
 	OpAdminCountUsers   = "admin_count_users"  // the search's count
 	OpAdminUsersPage    = "admin_users_page"   // a page of the user list past the first
+	OpTokenExchange     = "token_exchange"     // standard token exchange (RFC 8693)
 )
 
 // Phases of a point's workloads (Workload.Phase): right after a restart,

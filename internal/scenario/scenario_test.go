@@ -165,7 +165,7 @@ func TestByName(t *testing.T) {
 			t.Errorf("%s is called %s", i.Name, sc.Name())
 		}
 	}
-	if len(List()) != 14 {
+	if len(List()) != 15 {
 		t.Errorf("%d scenarios", len(List()))
 	}
 	if _, err := ByName("nope", env); !errors.Is(err, ErrUnknown) {
