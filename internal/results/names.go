@@ -18,6 +18,7 @@ const (
 	ScenarioAdminAPI          = "admin-api"
 	ScenarioAdminSearch       = "admin-search"
 	ScenarioTokenExchange     = "token-exchange"
+	ScenarioAdminWrite        = "admin-write"
 	ScenarioUserJourney       = "user-journey"
 	ScenarioMix               = "mix"
 )
@@ -49,6 +50,20 @@ const (
 	OpAdminCountUsers   = "admin_count_users"  // the search's count
 	OpAdminUsersPage    = "admin_users_page"   // a page of the user list past the first
 	OpTokenExchange     = "token_exchange"     // standard token exchange (RFC 8693)
+	// admin-write's calls
+	OpAdminCreateUser   = "admin_create_user"
+	OpAdminUpdateUser   = "admin_update_user"
+	OpAdminMapRole      = "admin_map_role" // a realm role mapped to a user
+	OpAdminJoinGroup    = "admin_join_group"
+	OpAdminDeleteUser   = "admin_delete_user"
+	OpAdminCreateGroup  = "admin_create_group"
+	OpAdminUpdateGroup  = "admin_update_group"
+	OpAdminDeleteGroup  = "admin_delete_group"
+	OpAdminCreateClient = "admin_create_client"
+	OpAdminUpdateClient = "admin_update_client"
+	OpAdminDeleteClient = "admin_delete_client"
+	OpAdminGetUser      = "admin_get_user"   // a user by username
+	OpAdminGetClient    = "admin_get_client" // a client by client id
 )
 
 // Phases of a point's workloads (Workload.Phase): right after a restart,

@@ -62,9 +62,12 @@ type Config struct {
 	Mix                 map[string]int `yaml:"mix"`
 	SessionsPerVU       int            `yaml:"sessions_per_vu"`
 	RefreshesPerSession int            `yaml:"refreshes_per_session"`
-	JourneyThink        time.Duration  `yaml:"journey_think"`
-	JourneyUserinfo     time.Duration  `yaml:"journey_userinfo_every"`
-	JourneyLifetime     time.Duration  `yaml:"journey_token_lifetime"`
+	// AdminWritePct is the percentage of admin-write's iterations that
+	// write (0: 100).
+	AdminWritePct   float64       `yaml:"admin_write_pct"`
+	JourneyThink    time.Duration `yaml:"journey_think"`
+	JourneyUserinfo time.Duration `yaml:"journey_userinfo_every"`
+	JourneyLifetime time.Duration `yaml:"journey_token_lifetime"`
 
 	// Realm, and the client and user below, replace a dataset manifest.
 	Realm        string `yaml:"realm"`
@@ -295,6 +298,12 @@ func (c *Config) validateWorkload(p *problems) {
 			p.add("mix: %v", err)
 		}
 	}
+	if c.AdminWritePct != 0 && c.Scenario != results.ScenarioAdminWrite && c.Scenario != results.ScenarioMix {
+		p.add("admin_write_pct: applies to the admin-write scenario only")
+	}
+	if !(c.AdminWritePct >= 0 && c.AdminWritePct <= 100) {
+		p.add("admin_write_pct: %v: must be a percentage from 0 (0: 100) to 100", c.AdminWritePct)
+	}
 	if c.SessionsPerVU < 0 || c.SessionsPerVU > MaxSessionsPerVU {
 		p.add("sessions_per_vu: %d: must be between 0 and %d", c.SessionsPerVU, MaxSessionsPerVU)
 	}
@@ -404,7 +413,7 @@ func (c *Config) Describe() string {
 
 // env is the scenario Env a Config asks for, without client and pool.
 func (c *Config) env() Env {
-	return Env{Seed: c.Seed, Mix: c.Mix, SessionsPerVU: c.SessionsPerVU, RefreshesPerSession: c.RefreshesPerSession,
+	return Env{Seed: c.Seed, Mix: c.Mix, SessionsPerVU: c.SessionsPerVU, RefreshesPerSession: c.RefreshesPerSession, AdminWritePct: c.AdminWritePct,
 		Journey: JourneyOptions{Think: c.JourneyThink, UserinfoEvery: c.JourneyUserinfo, TokenLifetime: c.JourneyLifetime}}
 }
 

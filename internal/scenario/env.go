@@ -39,6 +39,9 @@ type Env struct {
 	// RefreshesPerSession bounds how often a session is refreshed before
 	// it is replaced by a new login (0: unbounded).
 	RefreshesPerSession int
+	// AdminWritePct is the percentage of admin-write's iterations that
+	// write (the others read); 0 means 100.
+	AdminWritePct float64
 	// Journey tunes the user-journey scenario.
 	Journey JourneyOptions
 	// sessions, when set, keeps the refresh scenario's sessions from run
@@ -79,8 +82,11 @@ func (e *Env) validate(name string) error {
 	} else if err := e.Pool.missing(name); err != nil {
 		errs = append(errs, err)
 	}
-	if (name == results.ScenarioAdminAPI || name == results.ScenarioAdminSearch) && e.Admin == nil {
+	if adminScenario(name) && e.Admin == nil {
 		errs = append(errs, fmt.Errorf("%s needs admin credentials", name))
+	}
+	if !(e.AdminWritePct >= 0 && e.AdminWritePct <= 100) {
+		errs = append(errs, fmt.Errorf("admin write percentage = %v: must be between 0 and 100", e.AdminWritePct))
 	}
 	if e.SessionsPerVU < 0 {
 		errs = append(errs, fmt.Errorf("sessions per VU = %d: must not be negative", e.SessionsPerVU))
@@ -92,6 +98,11 @@ func (e *Env) validate(name string) error {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
+}
+
+// adminScenario reports whether scenario name drives the admin API.
+func adminScenario(name string) bool {
+	return name == results.ScenarioAdminAPI || name == results.ScenarioAdminSearch || name == results.ScenarioAdminWrite
 }
 
 // rng returns VU id's random source for the scenario called name.
@@ -132,6 +143,7 @@ func registry() map[string]entry {
 		results.ScenarioOffline:           {"an offline_access password grant, then a refresh of the offline token", plain(newOffline)},
 		results.ScenarioAdminAPI:          {"admin REST: list realms, get the realm, list users (orgs: list organizations, get one, list members)", plain(newAdminAPI)},
 		results.ScenarioAdminSearch:       {"admin console's user list: search a user (brief, a page of 10), count the search, open a later page", plain(newAdminSearch)},
+		results.ScenarioAdminWrite:        {"admin REST writes: create, update and delete a user (with a role and a group), a group, a client; --admin-write-pct of iterations write, the others read", plain(newAdminWrite)},
 		results.ScenarioTokenExchange:     {"standard token exchange (26.2+) by the backend client of a user's access token the VU holds, for the account audience", plain(newTokenExchange)},
 		results.ScenarioUserJourney:       {"a user's session: think, form login, userinfo every 5 s, silent refresh, 1–3 token lifetimes, 25 % log out", plain(newJourney)},
 		results.ScenarioMix:               {"weighted mix of scenarios (default 1 login-form : 8 refresh : 8 client-credentials)", newMix},
