@@ -107,8 +107,9 @@ type LoginPage struct {
 	Hidden []FormField
 	// Username and Password say which credentials the form asks for: both
 	// on the usual page; with organizations enabled, Keycloak asks for the
-	// username first (identity-first login), then for the password.
-	Username, Password bool
+	// username first (identity-first login), then for the password. OTP
+	// says the form asks for a one-time code (OTPFormID).
+	Username, Password, OTP bool
 	// Message is the page's feedback, such as "Invalid username or
 	// password.", or "".
 	Message string
@@ -162,7 +163,8 @@ func (b *Browser) OpenLogin(ctx context.Context, realm string, ar AuthRequest) (
 // SubmitLogin posts username and password to the login form and returns
 // the authorization code from the redirect. When the form asks for the
 // username only (identity-first login), the password form that follows is
-// submitted too. Refused credentials give a *LoginError.
+// submitted too. Refused credentials give a *LoginError; credentials taken
+// and a one-time code asked for next give a *NeedOTP.
 func (b *Browser) SubmitLogin(ctx context.Context, page *LoginPage, ar AuthRequest, username, password string) (string, error) {
 	if page.Code != "" {
 		return page.Code, nil
@@ -175,32 +177,64 @@ func (b *Browser) SubmitLogin(ctx context.Context, page *LoginPage, ar AuthReque
 		if page.Password || !page.Username {
 			f.add("password", password)
 		}
-		for _, h := range page.Hidden {
-			f.add(h.Name, h.Value)
-		}
-		k := &oidcReq{method: http.MethodPost, what: "login form", body: f.b, redirect: true}
-		resp, err := b.c.send(ctx, b.hc, k, page.Action)
-		if err != nil {
-			return "", err
-		}
-		if resp.StatusCode == http.StatusFound || resp.StatusCode == http.StatusSeeOther {
-			loc := resp.Header.Get("Location")
-			closeBody(resp)
-			code, err := codeFromRedirect(loc, ar)
-			if err != nil {
-				return "", fmt.Errorf("login form: %w", err)
-			}
-			return code, nil
-		}
-		next, err := readLoginPage(resp)
-		if err != nil {
-			return "", fmt.Errorf("login form answered %d without a redirect: %w", resp.StatusCode, err)
-		}
-		if next.Message != "" || page.Password || !next.Password {
+		code, next, err := b.post(ctx, page, ar, f)
+		switch {
+		case err != nil || code != "":
+			return code, err
+		case next.OTP && next.Message == "":
+			return "", &NeedOTP{Page: next}
+		case next.Message != "" || page.Password || !next.Password:
 			return "", &LoginError{Message: next.Message, Page: next}
 		}
 		page = next // identity-first: the username was taken, now the password
 	}
+}
+
+// NeedOTP is SubmitLogin's answer when Keycloak took the credentials and
+// asks for a one-time code (the user has OTP configured): SubmitOTP posts
+// it to Page.
+type NeedOTP struct{ Page *LoginPage }
+
+func (e *NeedOTP) Error() string { return "login form: the credentials were taken and a one-time code is asked for" }
+
+// SubmitOTP posts a one-time code to an OTP form and returns the
+// authorization code from the redirect; a refused code gives a
+// *LoginError.
+func (b *Browser) SubmitOTP(ctx context.Context, page *LoginPage, ar AuthRequest, otp string) (string, error) {
+	f := form{b: make([]byte, 0, 128)}
+	f.add("otp", otp)
+	code, next, err := b.post(ctx, page, ar, f)
+	if err != nil || code != "" {
+		return code, err
+	}
+	return "", &LoginError{Message: next.Message, Page: next}
+}
+
+// post submits f and page's hidden fields to page's action: the code when
+// Keycloak redirects, or the page it shows instead.
+func (b *Browser) post(ctx context.Context, page *LoginPage, ar AuthRequest, f form) (string, *LoginPage, error) {
+	for _, h := range page.Hidden {
+		f.add(h.Name, h.Value)
+	}
+	k := &oidcReq{method: http.MethodPost, what: "login form", body: f.b, redirect: true}
+	resp, err := b.c.send(ctx, b.hc, k, page.Action)
+	if err != nil {
+		return "", nil, err
+	}
+	if resp.StatusCode == http.StatusFound || resp.StatusCode == http.StatusSeeOther {
+		loc := resp.Header.Get("Location")
+		closeBody(resp)
+		code, err := codeFromRedirect(loc, ar)
+		if err != nil {
+			return "", nil, fmt.Errorf("login form: %w", err)
+		}
+		return code, nil, nil
+	}
+	next, err := readLoginPage(resp)
+	if err != nil {
+		return "", nil, fmt.Errorf("login form answered %d without a redirect: %w", resp.StatusCode, err)
+	}
+	return "", next, nil
 }
 
 // Login runs the whole browser flow for ar: the login page, the form and
@@ -272,8 +306,12 @@ func resolve(base *url.URL, ref string) (string, error) {
 	return base.ResolveReference(u).String(), nil
 }
 
-// LoginFormID is the id of Keycloak's username and password form.
-const LoginFormID = "kc-form-login"
+// LoginFormID is the id of Keycloak's username and password form, and
+// OTPFormID the one-time code's.
+const (
+	LoginFormID = "kc-form-login"
+	OTPFormID   = "kc-otp-login-form"
+)
 
 // ParseLoginPage reads Keycloak's login page: the action, hidden inputs
 // and credential fields of the form with id LoginFormID, and the feedback message (the text of
@@ -296,7 +334,7 @@ func ParseLoginPage(r io.Reader) (*LoginPage, error) {
 				return nil, z.Err()
 			}
 			if !found {
-				return nil, fmt.Errorf("no form with id %q on the page", LoginFormID)
+				return nil, fmt.Errorf("no form with id %q or %q on the page", LoginFormID, OTPFormID)
 			}
 			page.Message = strings.Join(strings.Fields(msg.String()), " ")
 			return &page, nil
@@ -312,7 +350,7 @@ func ParseLoginPage(r io.Reader) (*LoginPage, error) {
 				if tt == html.StartTagToken && !voidElement(tag) {
 					feedback++
 				}
-			case tag == "form" && string(a.id) == LoginFormID:
+			case tag == "form" && (string(a.id) == LoginFormID || string(a.id) == OTPFormID):
 				found, inForm = true, true
 				page.Action = string(a.action)
 				if page.Action == "" {
@@ -324,6 +362,8 @@ func ParseLoginPage(r io.Reader) (*LoginPage, error) {
 				page.Username = true
 			case inForm && tag == "input" && string(a.name) == "password":
 				page.Password = true
+			case inForm && tag == "input" && string(a.name) == "otp":
+				page.OTP = true
 			case tt == html.StartTagToken && hasClass(a.class, "kc-feedback-text"):
 				feedback = 1
 				if msg.Len() > 0 {

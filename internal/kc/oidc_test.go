@@ -19,26 +19,34 @@ import (
 
 // The login pages in testdata were captured from Keycloak 26.7.3 (GET
 // …/auth for the web client of a kcbench realm; then a POST with a wrong
-// password).
+// password; the OTP pages: a user with OTP configured, after the password,
+// then after a wrong code).
 func TestParseLoginPage(t *testing.T) {
 	cases := []struct {
 		file, action, message string
 		username, password    bool
 		hidden                int
+		otp                   bool
 	}{
 		{"testdata/login-page-26.7.3.html",
 			"http://127.0.0.1:34433/realms/kcb-t00001/login-actions/authenticate?session_code=nw4Nh4CX7Mgl0w_zHQpt9IjEkO9x0-1oX2yfbNi1P6o&execution=002780a6-8a65-4f80-be70-1e3536ecd738&client_id=web&tab_id=Jusp9vpkvsc&client_data=eyJydSI6Imh0dHA6Ly8xMjcuMC4wLjE6OS9jYWxsYmFjayIsInJ0IjoiY29kZSIsInN0Ijoic3QxIn0",
-			"", true, true, 1},
+			"", true, true, 1, false},
 		{"testdata/login-page-invalid-26.7.3.html",
 			"http://127.0.0.1:34433/realms/kcb-t00001/login-actions/authenticate?session_code=xLu0u1TLmqe42jmX658mOMHrT_mH1yFf6f-gJh41vcU&execution=002780a6-8a65-4f80-be70-1e3536ecd738&client_id=web&tab_id=Jusp9vpkvsc&client_data=eyJydSI6Imh0dHA6Ly8xMjcuMC4wLjE6OS9jYWxsYmFjayIsInJ0IjoiY29kZSIsInN0Ijoic3QxIn0",
-			"Invalid username or password.", true, true, 1},
+			"Invalid username or password.", true, true, 1, false},
 		// A realm with organizations: identity-first login.
 		{"testdata/login-page-orgs-username-26.7.3.html",
 			"http://127.0.0.1:34433/realms/kco-orgs/login-actions/authenticate?session_code=dqITLMzZr2xXqZwJmBoT3cxj-3PynaVJRpMvg2Bqi8w&execution=327f71f9-e7b0-4d84-b59f-2aec1c43f978&client_id=t00001-web&tab_id=oz0ODv-i2TQ&client_data=eyJydSI6Imh0dHA6Ly8xMjcuMC4wLjE6OS9jYWxsYmFjayIsInJ0IjoiY29kZSIsInN0Ijoic3QxIn0",
-			"", true, false, 0},
+			"", true, false, 0, false},
 		{"testdata/login-page-orgs-password-26.7.3.html",
 			"http://127.0.0.1:34433/realms/kco-orgs/login-actions/authenticate?session_code=PzAvHFu5RQh84lxWap_oqFenTtpbnRA7MTnksmZY-5c&execution=eb126f26-01ed-4859-86ae-de88287efca2&client_id=t00001-web&tab_id=oz0ODv-i2TQ&client_data=eyJydSI6Imh0dHA6Ly8xMjcuMC4wLjE6OS9jYWxsYmFjayIsInJ0IjoiY29kZSIsInN0Ijoic3QxIn0",
-			"", false, true, 1},
+			"", false, true, 1, false},
+		{"testdata/otp-page-26.7.3.html",
+			"https://127.0.0.1:34159/realms/kcb-t00001/login-actions/authenticate?session_code=R8Rm_qgJUjmiixG680AL1m4Vy79ftnhLEL1l1l-zLlI&execution=70af0af8-6834-4617-9148-81372a33b059&client_id=web&tab_id=hk8t9_S1sOE&client_data=eyJydSI6Imh0dHA6Ly8xMjcuMC4wLjE6OS9jYWxsYmFjayIsInJ0IjoiY29kZSIsInN0Ijoic3QxIn0",
+			"", false, false, 1, true},
+		{"testdata/otp-page-invalid-26.7.3.html",
+			"https://127.0.0.1:34159/realms/kcb-t00001/login-actions/authenticate?session_code=c_kow5dCp27BwzvTDQSB7edzSDyRclcDTFyQjw1rcYo&execution=70af0af8-6834-4617-9148-81372a33b059&client_id=web&tab_id=hk8t9_S1sOE&client_data=eyJydSI6Imh0dHA6Ly8xMjcuMC4wLjE6OS9jYWxsYmFjayIsInJ0IjoiY29kZSIsInN0Ijoic3QxIn0",
+			"Invalid authenticator code.", false, false, 1, true},
 	}
 	for _, c := range cases {
 		t.Run(c.file, func(t *testing.T) {
@@ -60,8 +68,15 @@ func TestParseLoginPage(t *testing.T) {
 			if p.Username != c.username || p.Password != c.password {
 				t.Errorf("asks for username %v, password %v; want %v, %v", p.Username, p.Password, c.username, c.password)
 			}
-			if len(p.Hidden) != c.hidden || (c.hidden == 1 && p.Hidden[0] != (FormField{Name: "credentialId"})) {
-				t.Errorf("hidden %+v, want %d (credentialId)", p.Hidden, c.hidden)
+			hidden := FormField{Name: "credentialId"}
+			if c.otp {
+				hidden = FormField{Name: "selectedCredentialId", Value: "b96a27db-dd78-4691-9995-b0d4b7c26de9"}
+			}
+			if len(p.Hidden) != c.hidden || (c.hidden == 1 && p.Hidden[0] != hidden) {
+				t.Errorf("hidden %+v, want %d (%s)", p.Hidden, c.hidden, hidden.Name)
+			}
+			if p.OTP != c.otp {
+				t.Errorf("asks for a one-time code: %v, want %v", p.OTP, c.otp)
 			}
 		})
 	}
