@@ -3,6 +3,7 @@ package dataset
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/json"
 	"fmt"
 	"runtime"
 	"strings"
@@ -108,6 +109,9 @@ func (b builder) names(i int) []string {
 	for j := 1; j <= s.Content.Users; j++ {
 		n = append(n, strings.ToLower(s.Username(i, j)), strings.ToLower(s.Email(i, j)), userLastName(i, j))
 	}
+	for j := 1; j <= s.Content.OTPUsers; j++ {
+		n = append(n, strings.ToLower(s.OTPUsername(i, j)), strings.ToLower(s.OTPEmail(i, j)), otpLastName(i, j))
+	}
 	return n
 }
 
@@ -178,10 +182,39 @@ func (b builder) groups(i int) []kc.GroupRep {
 }
 
 // users returns tenant i's users, each with the dataset password, one group
-// and one realm role. default-roles-<realm> is listed explicitly: an
-// import with explicit realmRoles would otherwise lose it (and with it
-// offline_access).
-func (b builder) users(i int) []kc.UserRep { return b.userRange(i, 1, b.s.Content.Users) }
+// and one realm role, then its OTP users. default-roles-<realm> is listed
+// explicitly: an import with explicit realmRoles would otherwise lose it
+// (and with it offline_access).
+func (b builder) users(i int) []kc.UserRep {
+	return append(b.userRange(i, 1, b.s.Content.Users), b.otpUsers(i)...)
+}
+
+// otpUsers returns tenant i's OTP users: the dataset password and a TOTP
+// credential (Spec.OTPSecret), Keycloak's default roles, no group.
+func (b builder) otpUsers(i int) []kc.UserRep {
+	s := b.s
+	us := make([]kc.UserRep, 0, s.Content.OTPUsers)
+	for j := 1; j <= s.Content.OTPUsers; j++ {
+		us = append(us, kc.UserRep{
+			Username: s.OTPUsername(i, j), Enabled: true, Email: s.OTPEmail(i, j), EmailVerified: true,
+			FirstName: "OTP", LastName: otpLastName(i, j),
+			Credentials: []kc.CredentialRep{b.credential(i, s.Content.Users+j), s.OTPCredential()},
+			RealmRoles:  []string{"default-roles-" + s.RealmOf(i)},
+		})
+	}
+	return us
+}
+
+// otpLastName is OTP user j of tenant i's last name.
+func otpLastName(i, j int) string { return fmt.Sprintf("%s-otp-%05d", TenantID(i), j) }
+
+// OTPCredential is an OTP user's TOTP credential as Keycloak stores it:
+// 6 digits, 30 s, HMAC-SHA1, the secret's bytes as the key.
+func (s Spec) OTPCredential() kc.CredentialRep {
+	secret, _ := json.Marshal(map[string]string{"value": s.OTPSecret()})
+	return kc.CredentialRep{Type: "otp", SecretData: string(secret),
+		CredentialData: `{"subType":"totp","digits":6,"counter":0,"period":30,"algorithm":"HmacSHA1"}`}
+}
 
 // userRange returns tenant i's users lo..hi.
 func (b builder) userRange(i, lo, hi int) []kc.UserRep {
@@ -238,6 +271,12 @@ func (b builder) realmBase(name string, complete bool) kc.RealmRep {
 		r.OrganizationsEnabled = kc.Bool(true)
 		r.DisplayName = "kcbench organizations"
 	}
+	if b.s.Content.OTPUsers > 0 {
+		// Keycloak's policy, but a code may be used again within its
+		// period: the load logs the same users in many times a period.
+		r.OTPPolicyType, r.OTPPolicyAlgorithm, r.OTPPolicyDigits, r.OTPPolicyPeriod = "totp", "HmacSHA1", 6, 30
+		r.OTPPolicyLookAhead, r.OTPPolicyCodeReusable = 1, kc.Bool(true)
+	}
 	return r
 }
 
@@ -293,7 +332,7 @@ func (b builder) tenantParts(i int) (kc.RealmRep, []kc.PartialImportRep) {
 	}
 	n := b.s.Content.Users
 	if b.dir == nil {
-		r.Users = b.userRange(i, 1, min(n, partUsers))
+		r.Users = append(b.userRange(i, 1, min(n, partUsers)), b.otpUsers(i)...)
 		for lo := partUsers + 1; lo <= n; lo += partUsers {
 			parts = append(parts, kc.PartialImportRep{IfResourceExists: "SKIP", Users: b.userRange(i, lo, min(lo+partUsers-1, n))})
 		}

@@ -13,7 +13,7 @@ type SpecFlags struct {
 	mode, Preset, policy, prefix  string
 	Tenants                       int
 	users, clients, roles, groups int
-	clientRoles                   int
+	clientRoles, otpUsers         int
 	Seed                          int64
 	uniqueSalts                   bool
 	fs                            *flag.FlagSet // the flags were registered on; nil: a value that is not unset was given
@@ -30,6 +30,7 @@ func (f *SpecFlags) RegisterFlags(fs *flag.FlagSet) {
 	fs.IntVar(&f.roles, "roles", 0, "realm roles per tenant (default 5)")
 	fs.IntVar(&f.groups, "groups", 0, "groups per tenant (default 2)")
 	fs.IntVar(&f.clientRoles, "client-roles", -1, "roles per client (default 2)")
+	fs.IntVar(&f.otpUsers, "otp-users", 0, "users per tenant with a TOTP credential besides --users, for the otp-login workload (default 0)")
 	fs.StringVar(&f.policy, "password-policy", "default", "password hashing: default (argon2), argon2, pbkdf2-sha512:27500, pbkdf2-sha256:1, …")
 	fs.StringVar(&f.prefix, "prefix", "kcb", "prefix of every realm the dataset creates")
 	fs.Int64Var(&f.Seed, "secrets-seed", 1, "seed deriving passwords and client secrets")
@@ -77,6 +78,7 @@ func (f *SpecFlags) Spec() (Spec, error) {
 	set(&s.Content.RealmRoles, "roles", f.roles, 0)
 	set(&s.Content.Groups, "groups", f.groups, 0)
 	set(&s.Content.ClientRolesPerClient, "client-roles", f.clientRoles, -1)
+	set(&s.Content.OTPUsers, "otp-users", f.otpUsers, 0)
 	for _, c := range []struct {
 		flag     string
 		v, unset int
@@ -88,6 +90,7 @@ func (f *SpecFlags) Spec() (Spec, error) {
 		{"roles", f.roles, 0, 1, maxSeedCount},
 		{"groups", f.groups, 0, 1, maxSeedCount},
 		{"client-roles", f.clientRoles, -1, 0, maxSeedCount},
+		{"otp-users", f.otpUsers, 0, 0, maxSeedUsers},
 	} {
 		if f.given(c.flag, c.v, c.unset) && (c.v < c.lo || c.v > c.hi) {
 			errs = append(errs, fmt.Errorf("--%s: %d: must be between %d and %d", c.flag, c.v, c.lo, c.hi))

@@ -40,6 +40,10 @@ type Content struct {
 	ClientRolesPerClient int `json:"client_roles_per_client"`
 	Groups               int `json:"groups"`
 	Users                int `json:"users"`
+	// OTPUsers are users beside Users, each with the dataset password and
+	// a TOTP credential (Spec.OTPSecret): the otp-login workload's. Other
+	// workloads never pick them, since Keycloak asks them for a code.
+	OTPUsers int `json:"otp_users,omitempty"`
 }
 
 // DefaultContent is a tenant's content unless told otherwise.
@@ -63,8 +67,11 @@ func (c Content) Validate() error {
 	if c.Users < 1 {
 		errs = append(errs, fmt.Errorf("users per tenant = %d: need at least 1", c.Users))
 	}
+	if c.OTPUsers < 0 {
+		errs = append(errs, fmt.Errorf("OTP users per tenant = %d: must be >= 0", c.OTPUsers))
+	}
 	const maxUsers = 10_000_000
-	if c.Users > maxUsers || c.Clients > 1_000_000 {
+	if c.Users > maxUsers || c.OTPUsers > maxUsers || c.Clients > 1_000_000 {
 		errs = append(errs, errors.New("content too large"))
 	}
 	return errors.Join(errs...)
@@ -177,9 +184,15 @@ func (s Spec) SameDataset(o Spec) bool {
 // Fingerprint identifies the dataset (not its size); it is stored on the
 // realms kcbench creates.
 func (s Spec) Fingerprint() string {
-	f := fmt.Sprintf("%s|%+v|%s|%s|%d", s.Mode, s.Content, s.Policy, s.Prefix, s.Seed)
+	c := s.Content
+	// The content as it printed before OTP users: fingerprints stay.
+	old := struct{ Clients, RealmRoles, ClientRolesPerClient, Groups, Users int }{c.Clients, c.RealmRoles, c.ClientRolesPerClient, c.Groups, c.Users}
+	f := fmt.Sprintf("%s|%+v|%s|%s|%d", s.Mode, old, s.Policy, s.Prefix, s.Seed)
 	if s.UniqueSalts { // absent before unique salts: fingerprints stay
 		f += "|unique-salts"
+	}
+	if c.OTPUsers > 0 {
+		f += fmt.Sprintf("|otp-users=%d", c.OTPUsers)
 	}
 	h := sha256.Sum256([]byte(f))
 	return hex.EncodeToString(h[:8])
@@ -231,6 +244,16 @@ func (s Spec) Group(i, k int) string { return s.name(i, fmt.Sprintf("group-%d", 
 
 // Username is tenant i's j-th user (j from 1).
 func (s Spec) Username(i, j int) string { return s.name(i, fmt.Sprintf("user-%05d", j)) }
+
+// OTPUsername is tenant i's j-th user with a TOTP credential (j from 1).
+func (s Spec) OTPUsername(i, j int) string { return s.name(i, fmt.Sprintf("otp-user-%05d", j)) }
+
+// OTPEmail is OTP user j's address.
+func (s Spec) OTPEmail(i, j int) string { return fmt.Sprintf("otp-user-%05d@%s", j, s.Domain(i)) }
+
+// OTPSecret is the TOTP secret of every OTP user, as Keycloak keeps it
+// (its bytes are the HMAC key; an authenticator app gets them in base32).
+func (s Spec) OTPSecret() string { return derive(s.Seed, "otp-secret")[:20] }
 
 // Domain is tenant i's email (and organization) domain.
 func (s Spec) Domain(i int) string { return TenantID(i) + ".example.com" }

@@ -178,5 +178,13 @@ func (sd *seeder) restUsers(ctx context.Context, realm string, i int, roles map[
 			return nil, err
 		}
 	}
+	for _, u := range sd.b.otpUsers(i) {
+		u.Credentials[0] = kc.CredentialRep{Type: "password", Value: s.Password()}
+		id, err := created(a.Create(ctx, kc.RealmPath(realm, "users"), u))
+		if err != nil {
+			return nil, fmt.Errorf("OTP user %s: %w", u.Username, err)
+		}
+		userIDs[u.Username] = id
+	}
 	return userIDs, nil
 }

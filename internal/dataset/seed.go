@@ -222,6 +222,9 @@ func (o SeedOptions) resolve(spec Spec) (SeedOptions, error) {
 	if o.LDAP != nil && spec.Mode != ModeRealms {
 		return o, errors.New("users in LDAP (--ldap) work in realms mode; orgs mode would need the organizations' members to be LDAP users, which kcbench does not seed yet")
 	}
+	if o.LDAP != nil && spec.Content.OTPUsers > 0 {
+		return o, errors.New("OTP users (--otp-users) with users in LDAP (--ldap): kcbench seeds OTP credentials in Keycloak's own database only; seed them without --ldap")
+	}
 	if o.LDAP != nil && o.Strategy != Fast {
 		if o.Logf != nil {
 			o.Logf("seed: with users in LDAP the %s strategy is not available; seeding the fast way", o.Strategy)

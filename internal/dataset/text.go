@@ -47,7 +47,11 @@ func (m *Manifest) WriteText(w io.Writer, path string) error {
 	fmt.Fprintf(tw, "target\t%s\n", m.Target)
 	fmt.Fprintf(tw, "mode\t%s\n", s.Mode)
 	fmt.Fprintf(tw, "tenants\t%d\n", s.Tenants)
-	fmt.Fprintf(tw, "per tenant\t%d users, %d clients, %d realm roles, %d client roles per client, %d groups\n", s.Content.Users, s.Content.Clients, s.Content.RealmRoles, s.Content.ClientRolesPerClient, s.Content.Groups)
+	otp := ""
+	if s.Content.OTPUsers > 0 {
+		otp = fmt.Sprintf(", %d OTP users", s.Content.OTPUsers)
+	}
+	fmt.Fprintf(tw, "per tenant\t%d users%s, %d clients, %d realm roles, %d client roles per client, %d groups\n", s.Content.Users, otp, s.Content.Clients, s.Content.RealmRoles, s.Content.ClientRolesPerClient, s.Content.Groups)
 	fmt.Fprintf(tw, "password policy\t%s\n", s.Policy)
 	fmt.Fprintf(tw, "password salts\t%s\n", saltsNote(m.Salts))
 	fmt.Fprintf(tw, "fingerprint\t%s\n", m.Fingerprint)

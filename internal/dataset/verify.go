@@ -49,7 +49,7 @@ func (s Spec) Expected() Counts {
 		ClientRoles:      n * c.Clients * c.ClientRolesPerClient,
 		RealmRoles:       n * c.RealmRoles,
 		Groups:           n * c.Groups,
-		Users:            n * c.Users,
+		Users:            n * (c.Users + c.OTPUsers),
 		GroupMemberships: n * c.Users,
 	}
 	if s.Mode == ModeOrgs {
@@ -209,7 +209,7 @@ func tenantOf(name string) int {
 // ours tells the dataset's entities from Keycloak's built-in ones in a
 // realms-mode realm.
 func ours(name string) bool {
-	for _, p := range []string{"web", "backend", "role-", "group-", "user-"} {
+	for _, p := range []string{"web", "backend", "role-", "group-", "user-", "otp-user-"} {
 		if strings.HasPrefix(name, p) {
 			return true
 		}

@@ -106,13 +106,15 @@ type StackSpec struct {
 
 // DatasetSpec says what each point holds.
 type DatasetSpec struct {
-	Modes          []string `yaml:"modes"`   // realms, orgs
-	Tenants        []int    `yaml:"tenants"` // ascending after planning
-	Preset         string   `yaml:"preset"`
-	Users          int      `yaml:"users"`
-	Clients        int      `yaml:"clients"`
-	PasswordPolicy string   `yaml:"password_policy"`
-	Strategy       string   `yaml:"strategy"`
+	Modes   []string `yaml:"modes"`   // realms, orgs
+	Tenants []int    `yaml:"tenants"` // ascending after planning
+	Preset  string   `yaml:"preset"`
+	Users   int      `yaml:"users"`
+	Clients int      `yaml:"clients"`
+	// OTPUsers are users per tenant with a TOTP credential (otp-login).
+	OTPUsers       int    `yaml:"otp_users"`
+	PasswordPolicy string `yaml:"password_policy"`
+	Strategy       string `yaml:"strategy"`
 	// AdminAPISample makes the last tenants each point adds (at most this
 	// many) through Keycloak's admin API, one REST call per tenant as the
 	// fast strategy does, and times them: provisioning time per tenant at
@@ -462,8 +464,8 @@ func (f *File) validateDataset(p *problems) {
 			p.add("dataset.tenants[%d]: %d: must be between 1 and %d", i, n, dataset.MaxTenants)
 		}
 	}
-	if d.Users < 0 || d.Clients < 0 {
-		p.add("dataset.users and dataset.clients must not be negative")
+	if d.Users < 0 || d.Clients < 0 || d.OTPUsers < 0 {
+		p.add("dataset.users, dataset.clients and dataset.otp_users must not be negative")
 	}
 	if _, err := dataset.ParsePolicy(d.PasswordPolicy); err != nil {
 		p.add("dataset.password_policy: %v", err)

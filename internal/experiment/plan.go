@@ -133,6 +133,7 @@ func Plan(f *File) ([]Point, error) {
 			tenants = []int{p.Tenants}
 		}
 	}
+	content.OTPUsers = f.Dataset.OTPUsers
 	if f.Dataset.Users > 0 {
 		content.Users = f.Dataset.Users
 	}

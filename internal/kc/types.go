@@ -19,6 +19,13 @@ type RealmRep struct {
 	Users                []UserRep         `json:"users,omitempty"`
 	Organizations        []OrganizationRep `json:"organizations,omitempty"`
 	DefaultRoles         []string          `json:"defaultRoles,omitempty"`
+	// The realm's OTP policy (all set, or Keycloak keeps its own).
+	OTPPolicyType         string `json:"otpPolicyType,omitempty"`
+	OTPPolicyAlgorithm    string `json:"otpPolicyAlgorithm,omitempty"`
+	OTPPolicyDigits       int    `json:"otpPolicyDigits,omitempty"`
+	OTPPolicyPeriod       int    `json:"otpPolicyPeriod,omitempty"`
+	OTPPolicyLookAhead    int    `json:"otpPolicyLookAheadWindow,omitempty"`
+	OTPPolicyCodeReusable *bool  `json:"otpPolicyCodeReusable,omitempty"`
 	// Components by provider type (e.g. org.keycloak.keys.KeyProvider),
 	// as a realm export lists them.
 	Components map[string][]ComponentRep `json:"components,omitempty"`

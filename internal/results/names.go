@@ -19,6 +19,7 @@ const (
 	ScenarioAdminSearch       = "admin-search"
 	ScenarioTokenExchange     = "token-exchange"
 	ScenarioAdminWrite        = "admin-write"
+	ScenarioOTPLogin          = "otp-login"
 	ScenarioUserJourney       = "user-journey"
 	ScenarioMix               = "mix"
 )
@@ -50,6 +51,7 @@ const (
 	OpAdminCountUsers   = "admin_count_users"  // the search's count
 	OpAdminUsersPage    = "admin_users_page"   // a page of the user list past the first
 	OpTokenExchange     = "token_exchange"     // standard token exchange (RFC 8693)
+	OpOTPSubmit         = "otp_submit"         // POST the one-time code: the redirect with the code
 	// admin-write's calls
 	OpAdminCreateUser   = "admin_create_user"
 	OpAdminUpdateUser   = "admin_update_user"

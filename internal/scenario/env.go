@@ -144,6 +144,7 @@ func registry() map[string]entry {
 		results.ScenarioAdminAPI:          {"admin REST: list realms, get the realm, list users (orgs: list organizations, get one, list members)", plain(newAdminAPI)},
 		results.ScenarioAdminSearch:       {"admin console's user list: search a user (brief, a page of 10), count the search, open a later page", plain(newAdminSearch)},
 		results.ScenarioAdminWrite:        {"admin REST writes: create, update and delete a user (with a role and a group), a group, a client; --admin-write-pct of iterations write, the others read", plain(newAdminWrite)},
+		results.ScenarioOTPLogin:          {"browser login with a second factor: the login form, the password, a TOTP code (seed --otp-users), the code exchange", plain(newOTPLogin)},
 		results.ScenarioTokenExchange:     {"standard token exchange (26.2+) by the backend client of a user's access token the VU holds, for the account audience", plain(newTokenExchange)},
 		results.ScenarioUserJourney:       {"a user's session: think, form login, userinfo every 5 s, silent refresh, 1–3 token lifetimes, 25 % log out", plain(newJourney)},
 		results.ScenarioMix:               {"weighted mix of scenarios (default 1 login-form : 8 refresh : 8 client-credentials)", newMix},

@@ -136,7 +136,7 @@ func (u *journeyUser) login(ctx context.Context, rec load.OpRecorder) error {
 	err := retry(ctx, func() error {
 		u.b.ClearCookies()
 		var err error
-		tr, err = browserLogin(ctx, u.env, u.b, t, user, kc.ScopeOpenID, rec)
+		tr, err = browserLogin(ctx, u.env, u.b, t, user, kc.ScopeOpenID, nil, rec)
 		return err
 	})
 	if err != nil {

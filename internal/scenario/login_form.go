@@ -39,13 +39,15 @@ type loginFormUser struct {
 func (u *loginFormUser) Iterate(ctx context.Context, rec load.OpRecorder) error {
 	t, user := u.env.Pool.pick(u.rng)
 	u.b.ClearCookies()
-	_, err := browserLogin(ctx, u.env, u.b, t, user, kc.ScopeOpenID, rec)
+	_, err := browserLogin(ctx, u.env, u.b, t, user, kc.ScopeOpenID, nil, rec)
 	return err
 }
 
 // browserLogin runs the browser flow for user of t, recording each step.
-// Refused credentials (the form shown again) fail a check.
-func browserLogin(ctx context.Context, env *Env, b *kc.Browser, t *dataset.Tenant, user, scope string, rec load.OpRecorder) (*kc.TokenResponse, error) {
+// Refused credentials (the form shown again) fail a check. otp, when not
+// nil, gives the one-time code Keycloak asks for after the password
+// (results.OpOTPSubmit); without it, a code asked for fails the check.
+func browserLogin(ctx context.Context, env *Env, b *kc.Browser, t *dataset.Tenant, user, scope string, otp func() (string, error), rec load.OpRecorder) (*kc.TokenResponse, error) {
 	cl := web(t)
 	ar := kc.NewAuthRequest(cl.ID, env.Pool.redirect, scope)
 	start := time.Now()
@@ -56,16 +58,46 @@ func browserLogin(ctx context.Context, env *Env, b *kc.Browser, t *dataset.Tenan
 	}
 	start = time.Now()
 	code, err := b.SubmitLogin(ctx, page, ar, user, env.Pool.password)
-	var le *kc.LoginError
-	if errors.As(err, &le) {
-		err = load.CheckError{Check: "the login form accepted the credentials (it said: " + le.Message + ")"}
-	}
-	rec.Record(results.OpLoginSubmit, start, err)
-	if err != nil {
-		return nil, err
+	var need *kc.NeedOTP
+	if otp != nil && errors.As(err, &need) {
+		rec.Record(results.OpLoginSubmit, start, nil)
+		start = time.Now()
+		if code, err = submitOTP(ctx, b, need.Page, ar, otp); err != nil {
+			rec.Record(results.OpOTPSubmit, start, err)
+			return nil, err
+		}
+		rec.Record(results.OpOTPSubmit, start, nil)
+	} else {
+		var le *kc.LoginError
+		switch {
+		case errors.As(err, &le):
+			err = load.CheckError{Check: "the login form accepted the credentials (it said: " + le.Message + ")"}
+		case errors.As(err, &need):
+			err = load.CheckError{Check: "the login form took the password without asking for a one-time code (the user has OTP configured: seed --otp-users users are otp-login's)"}
+		case err == nil && otp != nil:
+			err = load.CheckError{Check: "the login form asked for no one-time code (is OTP configured for the user?)"}
+		}
+		rec.Record(results.OpLoginSubmit, start, err)
+		if err != nil {
+			return nil, err
+		}
 	}
 	start = time.Now()
 	tr, err := env.Client.ExchangeCode(ctx, t.Realm, cl, code, ar.RedirectURI, ar.CodeVerifier)
 	rec.Record(results.OpCodeExchange, start, err)
 	return tr, err
+}
+
+// submitOTP posts otp's code to the OTP form; a refused code fails a check.
+func submitOTP(ctx context.Context, b *kc.Browser, page *kc.LoginPage, ar kc.AuthRequest, otp func() (string, error)) (string, error) {
+	c, err := otp()
+	if err != nil {
+		return "", err
+	}
+	code, err := b.SubmitOTP(ctx, page, ar, c)
+	var le *kc.LoginError
+	if errors.As(err, &le) {
+		err = load.CheckError{Check: "the OTP form accepted the code (it said: " + le.Message + ")"}
+	}
+	return code, err
 }

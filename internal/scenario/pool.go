@@ -105,8 +105,12 @@ func checkSkew(s float64) error {
 	return nil
 }
 
-// missing says what a hand-given pool lacks for scenario name.
+// missing says what a hand-given pool, or a dataset without OTP users,
+// lacks for scenario name.
 func (p *Pool) missing(name string) error {
+	if name == results.ScenarioOTPLogin && p.otpUsers() == 0 {
+		return fmt.Errorf("%s needs users with a TOTP credential, which the dataset has not: seed --otp-users N (a dataset of its own: the content differs)", name)
+	}
 	if !p.single {
 		return nil
 	}
@@ -150,6 +154,21 @@ func (p *Pool) pick(r *rand.Rand) (*dataset.Tenant, string) {
 }
 
 func (p *Pool) pickTenant(r *rand.Rand) *dataset.Tenant { return &p.tenants[p.pickIndex(r)] }
+
+// pickOTP picks a random tenant and one of its OTP users (the pool's
+// dataset must have them: missing says so).
+func (p *Pool) pickOTP(r *rand.Rand) (*dataset.Tenant, string) {
+	t := p.pickTenant(r)
+	return t, p.spec.OTPUsername(t.Index, 1+r.IntN(p.spec.Content.OTPUsers))
+}
+
+// otpUsers is how many OTP users each tenant has.
+func (p *Pool) otpUsers() int {
+	if p.spec == nil {
+		return 0
+	}
+	return p.spec.Content.OTPUsers
+}
 
 // realmUsers is how many of the dataset's users t's realm holds: the
 // tenant's, or in orgs mode every tenant's (one realm holds them all).

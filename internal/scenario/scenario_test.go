@@ -100,6 +100,19 @@ func testEnv(t *testing.T, mode dataset.Mode) Env {
 	return Env{Client: kc.New("http://127.0.0.1:1", nil), Pool: p}
 }
 
+// testEnvOTP is a realms-mode Env whose tenants have 2 OTP users each.
+func testEnvOTP(t *testing.T) Env {
+	t.Helper()
+	content := dataset.DefaultContent
+	content.OTPUsers = 2
+	spec := dataset.Spec{Mode: dataset.ModeRealms, Tenants: 3, Content: content, Prefix: "kcb", Seed: 1}
+	p, err := NewManifestPool(dataset.NewManifest(spec, "http://kc"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Env{Client: kc.New("http://127.0.0.1:1", nil), Pool: p}
+}
+
 func TestMixWeights(t *testing.T) {
 	env := testEnv(t, dataset.ModeRealms)
 	sc, err := ByName(results.ScenarioMix, env)
@@ -156,7 +169,14 @@ func TestByName(t *testing.T) {
 		if adminScenario(i.Name) {
 			continue
 		}
-		sc, err := ByName(i.Name, env)
+		e := env
+		if i.Name == results.ScenarioOTPLogin {
+			if _, err := ByName(i.Name, env); err == nil || !strings.Contains(err.Error(), "seed --otp-users N") {
+				t.Errorf("otp-login on a dataset without OTP users: %v", err)
+			}
+			e = testEnvOTP(t)
+		}
+		sc, err := ByName(i.Name, e)
 		if err != nil {
 			t.Errorf("%s: %v", i.Name, err)
 			continue
@@ -165,7 +185,7 @@ func TestByName(t *testing.T) {
 			t.Errorf("%s is called %s", i.Name, sc.Name())
 		}
 	}
-	if len(List()) != 16 {
+	if len(List()) != 17 {
 		t.Errorf("%d scenarios", len(List()))
 	}
 	if _, err := ByName("nope", env); !errors.Is(err, ErrUnknown) {
