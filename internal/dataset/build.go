@@ -266,7 +266,10 @@ func (b builder) realmBase(name string, complete bool) kc.RealmRep {
 	} else {
 		attrs[AttrComplete] = "false"
 	}
-	r := kc.RealmRep{Realm: name, Enabled: kc.Bool(true), PasswordPolicy: b.s.Policy.Keycloak(), Attributes: attrs}
+	// Registration on: the registration workload's form (a link more on
+	// the login page).
+	r := kc.RealmRep{Realm: name, Enabled: kc.Bool(true), PasswordPolicy: b.s.Policy.Keycloak(), Attributes: attrs,
+		RegistrationAllowed: kc.Bool(true)}
 	if b.s.Mode == ModeOrgs {
 		r.OrganizationsEnabled = kc.Bool(true)
 		r.DisplayName = "kcbench organizations"

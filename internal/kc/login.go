@@ -80,7 +80,15 @@ func (a AuthRequest) CodeChallenge() string {
 }
 
 // URL is the authorization endpoint URL of realm for this request.
-func (a AuthRequest) URL(baseURL, realm string) string {
+func (a AuthRequest) URL(baseURL, realm string) string { return a.endpointURL(baseURL, realm, "auth") }
+
+// RegistrationURL is the registration page's URL of realm for this
+// request: the authorization request, opened on the registration form.
+func (a AuthRequest) RegistrationURL(baseURL, realm string) string {
+	return a.endpointURL(baseURL, realm, "registrations")
+}
+
+func (a AuthRequest) endpointURL(baseURL, realm, endpoint string) string {
 	q := url.Values{
 		"client_id":     {a.ClientID},
 		"response_type": {"code"},
@@ -95,7 +103,7 @@ func (a AuthRequest) URL(baseURL, realm string) string {
 		q.Set("code_challenge", a.CodeChallenge())
 		q.Set("code_challenge_method", "S256")
 	}
-	return trimURL(baseURL) + "/realms/" + esc(realm) + "/protocol/openid-connect/auth?" + q.Encode()
+	return trimURL(baseURL) + "/realms/" + esc(realm) + "/protocol/openid-connect/" + endpoint + "?" + q.Encode()
 }
 
 // LoginPage is Keycloak's login page, or the code when the browser already
@@ -108,8 +116,9 @@ type LoginPage struct {
 	// Username and Password say which credentials the form asks for: both
 	// on the usual page; with organizations enabled, Keycloak asks for the
 	// username first (identity-first login), then for the password. OTP
-	// says the form asks for a one-time code (OTPFormID).
-	Username, Password, OTP bool
+	// says the form asks for a one-time code (OTPFormID), Register that it
+	// is the registration form (RegisterFormID).
+	Username, Password, OTP, Register bool
 	// Message is the page's feedback, such as "Invalid username or
 	// password.", or "".
 	Message string
@@ -158,6 +167,46 @@ func (b *Browser) OpenLogin(ctx context.Context, realm string, ar AuthRequest) (
 		return nil, fmt.Errorf("%s: %w", k.op(), err)
 	}
 	return page, nil
+}
+
+// OpenRegistration opens the registration form of realm for ar. A realm
+// with registration off answers HTTP 400 ("Registration not allowed").
+func (b *Browser) OpenRegistration(ctx context.Context, realm string, ar AuthRequest) (*LoginPage, error) {
+	k := &oidcReq{method: http.MethodGet, realm: realm, endpoint: "registrations", what: "registration page", redirect: true}
+	resp, err := b.c.send(ctx, b.hc, k, ar.RegistrationURL(b.c.base, realm))
+	if err != nil {
+		return nil, err
+	}
+	page, err := readLoginPage(resp)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", k.op(), err)
+	}
+	if !page.Register {
+		return nil, fmt.Errorf("%s: no registration form (id %q) on the page", k.op(), RegisterFormID)
+	}
+	return page, nil
+}
+
+// Registration is what a new user fills in on the registration form.
+type Registration struct{ Username, Email, FirstName, LastName, Password string }
+
+// SubmitRegistration posts r to the registration form and returns the
+// authorization code of the redirect that follows (the new user is logged
+// in). A form that comes back (a username taken, a password refused by
+// the policy) gives a *LoginError with its message.
+func (b *Browser) SubmitRegistration(ctx context.Context, page *LoginPage, ar AuthRequest, r Registration) (string, error) {
+	f := form{b: make([]byte, 0, 256)}
+	f.add("username", r.Username)
+	f.add("email", r.Email)
+	f.add("firstName", r.FirstName)
+	f.add("lastName", r.LastName)
+	f.add("password", r.Password)
+	f.add("password-confirm", r.Password)
+	code, next, err := b.post(ctx, page, ar, f)
+	if err != nil || code != "" {
+		return code, err
+	}
+	return "", &LoginError{Message: next.Message, Page: next}
 }
 
 // SubmitLogin posts username and password to the login form and returns
@@ -309,8 +358,9 @@ func resolve(base *url.URL, ref string) (string, error) {
 // LoginFormID is the id of Keycloak's username and password form, and
 // OTPFormID the one-time code's.
 const (
-	LoginFormID = "kc-form-login"
-	OTPFormID   = "kc-otp-login-form"
+	LoginFormID    = "kc-form-login"
+	OTPFormID      = "kc-otp-login-form"
+	RegisterFormID = "kc-register-form"
 )
 
 // ParseLoginPage reads Keycloak's login page: the action, hidden inputs
@@ -334,7 +384,7 @@ func ParseLoginPage(r io.Reader) (*LoginPage, error) {
 				return nil, z.Err()
 			}
 			if !found {
-				return nil, fmt.Errorf("no form with id %q or %q on the page", LoginFormID, OTPFormID)
+				return nil, fmt.Errorf("no form with id %q, %q or %q on the page", LoginFormID, OTPFormID, RegisterFormID)
 			}
 			page.Message = strings.Join(strings.Fields(msg.String()), " ")
 			return &page, nil
@@ -350,8 +400,9 @@ func ParseLoginPage(r io.Reader) (*LoginPage, error) {
 				if tt == html.StartTagToken && !voidElement(tag) {
 					feedback++
 				}
-			case tag == "form" && (string(a.id) == LoginFormID || string(a.id) == OTPFormID):
+			case tag == "form" && (string(a.id) == LoginFormID || string(a.id) == OTPFormID || string(a.id) == RegisterFormID):
 				found, inForm = true, true
+				page.Register = string(a.id) == RegisterFormID
 				page.Action = string(a.action)
 				if page.Action == "" {
 					return nil, fmt.Errorf("form %q has no action", LoginFormID)

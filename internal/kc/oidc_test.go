@@ -47,6 +47,9 @@ func TestParseLoginPage(t *testing.T) {
 		{"testdata/otp-page-invalid-26.7.3.html",
 			"https://127.0.0.1:34159/realms/kcb-t00001/login-actions/authenticate?session_code=c_kow5dCp27BwzvTDQSB7edzSDyRclcDTFyQjw1rcYo&execution=70af0af8-6834-4617-9148-81372a33b059&client_id=web&tab_id=hk8t9_S1sOE&client_data=eyJydSI6Imh0dHA6Ly8xMjcuMC4wLjE6OS9jYWxsYmFjayIsInJ0IjoiY29kZSIsInN0Ijoic3QxIn0",
 			"Invalid authenticator code.", false, false, 1, true},
+		{"testdata/register-page-26.7.3.html",
+			"https://127.0.0.1:34159/realms/kcb-t00001/login-actions/registration?session_code=6Yuet8gKneDBIiuqKAyZrdYDimNmzFLz7shy2o9OIqk&execution=e59813f0-b84c-42d4-9f40-8a74bcb074a9&client_id=web&tab_id=Ka3Hs5AfrtY&client_data=eyJydSI6Imh0dHA6Ly8xMjcuMC4wLjE6OS9jYWxsYmFjayIsInJ0IjoiY29kZSIsInN0Ijoic3QxIn0",
+			"", true, true, 0, false},
 	}
 	for _, c := range cases {
 		t.Run(c.file, func(t *testing.T) {
@@ -74,6 +77,9 @@ func TestParseLoginPage(t *testing.T) {
 			}
 			if len(p.Hidden) != c.hidden || (c.hidden == 1 && p.Hidden[0] != hidden) {
 				t.Errorf("hidden %+v, want %d (%s)", p.Hidden, c.hidden, hidden.Name)
+			}
+			if p.Register != strings.Contains(c.file, "register") {
+				t.Errorf("the registration form: %v", p.Register)
 			}
 			if p.OTP != c.otp {
 				t.Errorf("asks for a one-time code: %v, want %v", p.OTP, c.otp)

@@ -12,6 +12,7 @@ type RealmRep struct {
 	DisplayName          string            `json:"displayName,omitempty"`
 	PasswordPolicy       string            `json:"passwordPolicy,omitempty"`
 	OrganizationsEnabled *bool             `json:"organizationsEnabled,omitempty"`
+	RegistrationAllowed  *bool             `json:"registrationAllowed,omitempty"`
 	Attributes           map[string]string `json:"attributes,omitempty"`
 	Roles                *RolesRep         `json:"roles,omitempty"`
 	Groups               []GroupRep        `json:"groups,omitempty"`

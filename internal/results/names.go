@@ -20,6 +20,7 @@ const (
 	ScenarioTokenExchange     = "token-exchange"
 	ScenarioAdminWrite        = "admin-write"
 	ScenarioOTPLogin          = "otp-login"
+	ScenarioRegistration      = "registration"
 	ScenarioUserJourney       = "user-journey"
 	ScenarioMix               = "mix"
 )
@@ -52,6 +53,8 @@ const (
 	OpAdminUsersPage    = "admin_users_page"   // a page of the user list past the first
 	OpTokenExchange     = "token_exchange"     // standard token exchange (RFC 8693)
 	OpOTPSubmit         = "otp_submit"         // POST the one-time code: the redirect with the code
+	OpRegisterPage      = "register_page"      // GET the registration form
+	OpRegisterSubmit    = "register_submit"    // POST the new user: the redirect with the code
 	// admin-write's calls
 	OpAdminCreateUser   = "admin_create_user"
 	OpAdminUpdateUser   = "admin_update_user"

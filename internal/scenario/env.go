@@ -49,6 +49,12 @@ type Env struct {
 	sessions *sessionPools
 }
 
+// finisher is a scenario with work to do when a run ends (its proof's
+// iteration included): Run calls finish after the last iteration.
+type finisher interface {
+	finish(ctx context.Context) error
+}
+
 // preparer is a scenario with work to do before a run's clock starts
 // (Run calls prepare with the VUs the run allocates up front).
 type preparer interface {
@@ -102,7 +108,8 @@ func (e *Env) validate(name string) error {
 
 // adminScenario reports whether scenario name drives the admin API.
 func adminScenario(name string) bool {
-	return name == results.ScenarioAdminAPI || name == results.ScenarioAdminSearch || name == results.ScenarioAdminWrite
+	return name == results.ScenarioAdminAPI || name == results.ScenarioAdminSearch || name == results.ScenarioAdminWrite ||
+		name == results.ScenarioRegistration
 }
 
 // rng returns VU id's random source for the scenario called name.
@@ -145,6 +152,7 @@ func registry() map[string]entry {
 		results.ScenarioAdminSearch:       {"admin console's user list: search a user (brief, a page of 10), count the search, open a later page", plain(newAdminSearch)},
 		results.ScenarioAdminWrite:        {"admin REST writes: create, update and delete a user (with a role and a group), a group, a client; --admin-write-pct of iterations write, the others read", plain(newAdminWrite)},
 		results.ScenarioOTPLogin:          {"browser login with a second factor: the login form, the password, a TOTP code (seed --otp-users), the code exchange", plain(newOTPLogin)},
+		results.ScenarioRegistration:      {"self-registration through the registration form, then the code exchange; the users made are deleted when the run ends", plain(newRegistration)},
 		results.ScenarioTokenExchange:     {"standard token exchange (26.2+) by the backend client of a user's access token the VU holds, for the account audience", plain(newTokenExchange)},
 		results.ScenarioUserJourney:       {"a user's session: think, form login, userinfo every 5 s, silent refresh, 1–3 token lifetimes, 25 % log out", plain(newJourney)},
 		results.ScenarioMix:               {"weighted mix of scenarios (default 1 login-form : 8 refresh : 8 client-credentials)", newMix},

@@ -149,6 +149,17 @@ func (m *mix) prepare(ctx context.Context, vus int) error {
 	return nil
 }
 
+// finish finishes the parts that have work to do when the run ends.
+func (m *mix) finish(ctx context.Context) error {
+	var errs []error
+	for _, p := range m.parts {
+		if f, ok := p.sc.(finisher); ok {
+			errs = append(errs, f.finish(ctx))
+		}
+	}
+	return errors.Join(errs...)
+}
+
 // Weights returns the parts' weights.
 func (m *mix) Weights() map[string]int {
 	w := map[string]int{}

@@ -123,7 +123,7 @@ var ErrNoUsers = errors.New("no dataset manifest and no realm given")
 // /metrics when reachable), runs, and evaluates the thresholds. An
 // interrupted run returns its partial result with an error wrapping the
 // context's.
-func Run(ctx context.Context, in RunInput) (*RunResult, error) {
+func Run(ctx context.Context, in RunInput) (_ *RunResult, err error) {
 	whole, cfg, err := in.configs()
 	if err != nil {
 		return nil, err
@@ -149,6 +149,13 @@ func Run(ctx context.Context, in RunInput) (*RunResult, error) {
 	ex := cfg.AgentExecutor(whole, in.Segment)
 	if err := ex.Validate(); err != nil {
 		return nil, fmt.Errorf("%s: %w", cfg.Executor, err)
+	}
+	if f, ok := sc.(finisher); ok {
+		defer func() {
+			if ferr := f.finish(context.WithoutCancel(ctx)); ferr != nil {
+				err = errors.Join(err, ferr)
+			}
+		}()
 	}
 	if sc, err = proveAndReuse(ctx, in, sc); err != nil {
 		return nil, err
@@ -393,7 +400,11 @@ func ProveSetup(ctx context.Context, in RunInput) error {
 	if err != nil {
 		return err
 	}
-	return Prove(ctx, sc, in.KeycloakVersion)
+	err = Prove(ctx, sc, in.KeycloakVersion)
+	if f, ok := sc.(finisher); ok {
+		err = errors.Join(err, f.finish(context.WithoutCancel(ctx)))
+	}
+	return err
 }
 
 // firstError is an OpRecorder that keeps the first failed operation.
