@@ -244,7 +244,9 @@ func (b *Browser) SubmitLogin(ctx context.Context, page *LoginPage, ar AuthReque
 // it to Page.
 type NeedOTP struct{ Page *LoginPage }
 
-func (e *NeedOTP) Error() string { return "login form: the credentials were taken and a one-time code is asked for" }
+func (e *NeedOTP) Error() string {
+	return "login form: the credentials were taken and a one-time code is asked for"
+}
 
 // SubmitOTP posts a one-time code to an OTP form and returns the
 // authorization code from the redirect; a refused code gives a
