@@ -215,34 +215,15 @@ func (c *Config) validateDurations(p *problems) {
 	}
 }
 
-// validateExecutor checks the settings of the executor chosen: duration
-// or stages, rate, iterations and VUs.
+// validateExecutor checks the settings of the executor chosen (its
+// executorConfig's own, and the stages of a ramping one).
 func (c *Config) validateExecutor(p *problems) {
+	c.executorConfig().validate(p)
 	if c.ramping() {
 		c.validateStages(p)
-	} else if c.Duration <= 0 || c.Duration > MaxDuration {
-		p.add("duration: %v: must be positive and at most %v", c.Duration, MaxDuration)
 	}
-	if c.Executor == load.NameConstantArrivalRate && !(c.Rate > 0 && c.Rate <= MaxRate) {
-		p.add("rate: %v: must be > 0 and at most %g per second", c.Rate, float64(MaxRate))
-	}
-	if !(c.StartRate >= 0 && c.StartRate <= MaxRate) {
-		p.add("start_rate: %v: must be between 0 and %g per second", c.StartRate, float64(MaxRate))
-	}
-	if c.Executor == load.NamePerVUIterations && (c.Iterations < 1 || c.Iterations > MaxIterations) {
-		p.add("iterations: %d: must be between 1 and %d", c.Iterations, MaxIterations)
-	}
-	if c.Executor != load.NameRampingVUs && c.VUs < 1 && c.MaxVUs < 1 || c.VUs < 0 || c.VUs > MaxVUs {
-		p.add("vus: %d: must be between 1 and %d", c.VUs, MaxVUs)
-	}
-	if c.StartVUs < 0 || c.StartVUs > MaxVUs {
-		p.add("start_vus: %d: must be between 0 and %d", c.StartVUs, MaxVUs)
-	}
-	if c.MaxVUs < 0 || c.MaxVUs > MaxVUs {
-		p.add("max_vus: %d: must be between 0 and %d", c.MaxVUs, MaxVUs)
-	}
-	if c.MaxVUs != 0 && c.MaxVUs < c.VUs {
-		p.add("max_vus: %d: must not be less than vus (%d)", c.MaxVUs, c.VUs)
+	if c.VUs < 0 || c.VUs > MaxVUs {
+		p.add("vus: %d: must be between 0 and %d", c.VUs, MaxVUs)
 	}
 }
 
@@ -255,16 +236,13 @@ func (c *Config) validateStages(p *problems) {
 		p.add("stages: %d stages: at most %d", len(c.Stages), MaxStages)
 	}
 	maxTarget := float64(MaxVUs)
-	if c.Executor == load.NameRampingArrivalRate {
+	if c.executorConfig().open() {
 		maxTarget = MaxRate
 	}
 	var total time.Duration
 	for i, s := range c.Stages {
 		if s.Duration < 0 || s.Target < 0 || s.Duration > MaxDuration || !(s.Target <= maxTarget) {
 			p.add("stages: stage %d (%v:%g): duration must be between 0s and %v, target between 0 and %g", i+1, s.Duration, s.Target, MaxDuration, maxTarget)
-		}
-		if c.Executor == load.NameRampingVUs && s.Target != math.Trunc(s.Target) {
-			p.add("stages: stage %d: %g VUs is not a whole number", i+1, s.Target)
 		}
 		total += min(max(s.Duration, 0), MaxDuration)
 	}
@@ -319,54 +297,16 @@ func (c *Config) validateWorkload(p *problems) {
 // for the constant executors and per-vu-iterations, and is the first part
 // of the stages for the ramping ones.
 func (c *Config) NewExecutor() load.Executor {
-	total := c.Warmup + c.Duration
-	gs := c.GracefulStop
-	switch c.Executor {
-	case load.NameRampingVUs:
-		e := load.RampingVUs{StartVUs: c.StartVUs, GracefulStop: gs}
-		for _, s := range c.Stages {
-			e.Stages = append(e.Stages, load.VUStage{Duration: s.Duration, Target: int(s.Target)})
-		}
-		return e
-	case load.NamePerVUIterations:
-		return load.PerVUIterations{VUs: c.VUs, Iterations: c.Iterations, MaxDuration: total, GracefulStop: gs}
-	case load.NameConstantArrivalRate:
-		return load.ConstantArrivalRate{Rate: c.Rate, Duration: total, PreAllocatedVUs: c.VUs, MaxVUs: c.MaxVUs, GracefulStop: gs}
-	case load.NameRampingArrivalRate:
-		e := load.RampingArrivalRate{StartRate: c.StartRate, PreAllocatedVUs: c.VUs, MaxVUs: c.MaxVUs, GracefulStop: gs}
-		for _, s := range c.Stages {
-			e.Stages = append(e.Stages, load.Stage{Duration: s.Duration, Target: s.Target})
-		}
-		return e
-	default:
-		return load.ConstantVUs{VUs: c.VUs, Duration: total, GracefulStop: gs}
-	}
+	return c.executorConfig().executor(c.Warmup, c.GracefulStop)
 }
 
-// MaxVUsAtOnce is the most VUs the run may have, for sizing connection
-// pools.
-func (c *Config) MaxVUsAtOnce() int {
-	n := max(c.VUs, c.MaxVUs, c.StartVUs)
-	if c.Executor == load.NameRampingVUs {
-		for _, s := range c.Stages {
-			n = max(n, int(s.Target))
-		}
-	}
-	return max(n, 1)
-}
+// MaxVUsAtOnce is the most VUs the run may have (at least 1), for sizing
+// connection pools.
+func (c *Config) MaxVUsAtOnce() int { return max(c.executorConfig().maxVUs(), 1) }
 
 // Total is how long the run lasts, warm-up included and graceful stop
 // excluded (per-vu-iterations: at most).
-func (c *Config) Total() time.Duration {
-	if c.ramping() {
-		var t time.Duration
-		for _, s := range c.Stages {
-			t += s.Duration
-		}
-		return t
-	}
-	return c.Warmup + c.Duration
-}
+func (c *Config) Total() time.Duration { return c.executorConfig().length(c.Warmup) }
 
 // Scaled returns c with every duration of the schedule (duration, warm-up,
 // stages) multiplied by scale, for quick looks; scale ≤ 0 or 1 changes
@@ -387,17 +327,7 @@ func (c Config) Scaled(scale float64) Config {
 // Describe says in one line what runs, e.g. "password-grant, constant-vus
 // 10 VUs for 30s after 5s warm-up".
 func (c *Config) Describe() string {
-	var d string
-	switch c.Executor {
-	case load.NameConstantVUs:
-		d = fmt.Sprintf("%d VUs for %v", c.VUs, c.Duration)
-	case load.NamePerVUIterations:
-		d = fmt.Sprintf("%d VUs × %d iterations (at most %v)", c.VUs, c.Iterations, c.Duration)
-	case load.NameConstantArrivalRate:
-		d = fmt.Sprintf("%g/s for %v", c.Rate, c.Duration)
-	default:
-		d = "stages " + c.Stages.String()
-	}
+	d := c.executorConfig().describe()
 	if c.Warmup > 0 {
 		d += fmt.Sprintf(" after %v warm-up", c.Warmup)
 	}

@@ -26,7 +26,7 @@ func (c Config) Split(s load.Segment) (Config, error) {
 	if s.Whole() {
 		return c, nil
 	}
-	open := c.Executor == load.NameConstantArrivalRate || c.Executor == load.NameRampingArrivalRate
+	open := c.executorConfig().open()
 	var errs []error
 	share := func(key string, n int, atLeastOne bool) int {
 		v := s.Share(n)
@@ -51,7 +51,7 @@ func (c Config) Split(s load.Segment) (Config, error) {
 			c.Stages[i].Target = s.ShareRate(c.Stages[i].Target)
 		}
 	}
-	if c.Executor == load.NameRampingVUs && c.MaxVUsAtOnce() == 0 {
+	if c.Executor == load.NameRampingVUs && c.executorConfig().maxVUs() == 0 {
 		errs = append(errs, fmt.Errorf("stages: agent %d of %d gets no VUs", s.Index, s.Count))
 	}
 	if s.Index > 0 {

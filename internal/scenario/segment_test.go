@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 
@@ -80,6 +81,15 @@ func TestConfigSplit(t *testing.T) {
 	}
 	if _, err := (Config{Executor: load.NameConstantVUs, VUs: 2}).Split(load.Segment{Index: 2, Count: 3}); err == nil {
 		t.Error("2 VUs over 3 agents: no error")
+	}
+	// ramping-vus whose stages give an agent no VU (MaxVUsAtOnce, at least
+	// 1, hid it before the executor configs).
+	r := Config{Executor: load.NameRampingVUs, Stages: Stages{{Duration: time.Second, Target: 2}}}
+	if _, err := r.Split(load.Segment{Index: 2, Count: 3}); err == nil || !strings.Contains(err.Error(), "gets no VUs") {
+		t.Errorf("ramping-vus to 2 over 3 agents: %v", err)
+	}
+	if _, err := r.Split(load.Segment{Index: 1, Count: 2}); err != nil {
+		t.Errorf("ramping-vus to 2 over 2 agents: %v", err)
 	}
 	o := Config{Scenario: "client-credentials", Executor: load.NameRampingArrivalRate, VUs: 2, MaxVUs: 30, StartRate: 3,
 		Stages: Stages{{Duration: time.Second, Target: 90}}}
