@@ -241,9 +241,13 @@ func (r *Recorder) WriteHlog(w io.Writer, op string, series Series) error {
 		return ew
 	}
 	for _, iv := range a.hlog {
-		enc := iv.latency
+		ref := iv.latency
 		if series == SeriesService {
-			enc = iv.service
+			ref = iv.service
+		}
+		enc, err := r.store.get(ref)
+		if err != nil {
+			return err
 		}
 		h, err := hdr.Decode(enc)
 		if err != nil {

@@ -148,6 +148,7 @@ type Recorder struct {
 	lastEnd    time.Duration
 	ops        []*opAgg
 	enc        hlogEncoder // the .hlog intervals' encoder
+	store      hlogStore   // and their encodings until WriteHlog
 	bufs       [][]sample
 	timeline   []results.TimelineRow
 	seen       struct{ dropped, interrupted int64 }
@@ -443,7 +444,7 @@ func (r *Recorder) judgeEarly(iv Interval) {
 func (r *Recorder) closeRow(row *results.TimelineRow) {
 	startMs, endMs := r.start.Add(row.Start).UnixMilli(), r.start.Add(row.End).UnixMilli()
 	for i, a := range r.ops {
-		row.Ops[i] = a.closeInterval(!row.Warmup, startMs, endMs, &r.enc)
+		row.Ops[i] = a.closeInterval(!row.Warmup, startMs, endMs, &r.enc, &r.store)
 	}
 	slices.SortFunc(row.Ops[1:], func(a, b results.OpInterval) int { return strings.Compare(a.Op, b.Op) })
 	if row.End > r.lastEnd || row.Ops[0].Count > 0 {
@@ -494,9 +495,8 @@ type opAgg struct {
 
 // hlogInterval is one measured interval, kept encoded for WriteHlog.
 type hlogInterval struct {
-	startMs, endMs int64
-	latency        []byte
-	service        []byte
+	startMs, endMs   int64
+	latency, service hlogRef
 }
 
 func newHist() *hdr.Histogram { return hdr.New(histLowest, histHighest, histSigFigs) }
@@ -540,7 +540,7 @@ func recordMicros(h *hdr.Histogram, d time.Duration) bool {
 
 // closeInterval summarises the current interval, folds it into the totals
 // when measured, and resets it.
-func (a *opAgg) closeInterval(measured bool, startMs, endMs int64, enc *hlogEncoder) results.OpInterval {
+func (a *opAgg) closeInterval(measured bool, startMs, endMs int64, enc *hlogEncoder, store *hlogStore) results.OpInterval {
 	iv := results.OpInterval{
 		Op:     a.name,
 		Count:  a.iCount,
@@ -561,7 +561,7 @@ func (a *opAgg) closeInterval(measured bool, startMs, endMs int64, enc *hlogEnco
 		for c, n := range a.iClasses {
 			a.tClasses[c] += n
 		}
-		a.hlog = append(a.hlog, hlogInterval{startMs, endMs, enc.encode(a.iLat), enc.encode(a.iSvc)})
+		a.hlog = append(a.hlog, hlogInterval{startMs, endMs, store.put(enc.encode(a.iLat)), store.put(enc.encode(a.iSvc))})
 	}
 	a.iLat.Reset()
 	a.iSvc.Reset()
