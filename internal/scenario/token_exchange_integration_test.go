@@ -38,6 +38,7 @@ func TestTokenExchange(t *testing.T) {
 		if !errors.As(err, &se) || !strings.Contains(err.Error(), "26.2 or later") {
 			t.Fatalf("Keycloak %s: %v, want a setup error naming 26.2", version, err)
 		}
+		t.Logf("Keycloak %s: %v", version, err)
 		return
 	}
 	runCases(t, env, map[string]map[string]int{results.ScenarioTokenExchange: {results.OpTokenExchange: 1}})
