@@ -311,7 +311,7 @@ const (
 
 // big says whether the spec's realms-mode tenants are made in parts.
 func (b builder) big() bool {
-	return b.s.Content.Users > partUsers || b.s.Content.Clients > partClients
+	return b.s.Content.Users+b.s.Content.OTPUsers > partUsers || b.s.Content.Clients > partClients
 }
 
 // tenantParts is tenant i in parts (see partUsers): the realm, marked
@@ -335,9 +335,13 @@ func (b builder) tenantParts(i int) (kc.RealmRep, []kc.PartialImportRep) {
 	}
 	n := b.s.Content.Users
 	if b.dir == nil {
-		r.Users = append(b.userRange(i, 1, min(n, partUsers)), b.otpUsers(i)...)
+		r.Users = b.userRange(i, 1, min(n, partUsers))
 		for lo := partUsers + 1; lo <= n; lo += partUsers {
 			parts = append(parts, kc.PartialImportRep{IfResourceExists: "SKIP", Users: b.userRange(i, lo, min(lo+partUsers-1, n))})
+		}
+		otp := b.otpUsers(i)
+		for lo := 0; lo < len(otp); lo += partUsers {
+			parts = append(parts, kc.PartialImportRep{IfResourceExists: "SKIP", Users: otp[lo:min(lo+partUsers, len(otp))]})
 		}
 	}
 	return r, parts

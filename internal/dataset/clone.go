@@ -890,6 +890,10 @@ func (sd *seeder) templateUsers(tp *template, tpl int) (map[string]int, error) {
 	for j := 1; j <= sd.s.Content.Users; j++ {
 		byName[strings.ToLower(sd.s.Username(tpl, j))] = j
 	}
+	// OTP user j's password is user Users+j's (builder.otpUsers).
+	for j := 1; j <= sd.s.Content.OTPUsers; j++ {
+		byName[strings.ToLower(sd.s.OTPUsername(tpl, j))] = sd.s.Content.Users + j
+	}
 	out := map[string]int{}
 	for _, r := range tp.rows[ut] {
 		if r[id] == nil || r[name] == nil {
@@ -899,8 +903,8 @@ func (sd *seeder) templateUsers(tp *template, tpl int) (map[string]int, error) {
 			out[*r[id]] = j
 		}
 	}
-	if len(out) != sd.s.Content.Users {
-		return nil, fmt.Errorf("clone: found %d of tenant %s's %d users", len(out), TenantID(tpl), sd.s.Content.Users)
+	if n := sd.s.Content.Users + sd.s.Content.OTPUsers; len(out) != n {
+		return nil, fmt.Errorf("clone: found %d of tenant %s's %d users", len(out), TenantID(tpl), n)
 	}
 	return out, nil
 }

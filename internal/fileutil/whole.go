@@ -101,7 +101,7 @@ func WriteDir(dir, last string, write func(tmp string) error) (err error) {
 	}
 	if err := os.Rename(tmp, dir); err == nil {
 		return syncDir(parent)
-	} else if !errors.Is(err, syscall.EEXIST) && !errors.Is(err, syscall.ENOTEMPTY) {
+	} else if !errors.Is(err, syscall.EEXIST) && !errors.Is(err, syscall.ENOTEMPTY) && !errors.Is(err, syscall.EBUSY) && !errors.Is(err, syscall.EINVAL) {
 		return fmt.Errorf("write %s: %w", dir, err)
 	}
 	return moveInto(tmp, dir, last)

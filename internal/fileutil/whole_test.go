@@ -145,3 +145,25 @@ func TestCheckOutDir(t *testing.T) {
 		t.Errorf("root holds %v after the checks", got)
 	}
 }
+
+// --out . (the current folder, which cannot be renamed onto): the files
+// are moved into it, the last one last, and no temporary folder is left.
+func TestWriteDirCurrentFolder(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	err := WriteDir(".", "summary.json", func(tmp string) error {
+		return errors.Join(os.WriteFile(filepath.Join(tmp, "a.csv"), []byte("a"), 0o644),
+			os.WriteFile(filepath.Join(tmp, "summary.json"), []byte("{}"), 0o644))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ents, _ := os.ReadDir(dir)
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	if len(names) != 2 || names[0] != "a.csv" || names[1] != "summary.json" {
+		t.Errorf("folder holds %v, want a.csv and summary.json only", names)
+	}
+}

@@ -12,9 +12,10 @@ import (
 // when no file can be made. Kept in memory, the encodings grew a one-hour
 // run's RSS by about 6 MB (two operations, one interval a second).
 type hlogStore struct {
-	f     *os.File
-	off   int64
-	tried bool
+	f      *os.File
+	off    int64
+	tried  bool
+	failed bool // a write failed (a full disk): memory from then on
 }
 
 // hlogRef is one encoding in the store: at off in the file, n bytes long,
@@ -34,14 +35,13 @@ func (s *hlogStore) put(b []byte) hlogRef {
 			s.f = f
 		}
 	}
-	if s.f != nil {
+	if s.f != nil && !s.failed {
 		if n, err := s.f.WriteAt(b, s.off); err == nil {
 			r := hlogRef{off: s.off, n: int32(n)}
 			s.off += int64(n)
 			return r
 		}
-		s.f.Close() // a full disk: memory from here on
-		s.f = nil
+		s.failed = true // what is in the file stays readable
 	}
 	return hlogRef{mem: append([]byte(nil), b...)}
 }

@@ -87,6 +87,9 @@ type UserCache struct {
 	made  int         // users made by the current run
 	// sessions are the refresh scenario's, kept from run to run
 	sessions sessionPools
+	// registered are the users the registration scenario made: its VUs
+	// outlive a run here, and each run's finish deletes what they made.
+	registered registered
 }
 
 // Reuse returns sc, whose NewUser hands out the users earlier runs made

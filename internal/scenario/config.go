@@ -222,8 +222,8 @@ func (c *Config) validateExecutor(p *problems) {
 	if c.ramping() {
 		c.validateStages(p)
 	}
-	if c.VUs < 0 || c.VUs > MaxVUs {
-		p.add("vus: %d: must be between 0 and %d", c.VUs, MaxVUs)
+	if c.Executor == load.NameRampingVUs && (c.VUs < 0 || c.VUs > MaxVUs) {
+		p.add("vus: %d: must be between 0 and %d", c.VUs, MaxVUs) // ramping-vus takes none; a wild one is refused
 	}
 }
 

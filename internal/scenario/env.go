@@ -47,6 +47,9 @@ type Env struct {
 	// sessions, when set, keeps the refresh scenario's sessions from run
 	// to run (UserCache); nil: each scenario has its own.
 	sessions *sessionPools
+	// registered, when set, keeps the registration scenario's users from
+	// run to run with the VUs that made them (UserCache); nil: its own.
+	registered *registered
 }
 
 // finisher is a scenario with work to do when a run ends (its proof's

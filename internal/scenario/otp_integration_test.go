@@ -17,7 +17,8 @@ import (
 	"github.com/kcbench/kcbench/internal/results"
 )
 
-// A dataset with OTP users, the second tenant cloned from the first: both
+// A dataset with OTP users and unique salts, the second tenant cloned from
+// the first (each user its own password hash, OTP users too): both
 // verify (the OTP users counted), every otp-login iteration asks for and
 // takes a TOTP code, the ordinary users still log in without one, and a
 // wrong code is refused (a check error, not a success).
@@ -29,7 +30,7 @@ func TestOTPLogin(t *testing.T) {
 	}
 	content := dataset.DefaultContent
 	content.Users, content.OTPUsers = 2, 2
-	spec := dataset.Spec{Mode: dataset.ModeRealms, Tenants: 2, Content: content, Policy: dataset.Policy{Algorithm: "pbkdf2-sha256", Iterations: 1}, Prefix: "kcp", Seed: 1}
+	spec := dataset.Spec{Mode: dataset.ModeRealms, Tenants: 2, Content: content, Policy: dataset.Policy{Algorithm: "pbkdf2-sha256", Iterations: 1}, Prefix: "kcp", Seed: 1, UniqueSalts: true}
 	res, err := dataset.Seed(context.Background(), f.admin, spec, dataset.SeedOptions{Strategy: dataset.Clone, DB: db, Target: f.tg.BaseURL})
 	if err != nil {
 		t.Fatal(err)

@@ -117,7 +117,7 @@ func (p *Pool) missing(name string) error {
 	t := p.tenants[0]
 	var errs []error
 	switch name {
-	case results.ScenarioJWKS, results.ScenarioDiscovery, results.ScenarioAdminAPI, results.ScenarioAdminWrite, results.ScenarioMix:
+	case results.ScenarioJWKS, results.ScenarioDiscovery, results.ScenarioAdminAPI, results.ScenarioAdminWrite, results.ScenarioRegistration, results.ScenarioMix:
 		return nil
 	case results.ScenarioAdminSearch:
 		if p.username(1, 1) == "" {

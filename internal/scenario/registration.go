@@ -26,14 +26,41 @@ import (
 // refuses.
 type registration struct {
 	env  *Env
-	mu   sync.Mutex
-	made map[string][]string // usernames by realm
+	made *registered
+}
+
+// registered are the usernames registration made, by realm.
+type registered struct {
+	mu    sync.Mutex
+	names map[string][]string
+}
+
+func (r *registered) add(realm, username string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.names == nil {
+		r.names = map[string][]string{}
+	}
+	r.names[realm] = append(r.names[realm], username)
+}
+
+// take returns the names and forgets them.
+func (r *registered) take() map[string][]string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := r.names
+	r.names = nil
+	return n
 }
 
 var _ load.Scenario = (*registration)(nil)
 
 func newRegistration(env *Env) load.Scenario {
-	return &registration{env: env, made: map[string][]string{}}
+	made := env.registered
+	if made == nil {
+		made = &registered{}
+	}
+	return &registration{env: env, made: made}
 }
 
 func (s *registration) Name() string { return results.ScenarioRegistration }
@@ -57,19 +84,19 @@ func (u *registrationUser) Iterate(ctx context.Context, rec load.OpRecorder) err
 	start := time.Now()
 	page, err := u.b.OpenRegistration(ctx, t.Realm, ar)
 	if isStatus(err, http.StatusBadRequest) {
-		err = fmt.Errorf("%w (is registration on in realm %s? kcbench's datasets turn it on: re-seed a dataset made before, or turn on \"User registration\")", err, t.Realm)
+		err = fmt.Errorf("%w (is registration on in realm %s? kcbench's datasets turn it on: a dataset or snapshot seeded before this kcbench lacks it: delete it and seed again, or turn on \"User registration\")", err, t.Realm)
 	}
 	rec.Record(results.OpRegisterPage, start, err)
 	if err != nil {
 		return err
 	}
-	name := fmt.Sprintf("kcbr-%s-%08x", strings.ToLower(t.ID), rand.Uint32())
+	name := fmt.Sprintf("kcbr-%s-%016x", strings.ToLower(t.ID), rand.Uint64())
+	// Remembered before: a submit that fails after Keycloak made the user
+	// (a time-out) must not leave it behind; finish skips the missing.
+	u.s.made.add(t.Realm, name)
 	start = time.Now()
 	code, err := u.b.SubmitRegistration(ctx, page, ar, kc.Registration{Username: name, Email: name + "@example.com",
 		FirstName: "Registered", LastName: "User", Password: env.Pool.password})
-	if err == nil {
-		u.s.remember(t.Realm, name)
-	}
 	var le *kc.LoginError
 	if errors.As(err, &le) {
 		err = load.CheckError{Check: "the registration form accepted the new user (it said: " + le.Message + ")"}
@@ -84,32 +111,54 @@ func (u *registrationUser) Iterate(ctx context.Context, rec load.OpRecorder) err
 	return err
 }
 
-func (s *registration) remember(realm, username string) {
-	s.mu.Lock()
-	s.made[realm] = append(s.made[realm], username)
-	s.mu.Unlock()
-}
+// finishWait bounds the deletion of the users a run registered, and
+// finishers delete them this many at a time.
+const (
+	finishWait = 2 * time.Minute
+	finishers  = 4
+)
 
-// finish deletes the users the run registered.
+// finish deletes the users the run registered (for finishWait at most).
 func (s *registration) finish(ctx context.Context) error {
-	s.mu.Lock()
-	made := s.made
-	s.made = map[string][]string{}
-	s.mu.Unlock()
+	ctx, cancel := context.WithTimeout(ctx, finishWait)
+	defer cancel()
+	type user struct{ realm, name string }
+	todo := make(chan user)
+	var mu sync.Mutex
 	var errs []error
-	for realm, names := range made {
+	var wg sync.WaitGroup
+	for range finishers {
+		wg.Go(func() {
+			for u := range todo {
+				if err := s.delete(ctx, u.realm, u.name); err != nil {
+					mu.Lock()
+					errs = append(errs, fmt.Errorf("user %s of realm %s: %w", u.name, u.realm, err))
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	for realm, names := range s.made.take() {
 		for _, n := range names {
-			u, err := s.env.Admin.FindUser(ctx, realm, n)
-			if err == nil && u != nil {
-				err = s.env.Admin.DeleteUser(ctx, realm, u.ID)
-			}
-			if err != nil && !errors.Is(err, kc.ErrNotFound) {
-				errs = append(errs, fmt.Errorf("user %s of realm %s: %w", n, realm, err))
-			}
+			todo <- user{realm, n}
 		}
 	}
+	close(todo)
+	wg.Wait()
 	if len(errs) > 0 {
 		return fmt.Errorf("registration: %d registered users not deleted: %w", len(errs), errors.Join(errs[:min(len(errs), 3)]...))
 	}
 	return nil
+}
+
+// delete deletes a registered user; one that is not there is no error.
+func (s *registration) delete(ctx context.Context, realm, name string) error {
+	u, err := s.env.Admin.FindUser(ctx, realm, name)
+	if err == nil && u != nil {
+		err = s.env.Admin.DeleteUser(ctx, realm, u.ID)
+	}
+	if errors.Is(err, kc.ErrNotFound) {
+		return nil
+	}
+	return err
 }

@@ -291,7 +291,7 @@ func newScenario(ctx context.Context, in RunInput, cfg Config, hc *http.Client) 
 		return nil, err
 	}
 	if in.Users != nil {
-		env.sessions = &in.Users.sessions
+		env.sessions, env.registered = &in.Users.sessions, &in.Users.registered
 	}
 	sc, err := ByName(cfg.Scenario, env)
 	if err != nil {

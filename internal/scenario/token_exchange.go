@@ -53,7 +53,7 @@ func (u *tokenExchangeUser) Iterate(ctx context.Context, rec load.OpRecorder) er
 	tr, err := u.env.Client.ExchangeToken(ctx, u.s.t.Realm, u.s.cl, u.s.access, exchangeAudience)
 	switch {
 	case isStatus(err, http.StatusBadRequest):
-		err = fmt.Errorf("%w (standard token exchange needs Keycloak 26.2 or later and the client's standard.token.exchange.enabled, which kcbench's datasets set on backend clients: re-seed a dataset made before)", err)
+		err = fmt.Errorf("%w (standard token exchange needs Keycloak 26.2 or later and the client's standard.token.exchange.enabled, which the datasets of this kcbench set on backend clients; a dataset or snapshot seeded before lacks it: delete it and seed again)", err)
 	case err == nil && tr.IssuedTokenType != kc.TokenTypeAccessToken:
 		err = load.CheckError{Check: fmt.Sprintf("the exchange issued %q, not an access token", tr.IssuedTokenType)}
 	}
