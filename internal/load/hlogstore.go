@@ -8,9 +8,9 @@ import (
 // hlogStore keeps the encodings of the measured intervals until WriteHlog
 // reads them: in a temporary file, removed from its folder at once (the
 // open file keeps it, the system frees it when it is closed or the process
-// ends), so that memory stays flat however long a run lasts; in memory
-// when no file can be made. Kept in memory, the encodings grew a one-hour
-// run's RSS by about 6 MB (two operations, one interval a second).
+// ends), so that memory stays flat however long a run lasts (in memory
+// they would grow with it, one interval a second per operation); in memory
+// when no file can be made.
 type hlogStore struct {
 	f      *os.File
 	off    int64
