@@ -35,6 +35,9 @@ type adminWrite struct {
 	ref map[string]*realmRefs // by realm: the role and group the users get
 }
 
+// writePrefix begins the names of what admin-write makes.
+const writePrefix = "kcbw-"
+
 // realmRefs are a realm's role and group a created user is given.
 type realmRefs struct {
 	role  kc.RoleRep
@@ -69,7 +72,7 @@ func (u *adminWriteUser) Iterate(ctx context.Context, rec load.OpRecorder) error
 	if u.rng.Float64()*100 >= pct {
 		return u.read(ctx, rec, t.Realm, username, t.Backend)
 	}
-	name := fmt.Sprintf("kcbw-%s-%08x", strings.TrimPrefix(t.ID, "t"), rand.Uint32())
+	name := fmt.Sprintf("%s%s-%016x", writePrefix, strings.TrimPrefix(t.ID, "t"), rand.Uint64())
 	kind := u.kind
 	u.kind = (u.kind + 1) % 3
 	switch kind {
@@ -244,8 +247,14 @@ func (s *adminWrite) refs(ctx context.Context, realm string) (*realmRefs, error)
 			break
 		}
 	}
-	if len(groups) > 0 {
-		r.group = groups[0].ID
+	for _, g := range groups {
+		// Not one of the groups admin-write itself makes and deletes (in
+		// the shared realm of orgs mode "kcbw-…" sorts before the
+		// tenants' groups, and another VU's may be listed).
+		if !strings.HasPrefix(g.Name, writePrefix) {
+			r.group = g.ID
+			break
+		}
 	}
 	if r.role.ID == "" || r.group == "" {
 		return nil, load.CheckError{Check: fmt.Sprintf("realm %s has no role of its own or no group for the created users (seed --roles N --groups N)", realm)}
