@@ -37,6 +37,11 @@ func copyTree(t *testing.T, src string) string {
 }
 
 func TestReportCommand(t *testing.T) {
+	if raceDetector {
+		// 30 s under the detector, 1.4 s without; report builds run on
+		// one goroutine. make test's integration pass runs it.
+		t.Skip("builds a whole report on one goroutine: run without -race (make test's integration pass)")
+	}
 	t.Parallel()
 	dir := copyTree(t, filepath.Join(fixtures, "sweep"))
 	code, out, errs := runCLI(t, "report", dir)

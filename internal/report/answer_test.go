@@ -27,6 +27,7 @@ func answerText(m *Model) string {
 // of the warm workloads whose figures are summary.json's; the verdict in
 // full below it.
 func TestAnswerQuickstart(t *testing.T) {
+	skipBuildUnderRace(t)
 	t.Parallel()
 	dir := t.TempDir()
 	writeQuickstartFixture(t, dir, 5)
@@ -190,6 +191,7 @@ func TestGain(t *testing.T) {
 // the best beat the rest, and what failed first; one search says it in a
 // sentence.
 func TestAnswerCapacity(t *testing.T) {
+	skipBuildUnderRace(t)
 	t.Parallel()
 	dir := t.TempDir()
 	writeCapacityResult(t, filepath.Join(dir, "26.4.7"), "26.4.7", 70)
@@ -290,6 +292,7 @@ func TestAnswerMixed(t *testing.T) {
 // An experiment's points that ran capacity searches: a sentence beside the
 // workloads' table, or the table when they ran nothing else.
 func TestAnswerPointCapacity(t *testing.T) {
+	skipBuildUnderRace(t)
 	t.Parallel()
 	addSearch := func(t *testing.T, pdir string, limit float64) {
 		writeCapacityResult(t, filepath.Join(pdir, "capacity-cc"), "26.4.7", limit)

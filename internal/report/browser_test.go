@@ -56,16 +56,6 @@ type browserPage struct {
 	requests []string
 }
 
-// skipUnderRace skips a browser test of a static page under the race
-// detector: make test runs it again without (its integration pass), and
-// the static pages have no Go code running while the browser works. The
-// live dashboard's test runs under both.
-func skipUnderRace(t *testing.T) {
-	if raceDetector {
-		t.Skip("a static page in the browser: run without -race (make test's integration pass)")
-	}
-}
-
 func newBrowser(t *testing.T) *browserPage {
 	t.Helper()
 	exe := chromium(t)

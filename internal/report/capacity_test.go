@@ -64,6 +64,7 @@ func TestCapacityReport(t *testing.T) {
 }
 
 func TestCapacityMatrixReport(t *testing.T) {
+	skipBuildUnderRace(t)
 	t.Parallel()
 	dir := t.TempDir()
 	writeCapacityResult(t, filepath.Join(dir, "26.4.7"), "26.4.7", 70)
@@ -83,6 +84,7 @@ func TestCapacityMatrixReport(t *testing.T) {
 }
 
 func TestCapacityRepeatsReport(t *testing.T) {
+	skipBuildUnderRace(t)
 	t.Parallel()
 	dir := t.TempDir()
 	var rs []*results.CapacityResult
@@ -168,6 +170,7 @@ func TestCapacityNodes(t *testing.T) {
 // split by process: Keycloak, the database (PostgreSQL or MariaDB) and
 // the LDAP directory, where measured.
 func TestCapacityCostByProcess(t *testing.T) {
+	skipBuildUnderRace(t)
 	t.Parallel()
 	dir := t.TempDir()
 	for _, v := range []struct {

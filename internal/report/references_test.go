@@ -18,6 +18,7 @@ import (
 // the colour of the line they compare with, and tabled beside kcbench's
 // value at the same x; a reference to a chart the report lacks is a note.
 func TestReferences(t *testing.T) {
+	skipBuildUnderRace(t)
 	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "sweep")
 	if err := os.CopyFS(dir, os.DirFS(filepath.Join(fixturesDir, "sweep"))); err != nil {
@@ -111,6 +112,7 @@ func TestReferences(t *testing.T) {
 // its reference names; repeats that differ only in the measured round
 // trip stay one configuration.
 func TestLatencyCharts(t *testing.T) {
+	skipBuildUnderRace(t)
 	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "latency")
 	type v struct {
@@ -204,6 +206,7 @@ func TestLatencyCharts(t *testing.T) {
 // time of the run that made it (a resumed sweep): the seed chart sums it
 // like any other, and the Points table says where it came from.
 func TestRecordedSeedTime(t *testing.T) {
+	skipBuildUnderRace(t)
 	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "sweep")
 	if err := os.CopyFS(dir, os.DirFS(filepath.Join(fixturesDir, "sweep"))); err != nil {

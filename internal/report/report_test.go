@@ -184,6 +184,7 @@ func TestWrite(t *testing.T) {
 
 // TestMissingData: charts whose data is missing are left out with a note.
 func TestMissingData(t *testing.T) {
+	skipBuildUnderRace(t)
 	t.Parallel()
 	dir := t.TempDir()
 	for _, p := range sweepPoints() {
@@ -285,6 +286,7 @@ func TestBuildErrors(t *testing.T) {
 
 // TestBuildPoint: one point folder is a report of its own.
 func TestBuildPoint(t *testing.T) {
+	skipBuildUnderRace(t)
 	t.Parallel()
 	m, err := Build(context.Background(), filepath.Join(fixturesDir, "sweep", "orgs-n010"))
 	if err != nil {
@@ -305,6 +307,7 @@ func TestBuildCancelled(t *testing.T) {
 
 // TestLongTimeline: an hour-long point is downsampled and drawn.
 func TestLongTimeline(t *testing.T) {
+	skipBuildUnderRace(t)
 	t.Parallel()
 	dir := t.TempDir()
 	p := hashingPoints(false)[0]
@@ -326,6 +329,7 @@ func TestLongTimeline(t *testing.T) {
 // the memory columns and charts, and the guide's cache advice checked
 // against the clients the workload used.
 func TestCacheStudyVerdict(t *testing.T) {
+	skipBuildUnderRace(t)
 	t.Parallel()
 	dir := t.TempDir()
 	for i, v := range []struct {
@@ -391,6 +395,7 @@ func TestCacheStudyVerdict(t *testing.T) {
 // columns in the workload tables, two bar charts and compare rows; a
 // report without it keeps none of them.
 func TestDatabaseCost(t *testing.T) {
+	skipBuildUnderRace(t)
 	t.Parallel()
 	dir := t.TempDir()
 	for i, v := range []struct {

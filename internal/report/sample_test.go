@@ -35,6 +35,7 @@ func TestSumPiecewise(t *testing.T) {
 // chart becomes the estimate from the samples (the clone's seconds are
 // not what a user's provisioning costs).
 func TestAdminAPISample(t *testing.T) {
+	skipBuildUnderRace(t)
 	t.Parallel()
 	dir := t.TempDir()
 	sample := map[string]map[int]float64{ // seconds per tenant
