@@ -151,7 +151,34 @@ func (b builder) clients(i int) []kc.ClientRep {
 			}},
 		})
 	}
+	if s.Content.UMAResources > 0 {
+		cs = append(cs, b.umaClient(i))
+	}
 	return cs
+}
+
+// umaClient is tenant i's resource server (Content.UMAResources): a
+// confidential client with a service account, as Keycloak's admin API
+// needs for authorization services, whose settings give every user of
+// the realm (its default roles) the scope UMAScope on each resource, one
+// scope permission per resource.
+func (b builder) umaClient(i int) kc.ClientRep {
+	s := b.s
+	id := s.UMAClient(i)
+	rs := &kc.ResourceServerRep{PolicyEnforcementMode: "ENFORCING", DecisionStrategy: "UNANIMOUS",
+		Scopes: []kc.AuthzScopeRep{{Name: UMAScope}}}
+	const users = "users"
+	rs.Policies = append(rs.Policies, kc.AuthzPolicyRep{Name: users, Type: "role", Logic: "POSITIVE", DecisionStrategy: "UNANIMOUS",
+		Config: map[string]string{"roles": `[{"id":"default-roles-` + s.RealmOf(i) + `","required":false}]`}})
+	for k := 1; k <= s.Content.UMAResources; k++ {
+		r := UMAResource(k)
+		rs.Resources = append(rs.Resources, kc.AuthzResourceRep{Name: r, Type: "urn:kcbench:doc", URIs: []string{"/" + r},
+			Scopes: []kc.AuthzScopeRep{{Name: UMAScope}}})
+		rs.Policies = append(rs.Policies, kc.AuthzPolicyRep{Name: r + " " + UMAScope, Type: "scope", DecisionStrategy: "UNANIMOUS",
+			Config: map[string]string{"resources": `["` + r + `"]`, "scopes": `["` + UMAScope + `"]`, "applyPolicies": `["` + users + `"]`}})
+	}
+	return kc.ClientRep{ClientID: id, Enabled: kc.Bool(true), Secret: s.ClientSecret(i, id), ServiceAccountsEnabled: true,
+		AuthorizationServicesEnabled: true, AuthorizationSettings: rs}
 }
 
 // roles returns tenant i's realm roles and client roles.
@@ -164,10 +191,21 @@ func (b builder) roles(i int) *kc.RolesRep {
 	if s.Content.ClientRolesPerClient > 0 {
 		r.Client = map[string][]kc.RoleRep{}
 		for _, c := range b.clients(i) {
+			if c.AuthorizationServicesEnabled {
+				continue // its role is UMAProtection, below
+			}
 			for k := 1; k <= s.Content.ClientRolesPerClient; k++ {
 				r.Client[c.ClientID] = append(r.Client[c.ClientID], kc.RoleRep{Name: ClientRole(k), ClientRole: true})
 			}
 		}
+	}
+	if s.Content.UMAResources > 0 {
+		// The role Keycloak's admin API gives a resource server (an
+		// import does not): the same roles whichever way it is made.
+		if r.Client == nil {
+			r.Client = map[string][]kc.RoleRep{}
+		}
+		r.Client[s.UMAClient(i)] = []kc.RoleRep{{Name: UMAProtection, ClientRole: true}}
 	}
 	return r
 }

@@ -439,8 +439,10 @@ func (c copyOf) column(tp *template, t *dbTable, i int, v string, ids map[string
 		return c.now, nil
 	case ruleHash:
 		return v, nil
+	case ruleIDsIn:
+		v = remapIDs(v, ids)
 	}
-	// ruleValue, ruleConfig, ruleFresh holding a name.
+	// ruleValue, ruleConfig, ruleIDsIn, ruleFresh holding a name.
 	if n, ok := ids[v]; ok {
 		return n, nil
 	}
@@ -480,6 +482,30 @@ func (c copyOf) renewKey(ke keyEntryRow, old string, pairs map[string][2]string)
 		return randomLike(old), nil
 	}
 	return old, nil
+}
+
+// remapIDs replaces every id in v that ids maps (UUIDs, wherever they
+// stand in the text) by its copy's.
+func remapIDs(v string, ids map[string]string) string {
+	const n = 36 // a UUID's length
+	var b strings.Builder
+	last := 0
+	for i := 0; i+n <= len(v); i++ {
+		if !isUUID(v[i : i+n]) {
+			continue
+		}
+		if to, ok := ids[v[i:i+n]]; ok {
+			b.WriteString(v[last:i])
+			b.WriteString(to)
+			last = i + n
+		}
+		i += n - 1
+	}
+	if last == 0 {
+		return v
+	}
+	b.WriteString(v[last:])
+	return b.String()
 }
 
 // isUUID reports whether s looks like a UUID (8-4-4-4-12 hex digits).

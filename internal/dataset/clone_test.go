@@ -304,3 +304,22 @@ func TestMatchSQL(t *testing.T) {
 		t.Errorf("matchSQL = %s, want %s", got, want)
 	}
 }
+
+func TestRemapIDs(t *testing.T) {
+	a, b := "790e2adb-ed79-40c4-878e-26f62296955f", "8bef5649-8704-432c-82ea-89ca93fe7615"
+	shared := "0dc3b58f-cfcf-4349-9023-f4c2bee01e6d"
+	ids := map[string]string{a: b}
+	for in, want := range map[string]string{
+		`[{"id":"` + a + `","required":false}]`:      `[{"id":"` + b + `","required":false}]`,
+		`[{"id":"` + shared + `","required":false}]`: `[{"id":"` + shared + `","required":false}]`,
+		`["` + a + `","` + shared + `","` + a + `"]`: `["` + b + `","` + shared + `","` + b + `"]`,
+		a:                 b,
+		"no ids here":     "no ids here",
+		a[:35]:            a[:35],
+		"x" + a + a + "y": "x" + b + b + "y",
+	} {
+		if got := remapIDs(in, ids); got != want {
+			t.Errorf("remapIDs(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -52,6 +52,10 @@ const (
 	// ruleConfig is a component's config value: a key provider's secrets
 	// are renewed (see keyRules), other values are treated as values.
 	ruleConfig
+	// ruleIDsIn is text holding ids of other rows (a role policy's
+	// config: JSON naming its roles by id): every id of the tenant in it
+	// is remapped, then the text is treated as a value.
+	ruleIDsIn
 	// ruleOwn holds the id of a row that belongs to this one (an
 	// organization's internal group, which before 26.2 names its
 	// organization nowhere but in its name): remapped like a reference,
@@ -69,8 +73,8 @@ const (
 	// bookkeeping, runtime state.
 	tableSkip
 	// tableNone: features kcbench's tenants do not use (identity
-	// providers, user federation, authorization services, consents,
-	// verifiable credentials): the template must have no rows there,
+	// providers, user federation, user-managed permission tickets,
+	// consents, verifiable credentials): the template must have no rows there,
 	// else the clone stops naming the table.
 	tableNone
 )
@@ -92,16 +96,13 @@ var copyRuleText = map[string]string{
 	"server_config": "-", "single_use_object": "-", "workflow_state": "-", "client_node_registrations": "-",
 
 	// Features a kcbench tenant does not use.
-	"associated_policy": "none", "broker_link": "none", "client_initial_access": "none",
+	"broker_link": "none", "client_initial_access": "none",
 	"fed_issued_ver_credential": "none", "fed_user_attribute": "none", "fed_user_consent": "none",
 	"fed_user_consent_cl_scope": "none", "fed_user_credential": "none", "fed_user_group_membership": "none",
 	"fed_user_required_action": "none", "fed_user_role_mapping": "none", "fed_user_ver_credential": "none",
 	"federated_identity": "none", "federated_user": "none", "identity_provider": "none",
 	"identity_provider_config": "none", "identity_provider_mapper": "none", "idp_mapper_config": "none",
-	"issued_ver_credential": "none", "org_invitation": "none", "policy_config": "none",
-	"resource_attribute": "none", "resource_policy": "none", "resource_scope": "none", "resource_server": "none",
-	"resource_server_perm_ticket": "none", "resource_server_policy": "none", "resource_server_resource": "none",
-	"resource_server_scope": "none", "resource_uris": "none", "scope_policy": "none", "user_consent": "none",
+	"issued_ver_credential": "none", "org_invitation": "none", "resource_server_perm_ticket": "none", "user_consent": "none",
 	"user_consent_client_scope": "none", "user_federation_config": "none", "user_federation_mapper": "none",
 	"user_federation_mapper_config": "none", "user_federation_provider": "none", "user_ver_credential": "none",
 
@@ -162,11 +163,26 @@ var copyRuleText = map[string]string{
 	"credential":            "id:id ref:user_id keep:salt,type,user_label,credential_data,priority,version time:created_date hash:secret_data",
 	"org":                   "id:id own:group_id ref:realm_id value:name,alias,description,redirect_url keep:enabled",
 	"org_domain":            "fresh:id ref:org_id value:name keep:verified",
+
+	// Authorization services (seed --uma-resources): a resource server
+	// has its client's id.
+	"resource_server":          "id:id keep:allow_rs_remote_mgmt,policy_enforce_mode,decision_strategy",
+	"resource_server_resource": "id:id ref:resource_server_id,owner value:name,type,icon_uri,display_name keep:owner_managed_access",
+	"resource_server_scope":    "id:id ref:resource_server_id value:name,icon_uri,display_name",
+	"resource_server_policy":   "id:id ref:resource_server_id,owner value:name,description keep:type,decision_strategy,logic",
+	"policy_config":            "ref:policy_id keep:name idsin:value",
+	"associated_policy":        "ref:policy_id,associated_policy_id",
+	"resource_policy":          "ref:resource_id,policy_id",
+	"scope_policy":             "ref:scope_id,policy_id",
+	"resource_scope":           "ref:resource_id,scope_id",
+	"resource_uris":            "ref:resource_id value:value",
+	"resource_attribute":       "id:id ref:resource_id keep:name value:value",
 }
 
 var ruleNames = map[string]colRule{
 	"keep": ruleKeep, "id": ruleID, "ref": ruleRef, "value": ruleValue, "secret": ruleSecret,
 	"fresh": ruleFresh, "time": ruleTime, "hash": ruleHash, "config": ruleConfig, "own": ruleOwn,
+	"idsin": ruleIDsIn,
 }
 
 // copyRules parses copyRuleText (once).

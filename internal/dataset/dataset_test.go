@@ -282,7 +282,53 @@ func TestFingerprintStable(t *testing.T) {
 		t.Errorf("default dataset's fingerprint %s, want ce6cd9b4b1df93c6", got)
 	}
 	s.Content.OTPUsers = 3
-	if s.Fingerprint() == "ce6cd9b4b1df93c6" {
+	otp := s.Fingerprint()
+	if otp == "ce6cd9b4b1df93c6" {
 		t.Error("OTP users do not change the fingerprint")
+	}
+	s.Content.UMAResources = 2
+	if f := s.Fingerprint(); f == otp || f == "ce6cd9b4b1df93c6" {
+		t.Error("UMA resources do not change the fingerprint")
+	}
+}
+
+// A resource server per tenant: a confidential client with a service
+// account, a resource and a scope permission per resource, one role
+// policy on the realm's default roles, the role uma_protection and no
+// other client roles; counted by Expected.
+func TestUMAClient(t *testing.T) {
+	for _, mode := range []Mode{ModeRealms, ModeOrgs} {
+		c := DefaultContent
+		c.UMAResources = 2
+		s := Spec{Mode: mode, Tenants: 3, Content: c, Prefix: "kcb", Seed: 1}
+		b := newBuilder(s)
+		cs := b.clients(2)
+		if len(cs) != 3 {
+			t.Fatalf("%s: %d clients, want web, backend and the resource server", mode, len(cs))
+		}
+		api := cs[2]
+		rs := api.AuthorizationSettings
+		if api.ClientID != s.UMAClient(2) || !api.AuthorizationServicesEnabled || !api.ServiceAccountsEnabled || api.Secret == "" || rs == nil {
+			t.Fatalf("%s: resource server %+v", mode, api)
+		}
+		if len(rs.Resources) != 2 || rs.Resources[1].Name != "doc-2" || len(rs.Policies) != 3 {
+			t.Errorf("%s: settings %+v", mode, rs)
+		}
+		if want := `[{"id":"default-roles-` + s.RealmOf(2) + `","required":false}]`; rs.Policies[0].Config["roles"] != want {
+			t.Errorf("%s: role policy %v, want roles %s", mode, rs.Policies[0].Config, want)
+		}
+		if rs.Policies[2].Config["resources"] != `["doc-2"]` || rs.Policies[2].Config["applyPolicies"] != `["users"]` {
+			t.Errorf("%s: permission %+v", mode, rs.Policies[2])
+		}
+		roles := b.roles(2).Client[api.ClientID]
+		if len(roles) != 1 || roles[0].Name != UMAProtection {
+			t.Errorf("%s: the resource server's roles %+v, want %s alone", mode, roles, UMAProtection)
+		}
+		plain := s
+		plain.Content.UMAResources = 0
+		e, p := s.Expected(), plain.Expected()
+		if e.Clients != p.Clients+3 || e.ClientRoles != p.ClientRoles+3 || e.UMAResources != 6 || p.UMAResources != 0 {
+			t.Errorf("%s: expected %+v, without resource servers %+v", mode, e, p)
+		}
 	}
 }

@@ -14,6 +14,7 @@ type SpecFlags struct {
 	Tenants                       int
 	users, clients, roles, groups int
 	clientRoles, otpUsers         int
+	umaResources                  int
 	Seed                          int64
 	uniqueSalts                   bool
 	fs                            *flag.FlagSet // the flags were registered on; nil: a value that is not unset was given
@@ -31,6 +32,7 @@ func (f *SpecFlags) RegisterFlags(fs *flag.FlagSet) {
 	fs.IntVar(&f.groups, "groups", 0, "groups per tenant (default 2)")
 	fs.IntVar(&f.clientRoles, "client-roles", -1, "roles per client (default 2)")
 	fs.IntVar(&f.otpUsers, "otp-users", 0, "users per tenant with a TOTP credential besides --users, for the otp-login workload (default 0)")
+	fs.IntVar(&f.umaResources, "uma-resources", 0, "resources per tenant in a resource server with authorization services, for the uma workload (default 0: none)")
 	fs.StringVar(&f.policy, "password-policy", "default", "password hashing: default (argon2), argon2, pbkdf2-sha512:27500, pbkdf2-sha256:1, …")
 	fs.StringVar(&f.prefix, "prefix", "kcb", "prefix of every realm the dataset creates")
 	fs.Int64Var(&f.Seed, "secrets-seed", 1, "seed deriving passwords and client secrets")
@@ -79,6 +81,7 @@ func (f *SpecFlags) Spec() (Spec, error) {
 	set(&s.Content.Groups, "groups", f.groups, 0)
 	set(&s.Content.ClientRolesPerClient, "client-roles", f.clientRoles, -1)
 	set(&s.Content.OTPUsers, "otp-users", f.otpUsers, 0)
+	set(&s.Content.UMAResources, "uma-resources", f.umaResources, 0)
 	for _, c := range []struct {
 		flag     string
 		v, unset int
@@ -91,6 +94,7 @@ func (f *SpecFlags) Spec() (Spec, error) {
 		{"groups", f.groups, 0, 1, maxSeedCount},
 		{"client-roles", f.clientRoles, -1, 0, maxSeedCount},
 		{"otp-users", f.otpUsers, 0, 0, maxSeedUsers},
+		{"uma-resources", f.umaResources, 0, 0, maxUMAResources},
 	} {
 		if f.given(c.flag, c.v, c.unset) && (c.v < c.lo || c.v > c.hi) {
 			errs = append(errs, fmt.Errorf("--%s: %d: must be between %d and %d", c.flag, c.v, c.lo, c.hi))

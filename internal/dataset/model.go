@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -44,6 +45,12 @@ type Content struct {
 	// a TOTP credential (Spec.OTPSecret): the otp-login workload's. Other
 	// workloads never pick them, since Keycloak asks them for a code.
 	OTPUsers int `json:"otp_users,omitempty"`
+	// UMAResources, when not 0, gives each tenant a resource server (a
+	// confidential client, Spec.UMAClient) with authorization services:
+	// that many resources (UMAResource) with the scope UMAScope, a role
+	// policy every user passes (the realm's default roles) and a scope
+	// permission per resource. The uma workload's.
+	UMAResources int `json:"uma_resources,omitempty"`
 }
 
 // DefaultContent is a tenant's content unless told otherwise.
@@ -70,8 +77,11 @@ func (c Content) Validate() error {
 	if c.OTPUsers < 0 {
 		errs = append(errs, fmt.Errorf("OTP users per tenant = %d: must be >= 0", c.OTPUsers))
 	}
+	if c.UMAResources < 0 {
+		errs = append(errs, fmt.Errorf("UMA resources per tenant = %d: must be >= 0", c.UMAResources))
+	}
 	const maxUsers = 10_000_000
-	if c.Users > maxUsers || c.OTPUsers > maxUsers || c.Clients > 1_000_000 {
+	if c.Users > maxUsers || c.OTPUsers > maxUsers || c.Clients > 1_000_000 || c.UMAResources > maxUMAResources {
 		errs = append(errs, errors.New("content too large"))
 	}
 	return errors.Join(errs...)
@@ -194,6 +204,9 @@ func (s Spec) Fingerprint() string {
 	if c.OTPUsers > 0 {
 		f += fmt.Sprintf("|otp-users=%d", c.OTPUsers)
 	}
+	if c.UMAResources > 0 {
+		f += fmt.Sprintf("|uma-resources=%d", c.UMAResources)
+	}
 	h := sha256.Sum256([]byte(f))
 	return hex.EncodeToString(h[:8])
 }
@@ -232,6 +245,25 @@ func (s Spec) BackendClient(i, k int) string {
 	}
 	return s.name(i, fmt.Sprintf("backend-%d", k))
 }
+
+// UMAClient is tenant i's resource server (Content.UMAResources).
+func (s Spec) UMAClient(i int) string { return s.name(i, "api") }
+
+// UMAResource is the k-th resource of a tenant's resource server (k from
+// 1), and UMAScope the scope each has.
+func UMAResource(k int) string { return umaResourcePrefix + strconv.Itoa(k) }
+
+const umaResourcePrefix = "doc-"
+
+// UMAProtection is the client role Keycloak gives a resource server.
+const UMAProtection = "uma_protection"
+
+// UMAScope is the scope of every resource of a tenant's resource server.
+const UMAScope = "read"
+
+// maxUMAResources bounds Content.UMAResources: one resource server's
+// whole settings go in one representation.
+const maxUMAResources = 100_000
 
 // RealmRole is tenant i's k-th realm role (k from 1).
 func (s Spec) RealmRole(i, k int) string { return s.name(i, fmt.Sprintf("role-%d", k)) }

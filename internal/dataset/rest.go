@@ -97,6 +97,9 @@ func (sd *seeder) restClients(ctx context.Context, realm string, i int) error {
 			}
 			id = cs[0].ID
 		}
+		if c.AuthorizationServicesEnabled {
+			continue // Keycloak gave it its role (UMAProtection)
+		}
 		for k := 1; k <= sd.s.Content.ClientRolesPerClient; k++ {
 			if _, err := created(a.Create(ctx, kc.RealmPath(realm, "clients", id, "roles"), kc.RoleRep{Name: ClientRole(k)})); err != nil {
 				return err

@@ -51,7 +51,11 @@ func (m *Manifest) WriteText(w io.Writer, path string) error {
 	if s.Content.OTPUsers > 0 {
 		otp = fmt.Sprintf(", %d OTP users", s.Content.OTPUsers)
 	}
-	fmt.Fprintf(tw, "per tenant\t%d users%s, %d clients, %d realm roles, %d client roles per client, %d groups\n", s.Content.Users, otp, s.Content.Clients, s.Content.RealmRoles, s.Content.ClientRolesPerClient, s.Content.Groups)
+	uma := ""
+	if s.Content.UMAResources > 0 {
+		uma = fmt.Sprintf(", a resource server with %d resources", s.Content.UMAResources)
+	}
+	fmt.Fprintf(tw, "per tenant\t%d users%s, %d clients, %d realm roles, %d client roles per client, %d groups%s\n", s.Content.Users, otp, s.Content.Clients, s.Content.RealmRoles, s.Content.ClientRolesPerClient, s.Content.Groups, uma)
 	fmt.Fprintf(tw, "password policy\t%s\n", s.Policy)
 	fmt.Fprintf(tw, "password salts\t%s\n", saltsNote(m.Salts))
 	fmt.Fprintf(tw, "fingerprint\t%s\n", m.Fingerprint)

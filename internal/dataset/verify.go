@@ -27,6 +27,8 @@ type Counts struct {
 	Users            int `json:"users"`
 	GroupMemberships int `json:"group_memberships"`
 	OrgMemberships   int `json:"org_memberships"`
+	// UMAResources are the resources of the tenants' resource servers.
+	UMAResources int `json:"uma_resources,omitempty"`
 }
 
 func (c *Counts) add(o Counts) {
@@ -39,6 +41,7 @@ func (c *Counts) add(o Counts) {
 	c.Users += o.Users
 	c.GroupMemberships += o.GroupMemberships
 	c.OrgMemberships += o.OrgMemberships
+	c.UMAResources += o.UMAResources
 }
 
 // Expected is what spec's tenants hold.
@@ -51,6 +54,11 @@ func (s Spec) Expected() Counts {
 		Groups:           n * c.Groups,
 		Users:            n * (c.Users + c.OTPUsers),
 		GroupMemberships: n * c.Users,
+		UMAResources:     n * c.UMAResources,
+	}
+	if c.UMAResources > 0 { // the resource server and its role
+		e.Clients += n
+		e.ClientRoles += n
 	}
 	if s.Mode == ModeOrgs {
 		e.Realms = 1
@@ -214,7 +222,7 @@ func ours(name string) bool {
 			return true
 		}
 	}
-	return false
+	return name == "api" // the resource server (Spec.UMAClient)
 }
 
 // countRealm counts one realm's dataset entities; keep (nil: ours) picks
@@ -233,6 +241,13 @@ func countRealm(ctx context.Context, adm *kc.Admin, realm string, keep func(stri
 			continue
 		}
 		c.Clients++
+		if cl.AuthorizationServicesEnabled {
+			n, err := countAuthzResources(ctx, adm, realm, cl.ID)
+			if err != nil {
+				return c, err
+			}
+			c.UMAResources += n
+		}
 		var rs []kc.RoleRep
 		if err := adm.Do(ctx, http.MethodGet, kc.RealmPath(realm, "clients", cl.ID, "roles"), nil, &rs); err != nil {
 			return c, err
@@ -286,6 +301,28 @@ func countRealm(ctx context.Context, adm *kc.Admin, realm string, keep func(stri
 		}
 	}
 	return c, nil
+}
+
+// countAuthzResources counts the dataset's resources (UMAResource's
+// names) of client id's authorization services, a page at a time. Keycloak
+// 26.0 adds a "Default Resource" of its own to a resource server made
+// through the admin API (seed --strategy rest), not counted.
+func countAuthzResources(ctx context.Context, adm *kc.Admin, realm, id string) (int, error) {
+	n := 0
+	for first := 0; ; first += 1000 {
+		rs, err := adm.AuthzResources(ctx, realm, id, first, 1000)
+		if err != nil {
+			return n, fmt.Errorf("resources of client %s in realm %s: %w", id, realm, err)
+		}
+		for _, r := range rs {
+			if strings.HasPrefix(r.Name, umaResourcePrefix) {
+				n++
+			}
+		}
+		if len(rs) < 1000 {
+			return n, nil
+		}
+	}
 }
 
 func isNotFound(err error) bool { return errors.Is(err, kc.ErrNotFound) }
@@ -368,7 +405,10 @@ func (v Verification) WriteText(w io.Writer) {
 	json.Unmarshal(b, &act)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "entity\tmanifest\ttarget\t\t")
-	for _, k := range []string{"realms", "organizations", "clients", "client_roles", "realm_roles", "groups", "users", "group_memberships", "org_memberships"} {
+	for _, k := range []string{"realms", "organizations", "clients", "client_roles", "realm_roles", "groups", "users", "group_memberships", "org_memberships", "uma_resources"} {
+		if k == "uma_resources" && exp[k] == 0 && act[k] == 0 {
+			continue // a dataset without resource servers: no row
+		}
 		mark := "ok"
 		if exp[k] != act[k] {
 			mark = "MISMATCH"

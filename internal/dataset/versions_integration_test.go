@@ -112,7 +112,9 @@ func cloneLikeFast(t *testing.T, e *env) {
 		t.Run(string(mode), func(t *testing.T) {
 			e.t = t
 			dir := t.TempDir()
-			fs := dataset.Spec{Mode: mode, Tenants: 3, Content: dataset.DefaultContent, Policy: pol, Prefix: "lf" + string(mode[0]), Seed: 11}
+			content := dataset.DefaultContent
+			content.UMAResources = 2 // authorization services' tables cloned too
+			fs := dataset.Spec{Mode: mode, Tenants: 3, Content: content, Policy: pol, Prefix: "lf" + string(mode[0]), Seed: 11}
 			cs := fs
 			cs.Prefix, cs.UniqueSalts = "lc"+string(mode[0]), true
 			e.seed(fs, dataset.Fast, filepath.Join(dir, "fast.json"))
@@ -152,6 +154,15 @@ func cloneLikeFast(t *testing.T, e *env) {
 				}
 				if _, err := e.c.ClientCredentials(e.ctx, tn.Realm, kc.OAuthClient{ID: tn.Backend, Secret: tn.BackendSecret}, ""); err != nil {
 					t.Errorf("cloned tenant %d: client credentials: %v", i, err)
+				}
+				// The resource server: its role policy names the realm's
+				// default role by id, remapped in realms mode.
+				tr, err := e.c.PasswordGrant(e.ctx, tn.Realm, kc.OAuthClient{ID: tn.Backend, Secret: tn.BackendSecret}, cm.Username(i, 1), cm.Password, "")
+				if err == nil {
+					_, err = e.c.UMAGrant(e.ctx, tn.Realm, tr.AccessToken, cs.UMAClient(i), dataset.UMAResource(2)+"#"+dataset.UMAScope)
+				}
+				if err != nil {
+					t.Errorf("cloned tenant %d: uma grant: %v", i, err)
 				}
 				ar := kc.NewAuthRequest(tn.WebClient, dataset.RedirectURI, "openid")
 				if _, err := e.c.NewBrowser().Login(e.ctx, tn.Realm, kc.OAuthClient{ID: tn.WebClient}, ar, cm.Username(i, 2), cm.Password); err != nil {

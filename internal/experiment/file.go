@@ -112,7 +112,9 @@ type DatasetSpec struct {
 	Users   int      `yaml:"users"`
 	Clients int      `yaml:"clients"`
 	// OTPUsers are users per tenant with a TOTP credential (otp-login).
-	OTPUsers       int    `yaml:"otp_users"`
+	OTPUsers int `yaml:"otp_users"`
+	// UMAResources are resources per tenant in a resource server (uma).
+	UMAResources   int    `yaml:"uma_resources"`
 	PasswordPolicy string `yaml:"password_policy"`
 	Strategy       string `yaml:"strategy"`
 	// AdminAPISample makes the last tenants each point adds (at most this
@@ -464,8 +466,8 @@ func (f *File) validateDataset(p *problems) {
 			p.add("dataset.tenants[%d]: %d: must be between 1 and %d", i, n, dataset.MaxTenants)
 		}
 	}
-	if d.Users < 0 || d.Clients < 0 || d.OTPUsers < 0 {
-		p.add("dataset.users, dataset.clients and dataset.otp_users must not be negative")
+	if d.Users < 0 || d.Clients < 0 || d.OTPUsers < 0 || d.UMAResources < 0 {
+		p.add("dataset.users, dataset.clients, dataset.otp_users and dataset.uma_resources must not be negative")
 	}
 	if _, err := dataset.ParsePolicy(d.PasswordPolicy); err != nil {
 		p.add("dataset.password_policy: %v", err)

@@ -134,6 +134,7 @@ func Plan(f *File) ([]Point, error) {
 		}
 	}
 	content.OTPUsers = f.Dataset.OTPUsers
+	content.UMAResources = f.Dataset.UMAResources
 	if f.Dataset.Users > 0 {
 		content.Users = f.Dataset.Users
 	}

@@ -176,7 +176,10 @@ func (a *Admin) AllOrganizations(ctx context.Context, realm string) ([]Organizat
 
 // AddOrganizationMember makes a user a member of an organization.
 func (a *Admin) AddOrganizationMember(ctx context.Context, realm, orgID, userID string) error {
-	return a.Do(ctx, http.MethodPost, RealmPath(realm, "organizations", orgID, "members"), userID, nil)
+	// The bare id: Keycloak 26.0 looks up the body's text as it is (a
+	// JSON string's quotes included: "User does not exist"); later lines
+	// take either.
+	return a.Do(ctx, http.MethodPost, RealmPath(realm, "organizations", orgID, "members"), rawBody(userID), nil)
 }
 
 // OrganizationMembers lists an organization's members.
@@ -239,6 +242,17 @@ func (a *Admin) Clients(ctx context.Context, realm, clientID string) ([]ClientRe
 		return nil, err
 	}
 	return cs, nil
+}
+
+// AuthzResources lists a page of the resources of client id's (its
+// internal id) authorization services.
+func (a *Admin) AuthzResources(ctx context.Context, realm, id string, first, max int) ([]AuthzResourceRep, error) {
+	var rs []AuthzResourceRep
+	p := fmt.Sprintf("%s/authz/resource-server/resource?first=%d&max=%d", RealmPath(realm, "clients", id), first, max)
+	if err := a.Do(ctx, http.MethodGet, p, nil, &rs); err != nil {
+		return nil, err
+	}
+	return rs, nil
 }
 
 // RealmRoles lists a realm's roles.

@@ -221,12 +221,15 @@ func (a *Admin) Do(ctx context.Context, method, path string, body, out any) erro
 	})
 }
 
-// newJSONRequest builds a request with a JSON body (a string body is sent
-// as a JSON string, which is what e.g. the organization members endpoint
-// takes).
+// rawBody is a request body sent as it is, not encoded as JSON.
+type rawBody string
+
+// newJSONRequest builds a request with a JSON body (a rawBody as it is).
 func newJSONRequest(ctx context.Context, method, url string, body any) (*http.Request, error) {
 	var rd io.Reader
-	if body != nil {
+	if raw, ok := body.(rawBody); ok {
+		rd = strings.NewReader(string(raw))
+	} else if body != nil {
 		b, err := json.Marshal(body)
 		if err != nil {
 			return nil, fmt.Errorf("%s %s: encode: %w", method, url, err)

@@ -85,6 +85,48 @@ type ClientRep struct {
 	WebOrigins                []string            `json:"webOrigins,omitempty"`
 	Attributes                map[string]string   `json:"attributes,omitempty"`
 	ProtocolMappers           []ProtocolMapperRep `json:"protocolMappers,omitempty"`
+	// AuthorizationServicesEnabled makes the client a resource server of
+	// authorization services, set up as AuthorizationSettings says (on
+	// create and on realm and partial imports).
+	AuthorizationServicesEnabled bool               `json:"authorizationServicesEnabled,omitempty"`
+	AuthorizationSettings        *ResourceServerRep `json:"authorizationSettings,omitempty"`
+}
+
+// ResourceServerRep is a ResourceServerRepresentation: a client's
+// authorization services. Policies name their resources, scopes and
+// other policies, and role policies their roles, by name: an import
+// resolves them.
+type ResourceServerRep struct {
+	PolicyEnforcementMode string             `json:"policyEnforcementMode,omitempty"`
+	DecisionStrategy      string             `json:"decisionStrategy,omitempty"`
+	Scopes                []AuthzScopeRep    `json:"scopes,omitempty"`
+	Resources             []AuthzResourceRep `json:"resources,omitempty"`
+	Policies              []AuthzPolicyRep   `json:"policies,omitempty"`
+}
+
+// AuthzScopeRep is a ScopeRepresentation of authorization services.
+type AuthzScopeRep struct {
+	Name string `json:"name"`
+}
+
+// AuthzResourceRep is a ResourceRepresentation of authorization services.
+type AuthzResourceRep struct {
+	ID     string          `json:"_id,omitempty"`
+	Name   string          `json:"name"`
+	Type   string          `json:"type,omitempty"`
+	URIs   []string        `json:"uris,omitempty"`
+	Scopes []AuthzScopeRep `json:"scopes,omitempty"`
+}
+
+// AuthzPolicyRep is a policy or permission of authorization services, as
+// a resource server's export and import write it (Config's values are
+// JSON text).
+type AuthzPolicyRep struct {
+	Name             string            `json:"name"`
+	Type             string            `json:"type"`
+	Logic            string            `json:"logic,omitempty"`
+	DecisionStrategy string            `json:"decisionStrategy,omitempty"`
+	Config           map[string]string `json:"config,omitempty"`
 }
 
 // ProtocolMapperRep is a ProtocolMapperRepresentation.

@@ -21,6 +21,7 @@ const (
 	ScenarioAdminWrite        = "admin-write"
 	ScenarioOTPLogin          = "otp-login"
 	ScenarioRegistration      = "registration"
+	ScenarioUMA               = "uma"
 	ScenarioUserJourney       = "user-journey"
 	ScenarioMix               = "mix"
 )
@@ -55,6 +56,7 @@ const (
 	OpOTPSubmit         = "otp_submit"         // POST the one-time code: the redirect with the code
 	OpRegisterPage      = "register_page"      // GET the registration form
 	OpRegisterSubmit    = "register_submit"    // POST the new user: the redirect with the code
+	OpUMAGrant          = "uma_grant"          // authorization services' uma-ticket grant: an RPT
 	// admin-write's calls
 	OpAdminCreateUser   = "admin_create_user"
 	OpAdminUpdateUser   = "admin_update_user"

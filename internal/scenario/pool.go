@@ -111,6 +111,9 @@ func (p *Pool) missing(name string) error {
 	if name == results.ScenarioOTPLogin && p.otpUsers() == 0 {
 		return fmt.Errorf("%s needs users with a TOTP credential, which the dataset has not: seed --otp-users N (a dataset of its own: the content differs)", name)
 	}
+	if name == results.ScenarioUMA && p.umaResources() == 0 {
+		return fmt.Errorf("%s needs a resource server with authorization services in each tenant, which the dataset has not: seed --uma-resources N (a dataset of its own: the content differs)", name)
+	}
 	if !p.single {
 		return nil
 	}
@@ -168,6 +171,14 @@ func (p *Pool) otpUsers() int {
 		return 0
 	}
 	return p.spec.Content.OTPUsers
+}
+
+// umaResources is how many resources each tenant's resource server has.
+func (p *Pool) umaResources() int {
+	if p.spec == nil {
+		return 0
+	}
+	return p.spec.Content.UMAResources
 }
 
 // realmUsers is how many of the dataset's users t's realm holds: the

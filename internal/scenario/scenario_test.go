@@ -105,6 +105,7 @@ func testEnvOTP(t *testing.T) Env {
 	t.Helper()
 	content := dataset.DefaultContent
 	content.OTPUsers = 2
+	content.UMAResources = 3
 	spec := dataset.Spec{Mode: dataset.ModeRealms, Tenants: 3, Content: content, Prefix: "kcb", Seed: 1}
 	p, err := NewManifestPool(dataset.NewManifest(spec, "http://kc"), 0)
 	if err != nil {
@@ -170,9 +171,9 @@ func TestByName(t *testing.T) {
 			continue
 		}
 		e := env
-		if i.Name == results.ScenarioOTPLogin {
-			if _, err := ByName(i.Name, env); err == nil || !strings.Contains(err.Error(), "seed --otp-users N") {
-				t.Errorf("otp-login on a dataset without OTP users: %v", err)
+		if flag, ok := map[string]string{results.ScenarioOTPLogin: "seed --otp-users N", results.ScenarioUMA: "seed --uma-resources N"}[i.Name]; ok {
+			if _, err := ByName(i.Name, env); err == nil || !strings.Contains(err.Error(), flag) {
+				t.Errorf("%s on a dataset without what it needs: %v", i.Name, err)
 			}
 			e = testEnvOTP(t)
 		}
@@ -185,7 +186,7 @@ func TestByName(t *testing.T) {
 			t.Errorf("%s is called %s", i.Name, sc.Name())
 		}
 	}
-	if len(List()) != 18 {
+	if len(List()) != 19 {
 		t.Errorf("%d scenarios", len(List()))
 	}
 	if _, err := ByName("nope", env); !errors.Is(err, ErrUnknown) {
