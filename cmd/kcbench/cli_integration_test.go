@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kcbench/kcbench/internal/kc"
 	"github.com/kcbench/kcbench/internal/stack"
 	"github.com/kcbench/kcbench/internal/stack/stacktest"
 )
@@ -135,9 +136,13 @@ func assertGone(t *testing.T, ps []stack.Proc, timeout time.Duration) {
 	}
 }
 
+// The lifecycle of a stack whose sessions live in memory only
+// (--persistent-sessions=false, a build of its own): a session made
+// before the restarts of boot is gone after them. (The shared stacks keep
+// Keycloak's default, persistent sessions: TestRestartMeasuresBoot.)
 func TestLifecycle(t *testing.T) {
 	c := newCLI(t)
-	out := c.mustRun("up")
+	out := c.mustRun("up", "--persistent-sessions=false")
 	if !strings.Contains(out, "https://127.0.0.1:") {
 		t.Fatalf("up printed no URL:\n%s", out)
 	}
@@ -145,10 +150,20 @@ func TestLifecycle(t *testing.T) {
 	t.Cleanup(func() { c.run("down") })
 
 	out = c.mustRun("status")
-	for _, want := range []string{"ready         true", stack.DefaultKeycloakVersion, "keycloak pid", "postgres pid"} {
+	for _, want := range []string{"ready         true", stack.DefaultKeycloakVersion, "keycloak pid", "postgres pid", "sessions      in memory only"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("status lacks %q:\n%s", want, out)
 		}
+	}
+	s, err := stack.Attach(c.dirs, stack.DefaultStackName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg := s.Target()
+	adminCLI := kc.OAuthClient{ID: "admin-cli"}
+	session, err := kc.NewFor(tg).PasswordGrant(t.Context(), "master", adminCLI, tg.Admin.Username, tg.Admin.Password.Reveal(), "")
+	if err != nil {
+		t.Fatal(err)
 	}
 	if code, out := c.run("up"); code != exitError || !strings.Contains(out, "already up") {
 		t.Errorf("second up: exit %d\n%s", code, out)
@@ -167,9 +182,15 @@ func TestLifecycle(t *testing.T) {
 			t.Errorf("implausible boot %+v", b)
 		}
 	}
-	// The JVM of the first boot is gone: restarts replace it.
+	// The JVM of the first boot is gone: restarts replace it, and the
+	// sessions it held in memory with it.
 	if ps[1].Alive() {
 		t.Error("the first JVM survived two restarts")
+	}
+	if _, err := kc.NewFor(tg).Refresh(t.Context(), "master", adminCLI, session.RefreshToken); err == nil {
+		t.Error("a session made before two restarts was refreshed: sessions are not in memory only")
+	} else {
+		t.Logf("a session made before the restarts: %v", err)
 	}
 	if out := c.mustRun("logs", "-n", "5"); strings.Count(out, "\n") != 5 {
 		t.Errorf("logs -n 5 printed:\n%s", out)
@@ -179,11 +200,6 @@ func TestLifecycle(t *testing.T) {
 	}
 
 	// The same Keycloak as an external target.
-	s, err := stack.Attach(c.dirs, stack.DefaultStackName)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tg := s.Target()
 	if code, out := c.run("status", "--target", tg.BaseURL, "--admin-password-file", s.SecretPath("admin-password")); code == 0 || !strings.Contains(out, "--ca-file") {
 		t.Errorf("https target without its CA: exit %d\n%s", code, out)
 	}

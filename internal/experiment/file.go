@@ -102,6 +102,9 @@ type StackSpec struct {
 	TLS    *bool  `yaml:"tls"`
 	TLSKey string `yaml:"tls_key"`
 	LBTLS  string `yaml:"lb_tls"`
+	// PersistentSessions: online user sessions in the database (absent
+	// or true, Keycloak's default) or in memory only (false).
+	PersistentSessions *bool `yaml:"persistent_sessions"`
 }
 
 // DatasetSpec says what each point holds.
@@ -255,6 +258,9 @@ type Variant struct {
 	TLS    *bool  `yaml:"tls"`
 	TLSKey string `yaml:"tls_key"`
 	LBTLS  string `yaml:"lb_tls"`
+	// PersistentSessions: online user sessions in the database (absent
+	// or true, Keycloak's default) or in memory only (false).
+	PersistentSessions *bool `yaml:"persistent_sessions"`
 }
 
 // Watchdog limits a point; crossing one aborts it, and larger tenant
@@ -825,18 +831,21 @@ func (f *File) validateEvents(i int, w Workload, add func(string, ...any)) {
 // takes (quickstart): the topology (--lb-tls among it), TLS and the
 // database.
 type StackFlags struct {
-	Top    stack.Topology
-	DB     string
-	TLS    bool
-	TLSKey string
+	Top        stack.Topology
+	DB         string
+	TLS        bool
+	TLSKey     string
+	Persistent bool
 }
 
-// RegisterFlags adds the topology flags, --tls, --tls-key and --db.
+// RegisterFlags adds the topology flags, --tls, --tls-key, --db and
+// --persistent-sessions.
 func (s *StackFlags) RegisterFlags(fs *flag.FlagSet) {
 	s.Top.RegisterFlags(fs)
 	fs.StringVar(&s.DB, "db", "", "database Keycloak runs on: postgres (default) or mariadb (a private MariaDB from the installed mariadb-server package)")
 	fs.BoolVar(&s.TLS, "tls", true, "serve HTTPS with a CA and certificate made for the stack; --tls=false serves plain HTTP")
 	fs.StringVar(&s.TLSKey, "tls-key", "", "key type of the stack's certificate: "+strings.Join(stack.TLSKeys, " or ")+" (default "+stack.TLSKeyRSA2048+")")
+	fs.BoolVar(&s.Persistent, "persistent-sessions", true, "keep online user sessions in the database, Keycloak 26's default; false: in memory only (--features-disabled=persistent-user-sessions, a build of its own)")
 }
 
 // Apply checks the flags (usage errors) and sets them in f's stack.
@@ -856,6 +865,9 @@ func (s *StackFlags) Apply(f *File) error {
 	tls := s.TLS
 	f.Stack.TLS = &tls
 	f.Stack.DB = s.DB
+	if !s.Persistent {
+		f.Stack.PersistentSessions = new(false)
+	}
 	return nil
 }
 

@@ -64,6 +64,9 @@ func (p Point) Params() map[string]string {
 		m[results.ParamCachePrefix+name] = fmt.Sprint(n)
 	}
 	maps.Copy(m, p.tlsParams())
+	if p.Stack.VolatileSessions {
+		m[stack.ParamPersistentSessions] = "off"
+	}
 	return m
 }
 
@@ -174,6 +177,7 @@ func Plan(f *File) ([]Point, error) {
 		}
 		ko.DB = dbOf(f.Stack, v)
 		ko.PlainHTTP, ko.TLSKey = tlsOf(f.Stack, v)
+		ko.VolatileSessions = !*cmp.Or(v.PersistentSessions, f.Stack.PersistentSessions, new(true))
 		ldap := ldapOf(f.Stack, v)
 		pol, _ := dataset.ParsePolicy(policy)
 		for _, m := range f.Dataset.Modes {

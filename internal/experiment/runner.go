@@ -242,6 +242,9 @@ func (p Point) datasetKey() string {
 	k, top := p.Stack, p.Topology
 	top.LBTLS, top.NodeCPUs, top.Latency, top.Sticky, top.HAProxy = "", 0, stack.Latency{}, false, ""
 	parts := []any{k.Version, k.BuildOptions, k.ExtraOptions, k.DB, p.PG, top}
+	if k.VolatileSessions {
+		parts = append(parts, "volatile-sessions")
+	}
 	if p.DBDurable {
 		parts = append(parts, "durable")
 	}

@@ -199,16 +199,18 @@ workloads:
 func TestStackFlagsTLS(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
-		args []string
-		want string // error; "" for none
-		tls  bool
+		args     []string
+		want     string // error; "" for none
+		tls      bool
+		volatile bool
 	}{
-		{nil, "", true},
-		{[]string{"--tls=false"}, "", false},
-		{[]string{"--tls-key", "ecdsa-p256", "--nodes", "2", "--lb-tls", "terminate"}, "", true},
-		{[]string{"--tls=false", "--tls-key", "ecdsa-p256"}, "--tls-key needs TLS", false},
-		{[]string{"--nodes", "2", "--lb-sticky"}, "--lb-sticky reads a cookie", true},
-		{[]string{"--tls-key", "dsa"}, `tls key "dsa"`, true},
+		{nil, "", true, false},
+		{[]string{"--persistent-sessions=false"}, "", true, true},
+		{[]string{"--tls=false"}, "", false, false},
+		{[]string{"--tls-key", "ecdsa-p256", "--nodes", "2", "--lb-tls", "terminate"}, "", true, false},
+		{[]string{"--tls=false", "--tls-key", "ecdsa-p256"}, "--tls-key needs TLS", false, false},
+		{[]string{"--nodes", "2", "--lb-sticky"}, "--lb-sticky reads a cookie", true, false},
+		{[]string{"--tls-key", "dsa"}, `tls key "dsa"`, true, false},
 	} {
 		fs := flag.NewFlagSet("quickstart", flag.ContinueOnError)
 		var sf StackFlags
@@ -237,6 +239,9 @@ func TestStackFlagsTLS(t *testing.T) {
 		pts, _ := Plan(f)
 		if got := pts[0].Params()["tls"]; (got == "on") != c.tls || f.Stack.TLSKey != sf.TLSKey || f.Stack.LBTLS != sf.Top.LBTLS {
 			t.Errorf("%v: tls param %q, stack %+v", c.args, got, f.Stack)
+		}
+		if got := pts[0].Params()[stack.ParamPersistentSessions]; (got == "off") != c.volatile || pts[0].Stack.VolatileSessions != c.volatile {
+			t.Errorf("%v: persistent_sessions param %q, stack %+v", c.args, got, pts[0].Stack)
 		}
 	}
 }

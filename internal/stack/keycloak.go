@@ -58,6 +58,24 @@ type KeycloakOptions struct {
 	PlainHTTP bool `json:"plain_http,omitempty"`
 	// TLSKey is the certificate's key type (TLSKeys; "": RSA-2048).
 	TLSKey string `json:"tls_key,omitempty"`
+	// VolatileSessions keeps online user sessions in memory only
+	// (--persistent-sessions=false): Keycloak's feature
+	// persistent-user-sessions, on by default on every 26.x line,
+	// disabled at build time (FeatureVolatileSessions).
+	VolatileSessions bool `json:"volatile_sessions,omitempty"`
+}
+
+// FeatureVolatileSessions is the build option of
+// KeycloakOptions.VolatileSessions.
+const FeatureVolatileSessions = "--features-disabled=persistent-user-sessions"
+
+// buildOptions are the extra `kc.sh build` options: BuildOptions, and
+// the feature switch of VolatileSessions.
+func (o KeycloakOptions) buildOptions() []string {
+	if !o.VolatileSessions {
+		return o.BuildOptions
+	}
+	return append(slicesClone(o.BuildOptions), FeatureVolatileSessions)
 }
 
 // TLSKeyType is the key type of the stack's certificate ("" with plain
@@ -142,6 +160,9 @@ func (o KeycloakOptions) Validate() error {
 	for _, opt := range o.BuildOptions {
 		if strings.HasPrefix(opt, "--db=") || opt == "--db" {
 			errs = append(errs, fmt.Errorf("build option %q: the database kind is kcbench's own (--db postgres|mariadb)", opt))
+		}
+		if o.VolatileSessions && strings.HasPrefix(opt, "--features-disabled") {
+			errs = append(errs, fmt.Errorf("build option %q beside --persistent-sessions=false: add persistent-user-sessions to it instead", opt))
 		}
 	}
 	for _, p := range []int{o.HTTPPort, o.ManagementPort} {

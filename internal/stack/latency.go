@@ -308,6 +308,9 @@ func (s *Stack) RunParams() map[string]string {
 	if o := s.st.Options.JavaOpts; len(o) > 0 {
 		p[ParamJavaOpts] = strings.Join(o, " ")
 	}
+	if s.st.Options.VolatileSessions {
+		p[ParamPersistentSessions] = "off"
+	}
 	if s.st.TLS != nil {
 		p[ParamTLSKey] = s.st.TLS.Key
 		if s.st.LB != nil {
@@ -322,6 +325,10 @@ const (
 	ParamTLSKey = "tls_key"
 	ParamLBTLS  = "lb_tls"
 )
+
+// ParamPersistentSessions is "off" when the stack keeps online user
+// sessions in memory only (absent: Keycloak's default, on).
+const ParamPersistentSessions = "persistent_sessions"
 
 // ParamJavaOpts is the result param of the stack's extra JVM options.
 const ParamJavaOpts = "java_opts"

@@ -398,7 +398,7 @@ func prepare(ctx context.Context, cfg Config) (p startPlan, err error) {
 	if err != nil {
 		return p, err
 	}
-	if p.build, err = EnsureBuild(ctx, dist, p.java, cfg.Keycloak.dbKind(), cfg.Keycloak.BuildOptions, cfg.Logf); err != nil {
+	if p.build, err = EnsureBuild(ctx, dist, p.java, cfg.Keycloak.dbKind(), cfg.Keycloak.buildOptions(), cfg.Logf); err != nil {
 		return p, err
 	}
 	if cfg.DB == nil && !p.mariadb {

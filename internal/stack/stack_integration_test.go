@@ -102,9 +102,20 @@ func TestRestartMeasuresBoot(t *testing.T) {
 	s := shared.Get(t)
 	ctx := ctxT(t, 5*time.Minute)
 	before := s.Target().PID
+	// A session made before: persistent sessions (Keycloak 26's default)
+	// keep it in the database, so it outlives the JVM.
+	tg := s.Target()
+	adminCLI := kc.OAuthClient{ID: "admin-cli"}
+	tr, err := kc.NewFor(tg).PasswordGrant(ctx, "master", adminCLI, tg.Admin.Username, tg.Admin.Password.Reveal(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
 	br, err := s.Restart(ctx)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if _, err := kc.NewFor(s.Target()).Refresh(ctx, "master", adminCLI, tr.RefreshToken); err != nil {
+		t.Errorf("a session made before the restart: %v, want it refreshed (persistent sessions)", err)
 	}
 	after := s.Target().PID
 	if after == 0 || after == before {

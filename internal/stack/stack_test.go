@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -326,5 +327,25 @@ func TestParseMachineCPU(t *testing.T) {
 	}
 	if m, err := ReadMachineCPU(); err != nil || m.Total <= 0 || m.Busy > m.Total {
 		t.Errorf("this machine: %+v %v", m, err)
+	}
+}
+
+// --persistent-sessions=false is Keycloak's feature switch at build time
+// (a build of its own), and no --features-disabled of the user's beside.
+func TestVolatileSessions(t *testing.T) {
+	o := KeycloakOptions{Version: "26.7.3", BuildOptions: []string{"--features=admin-fine-grained-authz"}}
+	if got := o.buildOptions(); slices.Contains(got, FeatureVolatileSessions) {
+		t.Errorf("persistent sessions: build options %v", got)
+	}
+	o.VolatileSessions = true
+	if got := o.buildOptions(); !slices.Contains(got, FeatureVolatileSessions) || !slices.Contains(got, "--features=admin-fine-grained-authz") || len(o.BuildOptions) != 1 {
+		t.Errorf("volatile sessions: build options %v (the user's %v)", got, o.BuildOptions)
+	}
+	if err := o.Validate(); err != nil {
+		t.Error(err)
+	}
+	o.BuildOptions = []string{"--features-disabled=organization"}
+	if err := o.Validate(); err == nil || !strings.Contains(err.Error(), "add persistent-user-sessions to it") {
+		t.Errorf("--features-disabled beside: %v", err)
 	}
 }

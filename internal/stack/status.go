@@ -40,6 +40,9 @@ type Status struct {
 	Heap *Heap `json:"heap,omitempty"`
 	// JavaOpts are the extra JVM options the nodes start with (--java-opt).
 	JavaOpts []string `json:"java_opts,omitempty"`
+	// VolatileSessions: online user sessions in memory only
+	// (--persistent-sessions=false).
+	VolatileSessions bool `json:"volatile_sessions,omitempty"`
 	// TLS describes how the stack serves HTTPS ("" when plain); CAFile is
 	// the CA that clients (curl --cacert, k6, a browser) must trust.
 	TLS    string `json:"tls,omitempty"`
@@ -88,6 +91,7 @@ func (s *Stack) Status(ctx context.Context) Status {
 		Version: s.st.Options.Version, Java: s.st.Java, Topology: s.st.Topology,
 		URL: s.Target().BaseURL, MgmtURL: s.managementURL(), DBURL: s.st.DB.URL,
 		LastBoot: s.st.LastBoot, JavaOpts: s.st.Options.JavaOpts,
+		VolatileSessions: s.st.Options.VolatileSessions,
 	}
 	if c := s.st.TLS; c != nil {
 		st.TLS, st.CAFile = c.Key+" certificate", c.CA

@@ -87,6 +87,9 @@ func (st Status) WriteText(w io.Writer) error {
 	if len(st.JavaOpts) > 0 {
 		fmt.Fprintf(tw, "java options\t%s\n", strings.Join(st.JavaOpts, " "))
 	}
+	if st.VolatileSessions {
+		fmt.Fprintf(tw, "sessions\tin memory only: lost when Keycloak restarts (up --persistent-sessions=false)\n")
+	}
 	if st.TLS != "" {
 		fmt.Fprintf(tw, "tls\t%s\n", st.TLS)
 		fmt.Fprintf(tw, "ca file\t%s (curl --cacert, k6 and Go: SSL_CERT_FILE)\n", st.CAFile)
