@@ -117,6 +117,9 @@ func (p Point) backends() string {
 		}
 		s += ", users in " + p.LDAP.Server + " (import " + imp + ")"
 	}
+	if p.Stack.VolatileSessions {
+		s += ", sessions in memory only"
+	}
 	return s
 }
 
