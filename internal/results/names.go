@@ -19,6 +19,7 @@ const (
 	ScenarioAdminSearch       = "admin-search"
 	ScenarioTokenExchange     = "token-exchange"
 	ScenarioAdminWrite        = "admin-write"
+	ScenarioAdminConsole      = "admin-console"
 	ScenarioOTPLogin          = "otp-login"
 	ScenarioRegistration      = "registration"
 	ScenarioUMA               = "uma"
@@ -57,6 +58,11 @@ const (
 	OpRegisterPage      = "register_page"      // GET the registration form
 	OpRegisterSubmit    = "register_submit"    // POST the new user: the redirect with the code
 	OpUMAGrant          = "uma_grant"          // authorization services' uma-ticket grant: an RPT
+	// admin-console's screens: each the admin requests the console sends
+	// for it, at once, until the last answer
+	OpConsoleUsers   = "console_users"   // a realm's users list
+	OpConsoleUser    = "console_user"    // one user's page
+	OpConsoleClients = "console_clients" // a realm's clients list
 	// admin-write's calls
 	OpAdminCreateUser   = "admin_create_user"
 	OpAdminUpdateUser   = "admin_update_user"

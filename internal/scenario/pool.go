@@ -122,7 +122,7 @@ func (p *Pool) missing(name string) error {
 	switch name {
 	case results.ScenarioJWKS, results.ScenarioDiscovery, results.ScenarioAdminAPI, results.ScenarioAdminWrite, results.ScenarioRegistration, results.ScenarioMix:
 		return nil
-	case results.ScenarioAdminSearch:
+	case results.ScenarioAdminSearch, results.ScenarioAdminConsole:
 		if p.username(1, 1) == "" {
 			return fmt.Errorf("%s needs a username to search for", name)
 		}

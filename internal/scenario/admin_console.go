@@ -1,0 +1,194 @@
+package scenario
+
+import (
+	"cmp"
+	"context"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/kcbench/kcbench/internal/load"
+	"github.com/kcbench/kcbench/internal/results"
+)
+
+// adminConsole replays what Keycloak's admin console asks of the server
+// when an administrator opens a tenant's users list, then one of its
+// users, then its clients list: the admin requests the console of the
+// Keycloak line under test sent in headless Chromium, recorded by
+// TestAdminConsoleRecording (adminconsole/<line>.json), not guessed. A
+// screen's requests go out at once, as the browser sends them, and the
+// screen is one operation (results.OpConsoleUsers, OpConsoleUser,
+// OpConsoleClients) timed until the last answer.
+type adminConsole struct {
+	env  *Env
+	once sync.Once
+	rec  *consoleRecording
+	err  error
+}
+
+var _ load.Scenario = (*adminConsole)(nil)
+
+func newAdminConsole(env *Env) load.Scenario { return &adminConsole{env: env} }
+
+func (s *adminConsole) Name() string { return results.ScenarioAdminConsole }
+
+func (s *adminConsole) NewUser(ctx context.Context, id int) (load.User, error) {
+	s.once.Do(func() {
+		info, err := s.env.Admin.ServerInfo(ctx)
+		if err != nil {
+			s.err = fmt.Errorf("admin-console: the server's version: %w", err)
+			return
+		}
+		s.rec, s.err = recordingFor(info.SystemInfo.Version)
+	})
+	if s.err != nil {
+		return nil, s.err
+	}
+	return &adminConsoleUser{s: s, rng: s.env.rng(results.ScenarioAdminConsole, id), ids: map[string]string{}}, nil
+}
+
+type adminConsoleUser struct {
+	s   *adminConsole
+	rng *rand.Rand
+	ids map[string]string // user ids by realm and username
+}
+
+func (u *adminConsoleUser) Iterate(ctx context.Context, rec load.OpRecorder) error {
+	env := u.s.env
+	t, username := env.Pool.pick(u.rng)
+	key := t.Realm + "/" + username
+	id, ok := u.ids[key]
+	if !ok {
+		// Once per user and VU, outside the clock: the console reaches
+		// a user from the list, by its id.
+		us, err := env.Admin.FindUser(ctx, t.Realm, username)
+		if err != nil {
+			return err
+		}
+		if us == nil {
+			return load.CheckError{Check: fmt.Sprintf("user %s of realm %s is missing (is the dataset seeded?)", username, t.Realm)}
+		}
+		id = us.ID
+		u.ids[key] = id
+	}
+	for _, sc := range u.s.rec.Screens {
+		start := time.Now()
+		err := u.screen(ctx, sc, t.Realm, id)
+		rec.Record(consoleOps[sc.Name], start, err)
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// screen sends a screen's requests at once and waits for every answer.
+func (u *adminConsoleUser) screen(ctx context.Context, sc consoleScreen, realm, id string) error {
+	errs := make([]error, len(sc.Requests))
+	var wg sync.WaitGroup
+	for i, r := range sc.Requests {
+		method, p, _ := strings.Cut(r, " ")
+		p = strings.NewReplacer("{realm}", realm, "{user}", id).Replace(p)
+		wg.Go(func() { errs[i] = u.s.env.Admin.Do(ctx, method, p, nil, nil) })
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// The operations of the console's screens, by screen name.
+var consoleOps = map[string]string{
+	"users":   results.OpConsoleUsers,
+	"user":    results.OpConsoleUser,
+	"clients": results.OpConsoleClients,
+}
+
+// consoleRecording is what the admin console of one Keycloak line sent
+// for each screen: "METHOD path?query", {realm} and {user} standing for
+// the tenant's realm and the user opened.
+type consoleRecording struct {
+	Keycloak string          `json:"keycloak"`
+	Screens  []consoleScreen `json:"screens"`
+}
+
+type consoleScreen struct {
+	Name     string   `json:"name"`
+	Requests []string `json:"requests"`
+}
+
+func (r *consoleRecording) screen(name string) *consoleScreen {
+	for i := range r.Screens {
+		if r.Screens[i].Name == name {
+			return &r.Screens[i]
+		}
+	}
+	return nil
+}
+
+//go:embed adminconsole/*.json
+var consoleFiles embed.FS
+
+// consoleLine names a Keycloak line's recording, e.g. "26.7".
+func consoleLine(major, minor int) string { return strconv.Itoa(major) + "." + strconv.Itoa(minor) }
+
+// loadRecording reads line's recording.
+func loadRecording(line string) (*consoleRecording, error) {
+	b, err := consoleFiles.ReadFile("adminconsole/" + line + ".json")
+	if err != nil {
+		return nil, err
+	}
+	var r consoleRecording
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("recording %s: %w", line, err)
+	}
+	for _, s := range r.Screens {
+		if _, ok := consoleOps[s.Name]; !ok || len(s.Requests) == 0 {
+			return nil, fmt.Errorf("recording %s: screen %q", line, s.Name)
+		}
+	}
+	return &r, nil
+}
+
+// recordingFor is the recording of version's line, or of the newest line
+// before it; a version older than every recording has none.
+func recordingFor(version string) (*consoleRecording, error) {
+	major, minor, ok := lineOf(version)
+	if !ok {
+		return nil, fmt.Errorf("admin-console: Keycloak version %q: want MAJOR.MINOR…", version)
+	}
+	entries, _ := consoleFiles.ReadDir("adminconsole")
+	best, bestMinor := "", -1
+	var lines []string
+	for _, e := range entries {
+		line := strings.TrimSuffix(e.Name(), path.Ext(e.Name()))
+		lines = append(lines, line)
+		ma, mi, ok := lineOf(line + ".0")
+		if ok && ma == major && mi <= minor && mi > bestMinor {
+			best, bestMinor = line, mi
+		}
+	}
+	if best == "" {
+		slices.Sort(lines)
+		return nil, fmt.Errorf("admin-console: no recording of the admin console of Keycloak %s or an earlier %d.x line (kcbench has %s; TestAdminConsoleRecording with KCBENCH_RECORD=1 makes one)", version, major, cmp.Or(strings.Join(lines, ", "), "none"))
+	}
+	return loadRecording(best)
+}
+
+// lineOf reads the major and minor of a version "26.7.3".
+func lineOf(version string) (major, minor int, ok bool) {
+	parts := strings.SplitN(version, ".", 3)
+	if len(parts) < 3 {
+		return 0, 0, false
+	}
+	var err1, err2 error
+	major, err1 = strconv.Atoi(parts[0])
+	minor, err2 = strconv.Atoi(parts[1])
+	return major, minor, err1 == nil && err2 == nil
+}
