@@ -122,13 +122,13 @@ func recordConsole(t *testing.T, exe, base, user, password, realm, id string) *c
 	if err != nil {
 		t.Fatalf("start chromium: %v", err)
 	}
-	// quiet waits until the console has sent nothing for 2 s.
+	// quiet waits until the console has sent nothing for 3 s.
 	quiet := func() error {
 		for {
 			mu.Lock()
 			idle := time.Since(last)
 			mu.Unlock()
-			if idle > 2*time.Second {
+			if idle > 3*time.Second {
 				return nil
 			}
 			select {
@@ -143,7 +143,10 @@ func recordConsole(t *testing.T, exe, base, user, password, realm, id string) *c
 		chromedp.SendKeys(chromedp.ID("username"), user),
 		chromedp.SendKeys(chromedp.ID("password"), password),
 		chromedp.Click(chromedp.ID("kc-login")),
-		chromedp.WaitNotPresent(chromedp.ID("kc-login")))
+		chromedp.WaitNotPresent(chromedp.ID("kc-login")),
+		// The list drawn: a console still booting sends more (a first
+		// boot of a line, its JIT cold, paused over 2 s between them).
+		chromedp.WaitVisible(chromedp.CSS(`a[href$="/users/`+id+`/settings"]`)))
 	if err == nil {
 		err = quiet()
 	}
