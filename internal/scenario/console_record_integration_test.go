@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/url"
 	"os"
 	"os/exec"
@@ -73,12 +74,28 @@ func TestAdminConsoleRecording(t *testing.T) {
 		t.Logf("Keycloak %s has no recording (%v); what its console sent:\n%s", version, err, b)
 		return
 	}
+	// A second visit before a verdict: a console that answers late (a
+	// cold JVM) can put a screen's requests into the next one; one that
+	// disagrees twice has changed.
+	if d := differs(want, got); d != "" {
+		t.Logf("first visit: %s; visiting again", d)
+		got = recordConsole(t, exe, f.tg.BaseURL, f.tg.Admin.Username, f.tg.Admin.Password.Reveal(), realm, u.ID)
+		if d := differs(want, got); d != "" {
+			t.Errorf("the console of Keycloak %s, twice: %s\nthe recording is %s (KCBENCH_RECORD=1 records it anew)", version, d, path)
+		}
+	}
+}
+
+// differs says how got's screens differ from want's ("" when alike).
+func differs(want, got *consoleRecording) string {
+	var ds []string
 	for _, s := range want.Screens {
 		g := got.screen(s.Name)
 		if g == nil || !slices.Equal(g.Requests, s.Requests) {
-			t.Errorf("screen %s: the console of Keycloak %s sent\n%v\nthe recording %s says\n%v\n(KCBENCH_RECORD=1 records it anew)", s.Name, version, g, path, s.Requests)
+			ds = append(ds, fmt.Sprintf("screen %s sent %v, the recording says %v", s.Name, g, s.Requests))
 		}
 	}
+	return strings.Join(ds, "; ")
 }
 
 // recordConsole logs in to the admin console at base, on realm's users
