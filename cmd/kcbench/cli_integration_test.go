@@ -6,8 +6,10 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -187,8 +189,10 @@ func TestLifecycle(t *testing.T) {
 	if ps[1].Alive() {
 		t.Error("the first JVM survived two restarts")
 	}
-	if _, err := kc.NewFor(tg).Refresh(t.Context(), "master", adminCLI, session.RefreshToken); err == nil {
-		t.Error("a session made before two restarts was refreshed: sessions are not in memory only")
+	_, err = kc.NewFor(tg).Refresh(t.Context(), "master", adminCLI, session.RefreshToken)
+	var ae *kc.APIError
+	if !errors.As(err, &ae) || ae.Status != http.StatusBadRequest || !strings.Contains(ae.Body, "invalid_grant") {
+		t.Errorf("a session made before two restarts: %v, want invalid_grant (sessions in memory only)", err)
 	} else {
 		t.Logf("a session made before the restarts: %v", err)
 	}

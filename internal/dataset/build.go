@@ -94,7 +94,7 @@ func (b builder) names(i int) []string {
 		o := b.org(i, false, false)
 		n = append(n, o.Name, o.Alias, s.Domain(i))
 	}
-	for _, c := range b.clients(i) {
+	for _, c := range b.clientNames(i) {
 		n = append(n, c.ClientID, "service-account-"+strings.ToLower(c.ClientID))
 		if c.Secret != "" {
 			n = append(n, c.Secret)
@@ -119,7 +119,14 @@ func (b builder) names(i int) []string {
 func userLastName(i, j int) string { return fmt.Sprintf("%s-%05d", TenantID(i), j) }
 
 // clients returns tenant i's clients.
-func (b builder) clients(i int) []kc.ClientRep {
+func (b builder) clients(i int) []kc.ClientRep { return b.clientList(i, true) }
+
+// clientNames returns tenant i's clients without the resource server's
+// settings (resources and policies by the thousand): for their ids,
+// secrets and switches.
+func (b builder) clientNames(i int) []kc.ClientRep { return b.clientList(i, false) }
+
+func (b builder) clientList(i int, settings bool) []kc.ClientRep {
 	s := b.s
 	cs := []kc.ClientRep{{
 		ClientID:            s.WebClient(i),
@@ -152,7 +159,8 @@ func (b builder) clients(i int) []kc.ClientRep {
 		})
 	}
 	if s.Content.UMAResources > 0 {
-		cs = append(cs, b.umaClient(i))
+		c := b.umaClient(i, settings)
+		cs = append(cs, c)
 	}
 	return cs
 }
@@ -162,9 +170,14 @@ func (b builder) clients(i int) []kc.ClientRep {
 // needs for authorization services, whose settings give every user of
 // the realm (its default roles) the scope UMAScope on each resource, one
 // scope permission per resource.
-func (b builder) umaClient(i int) kc.ClientRep {
+func (b builder) umaClient(i int, settings bool) kc.ClientRep {
 	s := b.s
 	id := s.UMAClient(i)
+	c := kc.ClientRep{ClientID: id, Enabled: kc.Bool(true), Secret: s.ClientSecret(i, id), ServiceAccountsEnabled: true,
+		AuthorizationServicesEnabled: true}
+	if !settings {
+		return c
+	}
 	rs := &kc.ResourceServerRep{PolicyEnforcementMode: "ENFORCING", DecisionStrategy: "UNANIMOUS",
 		Scopes: []kc.AuthzScopeRep{{Name: UMAScope}}}
 	const users = "users"
@@ -177,8 +190,8 @@ func (b builder) umaClient(i int) kc.ClientRep {
 		rs.Policies = append(rs.Policies, kc.AuthzPolicyRep{Name: r + " " + UMAScope, Type: "scope", DecisionStrategy: "UNANIMOUS",
 			Config: map[string]string{"resources": `["` + r + `"]`, "scopes": `["` + UMAScope + `"]`, "applyPolicies": `["` + users + `"]`}})
 	}
-	return kc.ClientRep{ClientID: id, Enabled: kc.Bool(true), Secret: s.ClientSecret(i, id), ServiceAccountsEnabled: true,
-		AuthorizationServicesEnabled: true, AuthorizationSettings: rs}
+	c.AuthorizationSettings = rs
+	return c
 }
 
 // roles returns tenant i's realm roles and client roles.
@@ -190,7 +203,7 @@ func (b builder) roles(i int) *kc.RolesRep {
 	}
 	if s.Content.ClientRolesPerClient > 0 {
 		r.Client = map[string][]kc.RoleRep{}
-		for _, c := range b.clients(i) {
+		for _, c := range b.clientNames(i) {
 			if c.AuthorizationServicesEnabled {
 				continue // its role is UMAProtection, below
 			}

@@ -839,7 +839,7 @@ func (sd *seeder) templateRoots(ctx context.Context, conn *pgx.Conn, i int) ([]s
 		return fail(err)
 	}
 	var clients, roles, groups, users []string
-	for _, c := range sd.b.clients(i) {
+	for _, c := range sd.b.clientNames(i) {
 		clients = append(clients, c.ClientID)
 	}
 	for k := 1; k <= sd.s.Content.RealmRoles; k++ {

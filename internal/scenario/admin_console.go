@@ -20,8 +20,8 @@ import (
 )
 
 // adminConsole replays what Keycloak's admin console asks of the server
-// when an administrator opens a tenant's users list, then one of its
-// users, then its clients list: the admin requests the console of the
+// when an administrator opens a tenant's users list, then one of the
+// users it shows, then its clients list: the admin requests the console of the
 // Keycloak line under test sent in headless Chromium, recorded by
 // TestAdminConsoleRecording (adminconsole/<line>.json), not guessed. A
 // screen's requests go out at once, as the browser sends them, and the
@@ -52,55 +52,71 @@ func (s *adminConsole) NewUser(ctx context.Context, id int) (load.User, error) {
 	if s.err != nil {
 		return nil, s.err
 	}
-	return &adminConsoleUser{s: s, rng: s.env.rng(results.ScenarioAdminConsole, id), ids: map[string]string{}}, nil
+	return &adminConsoleUser{s: s, rng: s.env.rng(results.ScenarioAdminConsole, id)}, nil
 }
 
 type adminConsoleUser struct {
 	s   *adminConsole
 	rng *rand.Rand
-	ids map[string]string // user ids by realm and username
 }
 
+// Iterate opens a random tenant's users list, then a user the list
+// showed (as the administrator clicks one: the first page's), then the
+// clients list.
 func (u *adminConsoleUser) Iterate(ctx context.Context, rec load.OpRecorder) error {
-	env := u.s.env
-	t, username := env.Pool.pick(u.rng)
-	key := t.Realm + "/" + username
-	id, ok := u.ids[key]
-	if !ok {
-		// Once per user and VU, outside the clock: the console reaches
-		// a user from the list, by its id.
-		us, err := env.Admin.FindUser(ctx, t.Realm, username)
-		if err != nil {
-			return err
-		}
-		if us == nil {
-			return load.CheckError{Check: fmt.Sprintf("user %s of realm %s is missing (is the dataset seeded?)", username, t.Realm)}
-		}
-		id = us.ID
-		u.ids[key] = id
-	}
+	t := u.s.env.Pool.pickTenant(u.rng)
+	id := ""
 	for _, sc := range u.s.rec.Screens {
+		if strings.Contains(strings.Join(sc.Requests, " "), "{user}") && id == "" {
+			return load.CheckError{Check: fmt.Sprintf("the users list of realm %s showed no user to open (is the dataset seeded?)", t.Realm)}
+		}
 		start := time.Now()
-		err := u.screen(ctx, sc, t.Realm, id)
+		listed, err := u.screen(ctx, sc, t.Realm, id)
 		rec.Record(consoleOps[sc.Name], start, err)
 		if err != nil {
 			return err
+		}
+		if len(listed) > 0 {
+			id = listed[u.rng.IntN(len(listed))]
 		}
 	}
 	return nil
 }
 
-// screen sends a screen's requests at once and waits for every answer.
-func (u *adminConsoleUser) screen(ctx context.Context, sc consoleScreen, realm, id string) error {
+// screen sends a screen's requests at once and waits for every answer;
+// it returns the ids of the users a list among the answers holds.
+func (u *adminConsoleUser) screen(ctx context.Context, sc consoleScreen, realm, id string) ([]string, error) {
 	errs := make([]error, len(sc.Requests))
+	answers := make([]json.RawMessage, len(sc.Requests))
 	var wg sync.WaitGroup
 	for i, r := range sc.Requests {
 		method, p, _ := strings.Cut(r, " ")
 		p = strings.NewReplacer("{realm}", realm, "{user}", id).Replace(p)
-		wg.Go(func() { errs[i] = u.s.env.Admin.Do(ctx, method, p, nil, nil) })
+		wg.Go(func() { errs[i] = u.s.env.Admin.Do(ctx, method, p, nil, &answers[i]) })
 	}
 	wg.Wait()
-	return errors.Join(errs...)
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	var ids []string
+	if sc.Name != "users" {
+		return nil, nil
+	}
+	for _, a := range answers {
+		var users []struct {
+			ID       string `json:"id"`
+			Username string `json:"username"`
+		}
+		if json.Unmarshal(a, &users) != nil {
+			continue // not a list of users
+		}
+		for _, us := range users {
+			if us.ID != "" && us.Username != "" {
+				ids = append(ids, us.ID)
+			}
+		}
+	}
+	return ids, nil
 }
 
 // The operations of the console's screens, by screen name.
@@ -156,8 +172,9 @@ func loadRecording(line string) (*consoleRecording, error) {
 	return &r, nil
 }
 
-// recordingFor is the recording of version's line, or of the newest line
-// before it; a version older than every recording has none.
+// recordingFor is the recording of version's line, or of the newest
+// earlier line of the same major version (a console of another major is
+// another console); a version with none has none.
 func recordingFor(version string) (*consoleRecording, error) {
 	major, minor, ok := lineOf(version)
 	if !ok {

@@ -188,9 +188,16 @@ func recordConsole(t *testing.T, exe, base, user, password, realm, id string) *c
 			t.Fatalf("screen %s (a click on %s): %v", s.name, s.link, err)
 		}
 	}
+	mu.Lock() // Chromium runs until the deferred cancel: a late request would append
+	screen = ""
+	done := map[string][]string{}
+	for k, v := range rec {
+		done[k] = slices.Clone(v)
+	}
+	mu.Unlock()
 	out := &consoleRecording{}
 	for _, name := range []string{"users", "user", "clients"} {
-		rs := rec[name]
+		rs := done[name]
 		slices.Sort(rs)
 		if len(rs) == 0 {
 			t.Errorf("screen %s sent no admin request", name)

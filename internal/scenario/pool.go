@@ -120,9 +120,10 @@ func (p *Pool) missing(name string) error {
 	t := p.tenants[0]
 	var errs []error
 	switch name {
-	case results.ScenarioJWKS, results.ScenarioDiscovery, results.ScenarioAdminAPI, results.ScenarioAdminWrite, results.ScenarioRegistration, results.ScenarioMix:
+	case results.ScenarioJWKS, results.ScenarioDiscovery, results.ScenarioAdminAPI, results.ScenarioAdminWrite, results.ScenarioRegistration,
+		results.ScenarioAdminConsole, results.ScenarioMix:
 		return nil
-	case results.ScenarioAdminSearch, results.ScenarioAdminConsole:
+	case results.ScenarioAdminSearch:
 		if p.username(1, 1) == "" {
 			return fmt.Errorf("%s needs a username to search for", name)
 		}

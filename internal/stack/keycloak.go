@@ -70,12 +70,21 @@ type KeycloakOptions struct {
 const FeatureVolatileSessions = "--features-disabled=persistent-user-sessions"
 
 // buildOptions are the extra `kc.sh build` options: BuildOptions, and
-// the feature switch of VolatileSessions.
+// the feature switch of VolatileSessions (added to a --features-disabled
+// of BuildOptions, if one is there: Keycloak takes one list).
 func (o KeycloakOptions) buildOptions() []string {
 	if !o.VolatileSessions {
 		return o.BuildOptions
 	}
-	return append(slicesClone(o.BuildOptions), FeatureVolatileSessions)
+	out := slicesClone(o.BuildOptions)
+	const flag = "--features-disabled="
+	for i, opt := range out {
+		if strings.HasPrefix(opt, flag) {
+			out[i] = opt + "," + strings.TrimPrefix(FeatureVolatileSessions, flag)
+			return out
+		}
+	}
+	return append(out, FeatureVolatileSessions)
 }
 
 // TLSKeyType is the key type of the stack's certificate ("" with plain
@@ -160,9 +169,6 @@ func (o KeycloakOptions) Validate() error {
 	for _, opt := range o.BuildOptions {
 		if strings.HasPrefix(opt, "--db=") || opt == "--db" {
 			errs = append(errs, fmt.Errorf("build option %q: the database kind is kcbench's own (--db postgres|mariadb)", opt))
-		}
-		if o.VolatileSessions && strings.HasPrefix(opt, "--features-disabled") {
-			errs = append(errs, fmt.Errorf("build option %q beside --persistent-sessions=false: add persistent-user-sessions to it instead", opt))
 		}
 	}
 	for _, p := range []int{o.HTTPPort, o.ManagementPort} {
