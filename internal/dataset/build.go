@@ -159,8 +159,7 @@ func (b builder) clientList(i int, settings bool) []kc.ClientRep {
 		})
 	}
 	if s.Content.UMAResources > 0 {
-		c := b.umaClient(i, settings)
-		cs = append(cs, c)
+		cs = append(cs, b.umaClient(i, settings))
 	}
 	return cs
 }

@@ -845,7 +845,7 @@ func (s *StackFlags) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&s.DB, "db", "", "database Keycloak runs on: postgres (default) or mariadb (a private MariaDB from the installed mariadb-server package)")
 	fs.BoolVar(&s.TLS, "tls", true, "serve HTTPS with a CA and certificate made for the stack; --tls=false serves plain HTTP")
 	fs.StringVar(&s.TLSKey, "tls-key", "", "key type of the stack's certificate: "+strings.Join(stack.TLSKeys, " or ")+" (default "+stack.TLSKeyRSA2048+")")
-	fs.BoolVar(&s.Persistent, "persistent-sessions", true, "keep online user sessions in the database, Keycloak 26's default; false: in memory only (--features-disabled=persistent-user-sessions, a build of its own)")
+	fs.BoolVar(&s.Persistent, "persistent-sessions", true, stack.PersistentSessionsUsage)
 }
 
 // Apply checks the flags (usage errors) and sets them in f's stack.

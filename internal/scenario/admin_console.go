@@ -67,7 +67,7 @@ func (u *adminConsoleUser) Iterate(ctx context.Context, rec load.OpRecorder) err
 	t := u.s.env.Pool.pickTenant(u.rng)
 	id := ""
 	for _, sc := range u.s.rec.Screens {
-		if strings.Contains(strings.Join(sc.Requests, " "), "{user}") && id == "" {
+		if sc.needsUser && id == "" {
 			return load.CheckError{Check: fmt.Sprintf("the users list of realm %s showed no user to open (is the dataset seeded?)", t.Realm)}
 		}
 		start := time.Now()
@@ -88,20 +88,17 @@ func (u *adminConsoleUser) Iterate(ctx context.Context, rec load.OpRecorder) err
 func (u *adminConsoleUser) screen(ctx context.Context, sc consoleScreen, realm, id string) ([]string, error) {
 	errs := make([]error, len(sc.Requests))
 	answers := make([]json.RawMessage, len(sc.Requests))
+	fill := strings.NewReplacer("{realm}", realm, "{user}", id)
 	var wg sync.WaitGroup
 	for i, r := range sc.Requests {
 		method, p, _ := strings.Cut(r, " ")
-		p = strings.NewReplacer("{realm}", realm, "{user}", id).Replace(p)
-		wg.Go(func() { errs[i] = u.s.env.Admin.Do(ctx, method, p, nil, &answers[i]) })
+		wg.Go(func() { errs[i] = u.s.env.Admin.Do(ctx, method, fill.Replace(p), nil, &answers[i]) })
 	}
 	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	if err := errors.Join(errs...); err != nil || sc.Name != "users" {
 		return nil, err
 	}
 	var ids []string
-	if sc.Name != "users" {
-		return nil, nil
-	}
 	for _, a := range answers {
 		var users []struct {
 			ID       string `json:"id"`
@@ -137,6 +134,8 @@ type consoleRecording struct {
 type consoleScreen struct {
 	Name     string   `json:"name"`
 	Requests []string `json:"requests"`
+	// needsUser: a request names {user} (set by loadRecording).
+	needsUser bool
 }
 
 func (r *consoleRecording) screen(name string) *consoleScreen {
@@ -164,10 +163,11 @@ func loadRecording(line string) (*consoleRecording, error) {
 	if err := json.Unmarshal(b, &r); err != nil {
 		return nil, fmt.Errorf("recording %s: %w", line, err)
 	}
-	for _, s := range r.Screens {
+	for i, s := range r.Screens {
 		if _, ok := consoleOps[s.Name]; !ok || len(s.Requests) == 0 {
 			return nil, fmt.Errorf("recording %s: screen %q", line, s.Name)
 		}
+		r.Screens[i].needsUser = strings.Contains(strings.Join(s.Requests, " "), "{user}")
 	}
 	return &r, nil
 }
@@ -186,7 +186,7 @@ func recordingFor(version string) (*consoleRecording, error) {
 	for _, e := range entries {
 		line := strings.TrimSuffix(e.Name(), path.Ext(e.Name()))
 		lines = append(lines, line)
-		ma, mi, ok := lineOf(line + ".0")
+		ma, mi, ok := lineOf(line)
 		if ok && ma == major && mi <= minor && mi > bestMinor {
 			best, bestMinor = line, mi
 		}
@@ -198,10 +198,12 @@ func recordingFor(version string) (*consoleRecording, error) {
 	return loadRecording(best)
 }
 
-// lineOf reads the major and minor of a version "26.7.3".
+// lineOf reads the major and minor of a version ("26.7.3") or a line
+// ("26.7"). (stack.ParseVersion takes only MAJOR.MINOR.PATCH of 26: a
+// server may say more, e.g. a vendor build's suffix.)
 func lineOf(version string) (major, minor int, ok bool) {
 	parts := strings.SplitN(version, ".", 3)
-	if len(parts) < 3 {
+	if len(parts) < 2 {
 		return 0, 0, false
 	}
 	var err1, err2 error

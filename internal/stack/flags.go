@@ -177,7 +177,7 @@ func (f *Flags) RegisterFlags(fs *flag.FlagSet) {
 	fs.IntVar(&f.kc.HTTPThreads, "http-threads", 0, "--http-pool-max-threads (0: Keycloak's default)")
 	fs.IntVar(&f.kc.DBPoolSize, "db-pool-size", 0, "--db-pool-max-size (0: Keycloak's default)")
 	fs.Var(f.cacheSizes, "cache-size", "embedded cache size NAME=N, repeatable (realms, users, sessions, …)")
-	fs.BoolVar(&f.persistent, "persistent-sessions", true, "keep online user sessions in the database, Keycloak 26's default; false: in memory only (--features-disabled=persistent-user-sessions, a build of its own)")
+	fs.BoolVar(&f.persistent, "persistent-sessions", true, PersistentSessionsUsage)
 	fs.Var(&f.buildOpts, "build-opt", "extra kc.sh build option, repeatable (e.g. --features=token-exchange)")
 	fs.Var(&f.kcOpts, "kc-opt", "extra kc.sh start option, repeatable (e.g. --log-level=debug)")
 	fs.Var(&f.javaOpts, "java-opt", "extra JVM option for Keycloak, repeatable (e.g. -XX:+UseParallelGC, -XX:-TieredCompilation); in JAVA_OPTS_APPEND, recorded as java_opts in the results")

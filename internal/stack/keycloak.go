@@ -65,6 +65,10 @@ type KeycloakOptions struct {
 	VolatileSessions bool `json:"volatile_sessions,omitempty"`
 }
 
+// PersistentSessionsUsage is the help of --persistent-sessions, wherever
+// a command takes it.
+const PersistentSessionsUsage = "keep online user sessions in the database, Keycloak 26's default; false: in memory only (--features-disabled=persistent-user-sessions, a build of its own)"
+
 // FeatureVolatileSessions is the build option of
 // KeycloakOptions.VolatileSessions.
 const FeatureVolatileSessions = "--features-disabled=persistent-user-sessions"
