@@ -27,8 +27,10 @@ vet:
 unit-test:
 	$(GO) test -race -count=1 ./...
 
+# Only the packages with integration tests: the others' unit tests ran above.
+ITEST_PKGS ?= $(sort $(dir $(shell grep -rl --include='*_test.go' '^//go:build integration' cmd internal)))
 integration-test:
-	$(GO) test $(ITEST_FLAGS) ./...
+	$(GO) test $(ITEST_FLAGS) $(addprefix ./,$(ITEST_PKGS))
 
 test: vet unit-test integration-test
 
