@@ -154,6 +154,9 @@ func TestHostileFlagValues(t *testing.T) {
 		{"threshold p95<=0", load("--threshold", "p95<=0"), exitUsage, "can never pass"},
 		{"tenants 0", []string{"seed", "--tenants", "0"}, exitUsage, "--tenants: 0: must be between 1 and"},
 		{"users 0", []string{"seed", "--users", "0"}, exitUsage, "--users: 0: must be between 1 and"},
+		{"sessions -1", []string{"seed", "--sessions", "-1"}, exitUsage, "--sessions: -1: must be between 0 and 10000000"},
+		{"offline sessions 1e12", []string{"seed", "--offline-sessions", "1000000000000"}, exitUsage, "--offline-sessions: 1000000000000: must be between 0 and"},
+		{"sessions from files", []string{"seed", "--sessions", "5", "--from-dir", "."}, exitUsage, "not with --from-dir"},
 		{"vus not a number", load("--vus", "ten"), exitUsage, `--vus "ten": want a whole number`},
 		{"duration without unit", load("--duration", "30"), exitUsage, `--duration "30": want a duration`},
 	})

@@ -25,6 +25,9 @@ func cmdSeed(ctx context.Context, e *env, args []string) error {
 	conc := fs.Int("concurrency", 0, "requests in parallel (default: 4 for clone and fast, 50 for rest)")
 	manifest := fs.String("manifest", "", "dataset manifest file (default: dataset.json in the local stack's folder)")
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
+	var sessions dataset.SessionSpec
+	fs.IntVar(&sessions.Online, "sessions", 0, "online user sessions the dataset's realms hold, spread over its tenants, users and clients, written into Keycloak's database (local stack; default 0: none)")
+	fs.IntVar(&sessions.Offline, "offline-sessions", 0, "offline sessions the dataset's realms hold, written the same way (default 0: none)")
 	fromDir := fs.String("from-dir", "", "seed from the realm JSON files in this folder (kcbench dataset export, kc.sh export, admin console exports); "+dataset.FilesPasswordRule)
 	if err := parse(fs, args, 0); err != nil {
 		return err
@@ -36,11 +39,17 @@ func cmdSeed(ctx context.Context, e *env, args []string) error {
 	defer stopMetrics()
 	col.SetPhase("seed", "")
 	if *fromDir != "" {
+		if sessions.Any() {
+			return usagef("--sessions and --offline-sessions: seeded into generated datasets only, not with --from-dir")
+		}
 		return seedFromDir(ctx, e, &w, &t, *fromDir, *manifest, sf.Seed, *conc, col.SeedProgress(progressBar(e, *quiet, "realms")))
 	}
 	spec, err := sf.Spec()
 	if err != nil {
 		return err
+	}
+	if err := sessions.Validate(); err != nil {
+		return cliutil.Usage(err)
 	}
 	var strat dataset.Strategy // "": clone on the local stack, else fast
 	if *strategy != "" {
@@ -79,9 +88,24 @@ func cmdSeed(ctx context.Context, e *env, args []string) error {
 	if cpu != nil {
 		opts.MachineCPU = stack.MachineBusyTotal
 	}
+	if sessions.Any() {
+		if err := dataset.CheckSessions(spec, sessions, tg.DBKind, db, d.SessionsInMemory); err != nil {
+			return err
+		}
+	}
 	res, err := dataset.Seed(ctx, adm, spec, opts)
 	if res != nil {
 		res.WriteText(e.stdout, spec.Mode, cpu != nil, mpath)
+	}
+	if err != nil || !sessions.Any() {
+		return err
+	}
+	sr, err := dataset.SeedSessions(ctx, adm, res.Manifest, sessions, dataset.SessionOptions{
+		DB: db, DBKind: tg.DBKind, ManifestPath: mpath, Logf: e.logf, OnlineInMemory: d.SessionsInMemory, DataDir: d.DBDir,
+		Progress: progressBar(e, *quiet, "sessions"),
+	})
+	if sr != nil {
+		sr.WriteText(e.stdout)
 	}
 	return err
 }

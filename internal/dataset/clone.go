@@ -574,6 +574,11 @@ func randIntn(n int) int {
 func newUUID() string {
 	var b [16]byte
 	rand.Read(b[:])
+	return uuidText(b)
+}
+
+// uuidText is b as a version 4 UUID's text.
+func uuidText(b [16]byte) string {
 	b[6] = b[6]&0x0f | 0x40
 	b[8] = b[8]&0x3f | 0x80
 	var s [36]byte

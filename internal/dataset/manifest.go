@@ -40,9 +40,12 @@ type Manifest struct {
 	Realms []string `json:"realms"`
 	// Files lists the realms of a dataset seeded from realm files (nil
 	// for generated datasets).
-	Files   []FileRealm `json:"files,omitempty"`
-	Seeds   []SeedEvent `json:"seeds,omitempty"`
-	Updated time.Time   `json:"updated"`
+	Files []FileRealm `json:"files,omitempty"`
+	Seeds []SeedEvent `json:"seeds,omitempty"`
+	// Sessions are the user sessions seeded (seed --sessions,
+	// --offline-sessions; nil: none).
+	Sessions *SessionState `json:"sessions,omitempty"`
+	Updated  time.Time     `json:"updated"`
 }
 
 // SeedEvent is one seeding run.

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"text/tabwriter"
+	"time"
 
 	"github.com/kcbench/kcbench/internal/cliutil"
 	"github.com/kcbench/kcbench/internal/kc"
@@ -79,11 +80,43 @@ type Verification struct {
 	// its prefix and numbering): left by a larger seed, outside every
 	// count above.
 	Beyond int `json:"beyond_manifest"`
+	// Sessions compares the sessions seeded with those the realms hold
+	// (nil: none were seeded).
+	Sessions *SessionCheck `json:"sessions,omitempty"`
+}
+
+// SessionCheck is what the realms hold of the sessions seeded: Keycloak's
+// counts (client-session-stats), and the online sessions still to be
+// there (Alive): a seeded online session idles out within the realm's SSO
+// idle timeout after seeding. Loads add sessions: counts above what was
+// seeded are fine.
+type SessionCheck struct {
+	Seeded  SessionSpec `json:"seeded"`
+	Counted SessionSpec `json:"counted"`
+	Alive   int         `json:"online_alive"`
+}
+
+// OK: the realms hold at least the seeded offline sessions and the online
+// ones not idled out yet.
+func (c *SessionCheck) OK() bool {
+	return c == nil || c.Counted.Offline >= c.Seeded.Offline && c.Counted.Online >= c.Alive
+}
+
+// aliveOnline is how many of the online sessions seeded at st.At are still
+// within their idle timeout at now (their last refreshes were spread
+// evenly over it), less 1 % for the expiry task's timing.
+func aliveOnline(st *SessionState, now time.Time) int {
+	idle := time.Duration(max(st.OnlineIdleSeconds, 60)) * time.Second
+	left := 1 - float64(now.Sub(st.At))/float64(idle)
+	if left <= 0 {
+		return 0
+	}
+	return int(float64(st.Online) * (left - 0.01))
 }
 
 // OK reports whether every count matches and no tenant lies beyond the
 // manifest.
-func (v Verification) OK() bool { return v.Expected == v.Actual && v.Beyond == 0 }
+func (v Verification) OK() bool { return v.Expected == v.Actual && v.Beyond == 0 && v.Sessions.OK() }
 
 // tally calls progress as parts of a count finish.
 type tally struct {
@@ -340,7 +373,19 @@ func Verify(ctx context.Context, adm *kc.Admin, m *Manifest, progress func(done,
 	if err != nil {
 		return Verification{}, err
 	}
-	return Verification{Expected: m.Spec.Expected(), Actual: act, Beyond: beyond}, nil
+	v := Verification{Expected: m.Spec.Expected(), Actual: act, Beyond: beyond}
+	if st := m.Sessions; st != nil && st.Any() {
+		v.Sessions = &SessionCheck{Seeded: st.SessionSpec, Alive: aliveOnline(st, time.Now())}
+		for _, r := range m.Realms {
+			on, off, err := adm.SessionStats(ctx, r)
+			if err != nil {
+				return v, err
+			}
+			v.Sessions.Counted.Online += on
+			v.Sessions.Counted.Offline += off
+		}
+	}
+	return v, nil
 }
 
 // verifyFiles counts the realms, users and clients of a file dataset.
@@ -418,7 +463,20 @@ func (v Verification) WriteText(w io.Writer) {
 	if v.Beyond > 0 {
 		fmt.Fprintf(tw, "tenants beyond the manifest\t0\t%d\tMISMATCH\t\n", v.Beyond)
 	}
+	if c := v.Sessions; c != nil {
+		mark := func(ok bool) string {
+			if ok {
+				return "ok"
+			}
+			return "TOO FEW"
+		}
+		fmt.Fprintf(tw, "offline sessions (at least)\t%d\t%d\t%s\t\n", c.Seeded.Offline, c.Counted.Offline, mark(c.Counted.Offline >= c.Seeded.Offline))
+		fmt.Fprintf(tw, "online sessions (at least)\t%d\t%d\t%s\t\n", c.Alive, c.Counted.Online, mark(c.Counted.Online >= c.Alive))
+	}
 	tw.Flush()
+	if c := v.Sessions; c != nil && c.Seeded.Online > 0 {
+		fmt.Fprintf(w, "(%d online sessions seeded, %d of them not idled out yet: seeded ones idle out over the realms' SSO idle timeout)\n", c.Seeded.Online, c.Alive)
+	}
 }
 
 // ErrMismatch is the error of a verification that found the target
@@ -439,7 +497,7 @@ func VerifyText(ctx context.Context, w io.Writer, adm *kc.Admin, m *Manifest, mp
 		return err
 	}
 	if asJSON {
-		if err := cliutil.WriteJSON(w, map[string]any{"manifest": mpath, "ok": v.OK(), "expected": v.Expected, "actual": v.Actual, "beyond_manifest": v.Beyond}); err != nil {
+		if err := cliutil.WriteJSON(w, map[string]any{"manifest": mpath, "ok": v.OK(), "expected": v.Expected, "actual": v.Actual, "beyond_manifest": v.Beyond, "sessions": v.Sessions}); err != nil {
 			return err
 		}
 	} else {

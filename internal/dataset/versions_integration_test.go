@@ -169,8 +169,95 @@ func cloneLikeFast(t *testing.T, e *env) {
 					t.Errorf("cloned tenant %d: login form: %v", i, err)
 				}
 			}
+			e.seededSessions(cm, filepath.Join(dir, "clone.json"))
 		})
 	}
+}
+
+// seededSessions seeds online and offline sessions into the dataset of
+// manifest m (at mpath), then checks that Keycloak counts them, that a
+// seeded session of the last (cloned) tenant refreshes with a token
+// signed as Keycloak signs its own, online and offline, that a token for
+// a session nobody seeded does not, that the dataset verifies, and that
+// seeding again writes nothing.
+func (e *env) seededSessions(m *dataset.Manifest, mpath string) {
+	t := e.t
+	want := dataset.SessionSpec{Online: 30, Offline: 30}
+	o := dataset.SessionOptions{DB: e.db, ManifestPath: mpath}
+	res, err := dataset.SeedSessions(e.ctx, e.adm, m, want, o)
+	if err != nil {
+		t.Fatalf("seed sessions: %v", err)
+	}
+	t.Logf("sessions: found %+v, wrote %+v in %s", res.Found, res.Written, res.Duration)
+	var counted dataset.SessionSpec
+	for _, r := range m.Realms {
+		on, off, err := e.adm.SessionStats(e.ctx, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		counted.Online, counted.Offline = counted.Online+on, counted.Offline+off
+	}
+	if counted.Online < want.Online || counted.Offline != want.Offline {
+		t.Errorf("Keycloak counts %+v sessions, want %+v", counted, want)
+	}
+	if v, err := dataset.Verify(e.ctx, e.adm, mustManifest(t, mpath), nil); err != nil || !v.OK() || v.Sessions == nil {
+		t.Errorf("verify after seeding sessions: %v %+v", err, v.Sessions)
+	}
+	if res, err := dataset.SeedSessions(e.ctx, e.adm, mustManifest(t, mpath), want, o); err != nil || res.Written != (dataset.SessionSpec{}) {
+		t.Errorf("seeding the same sessions again: %v, wrote %+v", err, res)
+	}
+	tn := m.Tenant(m.Tenants())
+	cl := kc.OAuthClient{ID: tn.Backend, Secret: tn.BackendSecret}
+	for _, offline := range []bool{false, true} {
+		var sid string
+		err := e.withDB(func(conn *pgx.Conn) error {
+			return conn.QueryRow(e.ctx, `SELECT u.user_session_id FROM offline_user_session u
+				JOIN offline_client_session cs ON cs.user_session_id = u.user_session_id AND cs.offline_flag = u.offline_flag
+				JOIN client c ON c.id = cs.client_id JOIN realm r ON r.id = u.realm_id
+				WHERE r.name = $1 AND c.client_id = $2 AND u.offline_flag = $3 ORDER BY u.created_on LIMIT 1`,
+				tn.Realm, tn.Backend, map[bool]string{false: "0", true: "1"}[offline]).Scan(&sid)
+		})
+		if err != nil {
+			t.Fatalf("a seeded session (offline %v) of %s: %v", offline, tn.Realm, err)
+		}
+		st, err := dataset.MintSessionToken(e.ctx, e.db, e.tg.BaseURL, tn.Realm, sid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tr, err := e.c.Refresh(e.ctx, tn.Realm, cl, st.Token); err != nil || tr.AccessToken == "" {
+			t.Errorf("a seeded session (offline %v) of %s does not refresh: %v", offline, tn.Realm, err)
+		}
+		// Ended, the session's token is refused.
+		if err := e.adm.DeleteSession(e.ctx, tn.Realm, sid, offline); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.c.Refresh(e.ctx, tn.Realm, cl, st.Token); err == nil || !strings.Contains(err.Error(), "invalid_grant") {
+			t.Errorf("the token of an ended session (offline %v): %v, want invalid_grant", offline, err)
+		}
+	}
+	// Seeding again makes up for the two ended.
+	if res, err := dataset.SeedSessions(e.ctx, e.adm, mustManifest(t, mpath), want, o); err != nil || res.Written != (dataset.SessionSpec{Online: 1, Offline: 1}) {
+		t.Errorf("seeding again after two sessions ended: %v, wrote %+v, want one of each", err, res)
+	}
+}
+
+func mustManifest(t *testing.T, path string) *dataset.Manifest {
+	t.Helper()
+	m, err := dataset.ReadManifest(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// withDB calls f with a connection to Keycloak's database.
+func (e *env) withDB(f func(conn *pgx.Conn) error) error {
+	conn, err := pgx.Connect(e.ctx, string(e.db))
+	if err != nil {
+		return err
+	}
+	defer conn.Close(e.ctx)
+	return f(conn)
 }
 
 // distinctKeys checks that no two realms share a key id or a public key

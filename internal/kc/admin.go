@@ -2,6 +2,7 @@ package kc
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -117,21 +118,29 @@ func (a *Admin) LogoutAll(ctx context.Context, realm string) error {
 // ClientSessions counts a realm's online client sessions (GET
 // client-session-stats: per client in use).
 func (a *Admin) ClientSessions(ctx context.Context, realm string) (int, error) {
+	online, _, err := a.SessionStats(ctx, realm)
+	return online, err
+}
+
+// SessionStats counts a realm's online and offline client sessions (GET
+// client-session-stats: per client in use).
+func (a *Admin) SessionStats(ctx context.Context, realm string) (online, offline int, err error) {
 	var stats []struct {
-		Active string `json:"active"`
+		Active  string `json:"active"`
+		Offline string `json:"offline"`
 	}
 	if err := a.Do(ctx, http.MethodGet, RealmPath(realm, "client-session-stats"), nil, &stats); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	n := 0
 	for _, s := range stats {
-		on, err := strconv.Atoi(s.Active)
-		if err != nil {
-			return 0, fmt.Errorf("client-session-stats of %s: %w", realm, err)
+		on, err1 := strconv.Atoi(s.Active)
+		off, err2 := strconv.Atoi(s.Offline)
+		if err := errors.Join(err1, err2); err != nil {
+			return 0, 0, fmt.Errorf("client-session-stats of %s: %w", realm, err)
 		}
-		n += on
+		online, offline = online+on, offline+off
 	}
-	return n, nil
+	return online, offline, nil
 }
 
 // PartialImport adds users, clients, groups and roles to a realm.
@@ -280,4 +289,17 @@ func (a *Admin) UserCredentials(ctx context.Context, realm, userID string) ([]Cr
 		return nil, err
 	}
 	return cs, nil
+}
+
+// Client is the client a carries its token with.
+func (a *Admin) Client() *Client { return a.c }
+
+// DeleteSession ends a user session of realm (an offline one with
+// offline).
+func (a *Admin) DeleteSession(ctx context.Context, realm, id string, offline bool) error {
+	p := RealmPath(realm, "sessions", id)
+	if offline {
+		p += "?isOffline=true"
+	}
+	return a.Do(ctx, http.MethodDelete, p, nil, nil)
 }

@@ -108,6 +108,11 @@ type DatasetTarget struct {
 	Manifest string
 	CPU      func() (time.Duration, error) // nil but on the local stack
 	DB       kc.Secret                     // "" but on the local stack
+	// DBDir is the folder of the local stack's PostgreSQL data ("" else).
+	DBDir string
+	// SessionsInMemory: the local stack keeps online sessions in memory
+	// only (--persistent-sessions=false).
+	SessionsInMemory bool
 }
 
 // ResolveDatasetTarget resolves the target as ResolveTarget does, and the
@@ -121,6 +126,10 @@ func ResolveDatasetTarget(t *kc.TargetFlags, w *Where, getenv func(string) strin
 	}
 	if s != nil {
 		d.DB, _ = s.DSN()
+		if s.st.PG != nil {
+			d.DBDir = s.st.PG.Data
+		}
+		d.SessionsInMemory = s.st.Options.VolatileSessions
 		if d.Manifest == "" {
 			d.Manifest = s.DatasetManifest()
 		}

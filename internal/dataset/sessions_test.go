@@ -1,0 +1,163 @@
+package dataset
+
+import (
+	"crypto/hmac"
+	"crypto/sha512"
+	"encoding/base64"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kcbench/kcbench/internal/kc"
+)
+
+// What Keycloak 26.7.3 wrote for a password grant's session (user data
+// and client data), cut at what varies, then filled for another session.
+func TestSessionTemplateCut(t *testing.T) {
+	const (
+		client = "b0903e09-569a-4c37-bccd-290c59eb312f"
+		exec1  = "3c2826b6-6f5f-40c8-92b1-c4121457ec6b"
+		exec2  = "4f02539f-0d42-4b20-b143-9ea42ac2c10d"
+		at     = 1795921856
+	)
+	user := `{"ipAddress":"127.0.0.1","authMethod":"openid-connect","rememberMe":false,"started":0,"notes":{"KC_DEVICE_NOTE":"eyJpcEFkZHJlc3MiOiIxMjcuMC4wLjEiLCJsYXN0QWNjZXNzIjoxNzk1OTIxODU2fQ==","authenticators-completed":"{\"` + exec1 + `\":1795921856,\"` + exec2 + `\":1795921857}"},"state":"LOGGED_IN"}`
+	cdata := `{"authMethod":"openid-connect","notes":{"clientId":"` + client + `","userSessionStartedAt":"1795921856","iss":"https://127.0.0.1:43549/realms/kcb-t00001","startedAt":"1795921856","level-of-authentication":"-1","scope":"openid"}}`
+	tp := &sessionTemplate{realmName: "kcb-t00001", clientID: client}
+	execs := map[string]bool{exec1: true, exec2: true}
+	up, err := tp.cut(user, at, execs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp, err := tp.cut(cdata, at, execs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tp.execs) != 2 {
+		t.Fatalf("executions found: %v", tp.execs)
+	}
+	r := &sessionRealm{id: "r2", name: "kcb-t00002", execs: []string{"e-1", "e-2"}, idle: 1800, maxLife: 36000, offlineIdle: 2592000,
+		tenants: []sessionTenant{{index: 1, users: []string{"u1"}, clients: []string{"c2"}}}}
+	w := sessionWriter{tp: tp, now: at + 1000, rnd: newFastRand()}
+	tp.user = map[string]sessionRow{"0": {cols: []string{"user_session_id", "data", "created_on", "last_session_refresh"}, vals: []any{"x", user, int32(0), int32(0)}}}
+	tp.client = map[string]sessionRow{"0": {cols: []string{"user_session_id", "data", "client_id", "timestamp"}, vals: []any{"x", cdata, "", int32(0)}}}
+	tp.userData = map[string][]piece{"0": up}
+	tp.clientData = map[string][]piece{"0": cp}
+	tp.idLen = 18
+	u, c := w.session(sessionPart{realm: r, tenant: r.tenants[0]}, 0)
+	created, last := u[2].(int32), u[3].(int32)
+	if last > int32(w.now) || int64(last) < w.now-1800 || created > last || int64(created) < w.now-36000 {
+		t.Errorf("created %d, last refresh %d, now %d: outside the realm's timeouts", created, last, w.now)
+	}
+	ud, cd := u[1].(string), c[1].(string)
+	for _, bad := range []string{exec1, exec2, client, "kcb-t00001", "1795921856"} {
+		if strings.Contains(ud, bad) || strings.Contains(cd, bad) {
+			t.Errorf("the copy still holds %s:\n%s\n%s", bad, ud, cd)
+		}
+	}
+	for _, want := range []string{`\"e-1\":`, `\"e-2\":`, `"clientId":"c2"`, `/realms/kcb-t00002"`, `"startedAt":"` + strconv.Itoa(int(created)) + `"`, "eyJpcEFkZHJlc3MiOiIxMjcuMC4wLjEiLCJsYXN0QWNjZXNzIjoxNzk1OTIxODU2fQ=="} {
+		if !strings.Contains(ud+cd, want) {
+			t.Errorf("the copy lacks %s:\n%s\n%s", want, ud, cd)
+		}
+	}
+	if id := u[0].(string); len(id) != 24 || c[0] != id {
+		t.Errorf("session id %q (want 24 characters, the same in both rows: %q)", id, c[0])
+	}
+	if c[2] != "c2" {
+		t.Errorf("client session's client %v", c[2])
+	}
+	// An id the writer does not know is refused.
+	if _, err := tp.cut(`{"x":"11111111-2222-4333-8444-555555555555"}`, at, execs); err == nil || !strings.Contains(err.Error(), "does not know") {
+		t.Errorf("an unknown id: %v", err)
+	}
+}
+
+// Sessions spread evenly over tenants; those there count against the
+// first tenants' shares.
+func TestPlanSessions(t *testing.T) {
+	m := NewManifest(Spec{Mode: ModeRealms, Tenants: 3, Content: DefaultContent, Prefix: "p"}, "")
+	var realms []*sessionRealm
+	for i := 1; i <= 3; i++ {
+		realms = append(realms, &sessionRealm{name: m.Spec.RealmOf(i), tenants: []sessionTenant{{index: i}}})
+	}
+	realms[0].found = SessionSpec{Online: 5, Offline: 50}
+	p := planSessions(m, realms, SessionSpec{Online: 10, Offline: 7})
+	// shares: online 4 3 3, offline 3 2 2; tenant 1 holds more than its shares
+	if p.found != (SessionSpec{Online: 5, Offline: 50}) || p.todo != (SessionSpec{Online: 6, Offline: 4}) {
+		t.Errorf("found %+v todo %+v, want found {5 50} todo {6 4}", p.found, p.todo)
+	}
+	for _, pt := range p.parts {
+		if pt.tenant.index == 1 {
+			t.Errorf("tenant 1 holds enough, yet gets %+v", pt)
+		}
+	}
+}
+
+func TestCheckSessions(t *testing.T) {
+	spec := Spec{Mode: ModeRealms, Tenants: 1, Content: DefaultContent}
+	noUsers := spec
+	noUsers.Content.Users = 0
+	for name, c := range map[string]struct {
+		spec     Spec
+		want     SessionSpec
+		kind     string
+		db       kc.Secret
+		inMemory bool
+		err      string
+	}{
+		"negative":       {spec, SessionSpec{Online: -1}, "", "postgres://x", false, "--sessions: -1: must be between 0 and 10000000"},
+		"absurd":         {spec, SessionSpec{Offline: 1e12}, "", "postgres://x", false, "--offline-sessions: 1000000000000"},
+		"no users":       {noUsers, SessionSpec{Online: 1}, "", "postgres://x", false, "need users to own them"},
+		"mariadb":        {spec, SessionSpec{Online: 1}, "mariadb", "", false, "not available on MariaDB"},
+		"no database":    {spec, SessionSpec{Online: 1}, "", "", false, "the local stack only"},
+		"in memory":      {spec, SessionSpec{Online: 1}, "", "postgres://x", true, "--persistent-sessions=false"},
+		"offline, kept":  {spec, SessionSpec{Offline: 1}, "", "postgres://x", true, ""},
+		"both, database": {spec, SessionSpec{Online: 1, Offline: 1}, "", "postgres://x", false, ""},
+	} {
+		err := CheckSessions(c.spec, c.want, c.kind, c.db, c.inMemory)
+		if c.err == "" && err != nil || c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)) {
+			t.Errorf("%s: %v, want %q", name, err, c.err)
+		}
+	}
+}
+
+func TestAliveOnline(t *testing.T) {
+	at := time.Date(2026, 11, 29, 3, 0, 0, 0, time.UTC)
+	st := &SessionState{SessionSpec: SessionSpec{Online: 1000}, At: at, OnlineIdleSeconds: 1800}
+	for _, c := range []struct {
+		after time.Duration
+		want  int
+	}{{0, 990}, {15 * time.Minute, 490}, {30 * time.Minute, 0}, {time.Hour, 0}} {
+		if got := aliveOnline(st, at.Add(c.after)); got != c.want {
+			t.Errorf("after %s: %d alive, want %d", c.after, got, c.want)
+		}
+	}
+}
+
+func TestSessionIDShape(t *testing.T) {
+	for id, want := range map[string]int{"UXOV8GKnANAbBSKkQib7FaRx": 18, "71836555-ea03-40ba-bbe5-bad47c730fce": 36} {
+		if n, err := sessionIDShape(id); err != nil || n != want {
+			t.Errorf("%s: %d %v, want %d", id, n, err, want)
+		}
+	}
+	if _, err := sessionIDShape("not an id!"); err == nil {
+		t.Error("a session id of no known shape was taken")
+	}
+}
+
+func TestSignHS512(t *testing.T) {
+	key := []byte("0123456789abcdef0123456789abcdef")
+	tok, err := signHS512("kid-1", key, map[string]any{"sid": "s1", "typ": "Offline"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts := strings.Split(tok, ".")
+	mac := hmac.New(sha512.New, key)
+	mac.Write([]byte(parts[0] + "." + parts[1]))
+	if base64.RawURLEncoding.EncodeToString(mac.Sum(nil)) != parts[2] {
+		t.Error("the signature is not HMAC-SHA512 of header and claims")
+	}
+	if sid, err := kc.SessionID(tok); err != nil || sid != "s1" {
+		t.Errorf("sid %q %v", sid, err)
+	}
+}
