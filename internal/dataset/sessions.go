@@ -93,6 +93,12 @@ type SessionOptions struct {
 	// DataDir is the database's folder on this machine ("": unknown),
 	// whose free space is checked before anything is written.
 	DataDir string
+	// Exact brings the realms to exactly the sessions wanted: a realm
+	// with more online sessions than its tenants' shares has them all
+	// ended first (logout-all), one with more offline sessions has the
+	// surplus deleted from the database. Without it what is there counts
+	// and more is only added.
+	Exact bool
 }
 
 // SessionResult says what SeedSessions did.
@@ -135,6 +141,11 @@ func SeedSessions(ctx context.Context, adm *kc.Admin, m *Manifest, want SessionS
 	realms, err := readSessionRealms(ctx, conn, m, tp)
 	if err != nil {
 		return nil, err
+	}
+	if o.Exact {
+		if err := trimSessions(ctx, adm, conn, m, realms, want, o.Logf); err != nil {
+			return nil, err
+		}
 	}
 	plan := planSessions(m, realms, want)
 	res := &SessionResult{Want: want, Found: plan.found}
@@ -593,14 +604,6 @@ type sessionPart struct {
 // already count against its tenants' shares.
 func planSessions(m *Manifest, realms []*sessionRealm, want SessionSpec) sessionPlan {
 	var p sessionPlan
-	T := m.Tenants()
-	share := func(total, i int) int {
-		n := total / T
-		if i <= total%T {
-			n++
-		}
-		return n
-	}
 	for _, r := range realms {
 		p.found.Online += r.found.Online
 		p.found.Offline += r.found.Offline
@@ -610,7 +613,7 @@ func planSessions(m *Manifest, realms []*sessionRealm, want SessionSpec) session
 				total, found = want.Offline, r.found.Offline
 			}
 			for _, t := range r.tenants {
-				n := share(total, t.index)
+				n := tenantShare(total, m.Tenants(), t.index)
 				take := min(n, found)
 				found -= take
 				if n -= take; n > 0 {
@@ -625,6 +628,45 @@ func planSessions(m *Manifest, realms []*sessionRealm, want SessionSpec) session
 		}
 	}
 	return p
+}
+
+// trimSessions ends the online sessions of a realm holding more than its
+// tenants' shares, and deletes the surplus of its offline sessions.
+func trimSessions(ctx context.Context, adm *kc.Admin, conn *pgx.Conn, m *Manifest, realms []*sessionRealm, want SessionSpec, logf func(string, ...any)) error {
+	for _, r := range realms {
+		var share SessionSpec
+		for _, t := range r.tenants {
+			share.Online += tenantShare(want.Online, m.Tenants(), t.index)
+			share.Offline += tenantShare(want.Offline, m.Tenants(), t.index)
+		}
+		if r.found.Online > share.Online {
+			if err := adm.LogoutAll(ctx, r.name); err != nil {
+				return fmt.Errorf("sessions: end the %d online sessions of %s: %w", r.found.Online, r.name, err)
+			}
+			logf("sessions: ended the %d online sessions of %s (more than the %d wanted)", r.found.Online, r.name, share.Online)
+			r.found.Online = 0
+		}
+		if surplus := r.found.Offline - share.Offline; surplus > 0 {
+			_, err := conn.Exec(ctx, `WITH gone AS (DELETE FROM offline_user_session WHERE ctid IN
+				(SELECT ctid FROM offline_user_session WHERE realm_id = $1 AND offline_flag = '1' LIMIT $2) RETURNING user_session_id)
+				DELETE FROM offline_client_session WHERE offline_flag = '1' AND user_session_id IN (SELECT user_session_id FROM gone)`, r.id, surplus)
+			if err != nil {
+				return fmt.Errorf("sessions: delete %d offline sessions of %s: %w", surplus, r.name, err)
+			}
+			logf("sessions: deleted %d of the %d offline sessions of %s from the database (more than the %d wanted)", surplus, r.found.Offline, r.name, share.Offline)
+			r.found.Offline = share.Offline
+		}
+	}
+	return nil
+}
+
+// tenantShare is tenant i's share of total sessions spread over n tenants.
+func tenantShare(total, n, i int) int {
+	s := total / n
+	if i <= total%n {
+		s++
+	}
+	return s
 }
 
 // checkSessionSpace refuses to write n sessions where the database's disk

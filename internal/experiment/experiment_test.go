@@ -548,3 +548,43 @@ variants:
 		t.Errorf("a third variant on another Keycloak adds %v, want its own seed (≥ %v)", got, seed)
 	}
 }
+
+// TestSessionsPlan: the dataset's sessions and a variant's own reach every
+// point and its params (every point's, once a point has any); bad counts,
+// MariaDB and online sessions kept in memory are refused at load.
+func TestSessionsPlan(t *testing.T) {
+	base := "name: s\ndataset:\n  modes: [realms]\n  tenants: [1]\n%s\nworkloads:\n  - name: j\n    scenario: jwks\nvariants:\n%s"
+	f, err := Parse([]byte(fmt.Sprintf(base, "  sessions: 100\n  offline_sessions: 7",
+		"  - name: none\n    sessions: 0\n    offline_sessions: 0\n  - name: default\n  - name: big\n    sessions: 1000\n")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pts, err := Plan(f)
+	if err != nil || len(pts) != 3 {
+		t.Fatalf("%d points, %v", len(pts), err)
+	}
+	for i, want := range []string{"0/0", "100/7", "1000/7"} {
+		p := pts[i].Params()
+		if got := p[ParamSessions] + "/" + p[ParamOfflineSessions]; got != want || !pts[i].SeedSessions {
+			t.Errorf("point %s: sessions %s (seeded %v), want %s", pts[i].ID, got, pts[i].SeedSessions, want)
+		}
+	}
+	// Without sessions anywhere: no params, nothing seeded.
+	f, _ = Parse([]byte(fmt.Sprintf(base, "", "  - name: a\n")))
+	if pts, _ := Plan(f); pts[0].SeedSessions || pts[0].Params()[ParamSessions] != "" {
+		t.Errorf("a file without sessions: %+v", pts[0].Params())
+	}
+	for _, c := range []struct{ ds, variants, err string }{
+		{"  sessions: -1", "  - name: a\n", "sessions: -1: must be between 0 and"},
+		{"  offline_sessions: 100000000", "  - name: a\n", "offline_sessions: 100000000: must be between 0 and"},
+		{"", "  - name: a\n    sessions: -5\n", "variants[0].sessions: -5"},
+		{"  sessions: 10", "  - name: m\n    db: mariadb\n", "not MariaDB's"},
+		{"  sessions: 10", "  - name: m\n    persistent_sessions: false\n", "kept in memory only"},
+		{"  offline_sessions: 10", "  - name: m\n    persistent_sessions: false\n", ""},
+	} {
+		_, err := Parse([]byte(fmt.Sprintf(base, c.ds, c.variants)))
+		if c.err == "" && err != nil || c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)) {
+			t.Errorf("%q %q: %v, want %q", c.ds, c.variants, err, c.err)
+		}
+	}
+}

@@ -117,9 +117,16 @@ type DatasetSpec struct {
 	// OTPUsers are users per tenant with a TOTP credential (otp-login).
 	OTPUsers int `yaml:"otp_users"`
 	// UMAResources are resources per tenant in a resource server (uma).
-	UMAResources   int    `yaml:"uma_resources"`
-	PasswordPolicy string `yaml:"password_policy"`
-	Strategy       string `yaml:"strategy"`
+	UMAResources int `yaml:"uma_resources"`
+	// Sessions and OfflineSessions are the user sessions each point's
+	// realms hold, written into the database after seeding (seed
+	// --sessions, --offline-sessions); a variant may set its own. With
+	// either set anywhere in the file, each point has exactly its count
+	// (more, left by an earlier point, are ended first).
+	Sessions        int    `yaml:"sessions"`
+	OfflineSessions int    `yaml:"offline_sessions"`
+	PasswordPolicy  string `yaml:"password_policy"`
+	Strategy        string `yaml:"strategy"`
 	// AdminAPISample makes the last tenants each point adds (at most this
 	// many) through Keycloak's admin API, one REST call per tenant as the
 	// fast strategy does, and times them: provisioning time per tenant at
@@ -261,6 +268,9 @@ type Variant struct {
 	// PersistentSessions: online user sessions in the database (absent
 	// or true, Keycloak's default) or in memory only (false).
 	PersistentSessions *bool `yaml:"persistent_sessions"`
+	// Sessions and OfflineSessions override the dataset's.
+	Sessions        *int `yaml:"sessions"`
+	OfflineSessions *int `yaml:"offline_sessions"`
 }
 
 // Watchdog limits a point; crossing one aborts it, and larger tenant
@@ -475,6 +485,9 @@ func (f *File) validateDataset(p *problems) {
 	if d.Users < 0 || d.Clients < 0 || d.OTPUsers < 0 || d.UMAResources < 0 {
 		p.add("dataset.users, dataset.clients, dataset.otp_users and dataset.uma_resources must not be negative")
 	}
+	if err := (dataset.SessionSpec{Online: d.Sessions, Offline: d.OfflineSessions}).Validate(); err != nil {
+		p.add("dataset: %v", strings.NewReplacer("--sessions", "sessions", "--offline-sessions", "offline_sessions").Replace(err.Error()))
+	}
 	if _, err := dataset.ParsePolicy(d.PasswordPolicy); err != nil {
 		p.add("dataset.password_policy: %v", err)
 	}
@@ -545,6 +558,7 @@ func (f *File) validateVariants(p *problems) {
 		}
 		f.validateBackends(fmt.Sprintf("variants[%d].", i), v, p.add)
 		f.validateTLS(i, v, p.addOnce)
+		f.validateSessions(i, v, p.add)
 		if top := topologyOf(f.Stack, v); top.Sticky && top.LB == stack.LBNone {
 			p.add("variants[%d]: lb_sticky needs a balancer (stack.lb: haproxy)", i)
 		} else if !top.Latency.NodeNode.Zero() && top.Nodes < 2 {
@@ -555,6 +569,47 @@ func (f *File) validateVariants(p *problems) {
 			}
 		}
 	}
+}
+
+// validateSessions checks variant i's sessions: counts in bounds, a
+// database to write them into, online ones only where they are kept in
+// the database.
+func (f *File) validateSessions(i int, v Variant, add func(string, ...any)) {
+	want := f.sessionsOf(v)
+	for _, c := range []struct {
+		name string
+		n    *int
+	}{{"sessions", v.Sessions}, {"offline_sessions", v.OfflineSessions}} {
+		if c.n != nil && (*c.n < 0 || *c.n > dataset.MaxSessions) {
+			add("variants[%d].%s: %d: must be between 0 and %d", i, c.name, *c.n, dataset.MaxSessions)
+		}
+	}
+	if !want.Any() {
+		return
+	}
+	if dbOf(f.Stack, v) == stack.DBMariaDB {
+		add("variants[%d]: sessions are written into Keycloak's PostgreSQL tables, not MariaDB's (db: mariadb)", i)
+	}
+	if want.Online > 0 && !*cmp.Or(v.PersistentSessions, f.Stack.PersistentSessions, new(true)) {
+		add("variants[%d]: %d online sessions cannot be written where they are kept in memory only (persistent_sessions: false); offline_sessions can", i, want.Online)
+	}
+}
+
+// sessionsOf is what sessions variant v's points hold.
+func (f *File) sessionsOf(v Variant) dataset.SessionSpec {
+	s := dataset.SessionSpec{Online: f.Dataset.Sessions, Offline: f.Dataset.OfflineSessions}
+	if v.Sessions != nil {
+		s.Online = *v.Sessions
+	}
+	if v.OfflineSessions != nil {
+		s.Offline = *v.OfflineSessions
+	}
+	return s
+}
+
+// hasSessions: some point of f holds seeded sessions.
+func (f *File) hasSessions() bool {
+	return slices.ContainsFunc(f.Variants, func(v Variant) bool { return f.sessionsOf(v).Any() })
 }
 
 func (f *File) validateWatchdog(p *problems) {

@@ -37,6 +37,10 @@ type Point struct {
 	// DBDurable: the database syncs its writes (StackSpec.DBDurable).
 	DBDurable bool
 	Spec      dataset.Spec
+	// Sessions are the user sessions the point's realms hold, written
+	// after seeding when SeedSessions (some point of the file has any).
+	Sessions     dataset.SessionSpec
+	SeedSessions bool
 }
 
 // Params are the point's coordinates, as results record them, with the
@@ -67,8 +71,17 @@ func (p Point) Params() map[string]string {
 	if p.Stack.VolatileSessions {
 		m[stack.ParamPersistentSessions] = "off"
 	}
+	if p.SeedSessions {
+		m[ParamSessions], m[ParamOfflineSessions] = fmt.Sprint(p.Sessions.Online), fmt.Sprint(p.Sessions.Offline)
+	}
 	return m
 }
+
+// The params of the seeded sessions (dataset.sessions, offline_sessions).
+const (
+	ParamSessions        = "sessions"
+	ParamOfflineSessions = "offline_sessions"
+)
 
 // tlsParams are the point's TLS as result params, as the running stack
 // records them (stack.RunParams): tls (on or off), and with TLS the
@@ -189,7 +202,8 @@ func Plan(f *File) ([]Point, error) {
 				for r := 1; r <= f.Repeats; r++ {
 					spec := dataset.Spec{Mode: mode, Tenants: n, Content: content, Policy: pol, Prefix: "kcb", Seed: int64(f.Seed)}
 					id := fmt.Sprintf("%s-%s-n%05d-r%d", v.Name, mode, n, r)
-					pts = append(pts, Point{ID: id, Variant: v, Mode: mode, Tenants: n, Repeat: r, Stack: ko, Topology: topologyOf(f.Stack, v), LDAP: ldap, PG: f.Stack.PGVersion, DBDurable: f.Stack.DBDurable, Spec: spec})
+					pts = append(pts, Point{ID: id, Variant: v, Mode: mode, Tenants: n, Repeat: r, Stack: ko, Topology: topologyOf(f.Stack, v), LDAP: ldap, PG: f.Stack.PGVersion, DBDurable: f.Stack.DBDurable, Spec: spec,
+						Sessions: f.sessionsOf(v), SeedSessions: f.hasSessions()})
 				}
 			}
 		}

@@ -410,6 +410,30 @@ func (r *Runner) seedRest(ctx context.Context, p Point, seed *results.Seed) erro
 
 func (r *Runner) manifestPath() string { return r.st.DatasetManifest() }
 
+// seedSessions brings the point's realms to exactly its sessions (the
+// restart after it empties Keycloak's caches of any it ended).
+func (r *Runner) seedSessions(ctx context.Context, p Point) (*results.SessionSeed, error) {
+	m, err := dataset.ReadManifest(r.manifestPath())
+	if err != nil {
+		return nil, err
+	}
+	tg := r.st.Target()
+	o := dataset.SessionOptions{DB: r.pgDSN(), DBKind: tg.DBKind, ManifestPath: r.manifestPath(), Logf: r.Logf, Exact: true,
+		OnlineInMemory: p.Stack.VolatileSessions}
+	if pg := r.st.State().PG; pg != nil {
+		o.DataDir = pg.Data
+	}
+	res, err := dataset.SeedSessions(ctx, kc.NewAdmin(kc.NewFor(tg), tg.Admin), m, p.Sessions, o)
+	if err != nil {
+		return nil, err
+	}
+	var b strings.Builder
+	res.WriteText(&b)
+	r.Logf("%s", strings.TrimSpace(b.String()))
+	return &results.SessionSeed{Online: p.Sessions.Online, Offline: p.Sessions.Offline, WrittenOnline: res.Written.Online,
+		WrittenOffline: res.Written.Offline, Seconds: res.Duration.Seconds(), DBGrowthBytes: res.DBGrowth}, nil
+}
+
 // recordedSeed fills seed from the manifest's record of the seeding that
 // brought the dataset to n tenants. With a sample (sampled: the file's
 // admin_api_sample), that seeding was two runs: the clone of the bulk and
@@ -528,6 +552,11 @@ func (r *Runner) measure(ctx context.Context, cancel context.CancelCauseFunc, pr
 		return err
 	}
 	sum.Seed = seed
+	if p.SeedSessions {
+		if seed.Sessions, err = r.seedSessions(ctx, p); err != nil {
+			return err
+		}
+	}
 	if slices.Contains(r.File.Phases, "cold") {
 		// the cold phase runs right after the restart: its workloads'
 		// setup is proved before it

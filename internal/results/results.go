@@ -95,6 +95,21 @@ type Seed struct {
 	// Keycloak's admin API (the fast strategy) and timed, the rest by
 	// Strategy; Seconds and ServerCPU hold both parts.
 	AdminAPISample *SeedSample `json:"admin_api_sample,omitempty"`
+	// Sessions: the user sessions written after seeding (experiment files'
+	// dataset.sessions, offline_sessions).
+	Sessions *SessionSeed `json:"sessions,omitempty"`
+}
+
+// SessionSeed is what writing a point's user sessions found and did.
+type SessionSeed struct {
+	Online         int     `json:"online"`
+	Offline        int     `json:"offline"`
+	WrittenOnline  int     `json:"written_online"`
+	WrittenOffline int     `json:"written_offline"`
+	Seconds        float64 `json:"seconds"`
+	// DBGrowthBytes is how much the database grew while they were
+	// written.
+	DBGrowthBytes int64 `json:"db_growth_bytes,omitempty"`
 }
 
 // SeedSample is a timed sample of tenants made through the admin API.
