@@ -93,11 +93,10 @@ type SessionOptions struct {
 	// DataDir is the database's folder on this machine ("": unknown),
 	// whose free space is checked before anything is written.
 	DataDir string
-	// Exact brings the realms to exactly the sessions wanted: a realm
-	// with more online sessions than its tenants' shares has them all
-	// ended first (logout-all), one with more offline sessions has the
-	// surplus deleted from the database. Without it what is there counts
-	// and more is only added.
+	// Exact brings the realms to exactly the sessions wanted: a realm's
+	// sessions beyond its tenants' shares are deleted from the database
+	// (Keycloak may hold some in its caches until it restarts). Without
+	// it what is there counts and more is only added.
 	Exact bool
 }
 
@@ -143,7 +142,7 @@ func SeedSessions(ctx context.Context, adm *kc.Admin, m *Manifest, want SessionS
 		return nil, err
 	}
 	if o.Exact {
-		if err := trimSessions(ctx, adm, conn, m, realms, want, o.Logf); err != nil {
+		if err := trimSessions(ctx, conn, m, realms, want, o.Logf); err != nil {
 			return nil, err
 		}
 	}
@@ -630,31 +629,33 @@ func planSessions(m *Manifest, realms []*sessionRealm, want SessionSpec) session
 	return p
 }
 
-// trimSessions ends the online sessions of a realm holding more than its
-// tenants' shares, and deletes the surplus of its offline sessions.
-func trimSessions(ctx context.Context, adm *kc.Admin, conn *pgx.Conn, m *Manifest, realms []*sessionRealm, want SessionSpec, logf func(string, ...any)) error {
+// trimSessions deletes, from the database, the sessions of a realm beyond
+// its tenants' shares. (The admin API's logout-all would end the realm's
+// offline sessions too: Keycloak 26.7.3 counted none after it.) Keycloak
+// may hold some of those deleted in its caches until it restarts.
+func trimSessions(ctx context.Context, conn *pgx.Conn, m *Manifest, realms []*sessionRealm, want SessionSpec, logf func(string, ...any)) error {
 	for _, r := range realms {
 		var share SessionSpec
 		for _, t := range r.tenants {
 			share.Online += tenantShare(want.Online, m.Tenants(), t.index)
 			share.Offline += tenantShare(want.Offline, m.Tenants(), t.index)
 		}
-		if r.found.Online > share.Online {
-			if err := adm.LogoutAll(ctx, r.name); err != nil {
-				return fmt.Errorf("sessions: end the %d online sessions of %s: %w", r.found.Online, r.name, err)
+		for _, c := range []struct {
+			flag        string
+			found, want *int
+		}{{"0", &r.found.Online, &share.Online}, {"1", &r.found.Offline, &share.Offline}} {
+			surplus := *c.found - *c.want
+			if surplus <= 0 {
+				continue
 			}
-			logf("sessions: ended the %d online sessions of %s (more than the %d wanted)", r.found.Online, r.name, share.Online)
-			r.found.Online = 0
-		}
-		if surplus := r.found.Offline - share.Offline; surplus > 0 {
 			_, err := conn.Exec(ctx, `WITH gone AS (DELETE FROM offline_user_session WHERE ctid IN
-				(SELECT ctid FROM offline_user_session WHERE realm_id = $1 AND offline_flag = '1' LIMIT $2) RETURNING user_session_id)
-				DELETE FROM offline_client_session WHERE offline_flag = '1' AND user_session_id IN (SELECT user_session_id FROM gone)`, r.id, surplus)
+				(SELECT ctid FROM offline_user_session WHERE realm_id = $1 AND offline_flag = $2 LIMIT $3) RETURNING user_session_id)
+				DELETE FROM offline_client_session WHERE offline_flag = $2 AND user_session_id IN (SELECT user_session_id FROM gone)`, r.id, c.flag, surplus)
 			if err != nil {
-				return fmt.Errorf("sessions: delete %d offline sessions of %s: %w", surplus, r.name, err)
+				return fmt.Errorf("sessions: delete %d sessions (offline_flag %s) of %s: %w", surplus, c.flag, r.name, err)
 			}
-			logf("sessions: deleted %d of the %d offline sessions of %s from the database (more than the %d wanted)", surplus, r.found.Offline, r.name, share.Offline)
-			r.found.Offline = share.Offline
+			logf("sessions: deleted %d of the %d sessions (offline_flag %s) of %s from the database (more than the %d wanted)", surplus, *c.found, c.flag, r.name, *c.want)
+			*c.found = *c.want
 		}
 	}
 	return nil

@@ -239,6 +239,24 @@ func (e *env) seededSessions(m *dataset.Manifest, mpath string) {
 	if res, err := dataset.SeedSessions(e.ctx, e.adm, mustManifest(t, mpath), want, o); err != nil || res.Written != (dataset.SessionSpec{Online: 1, Offline: 1}) {
 		t.Errorf("seeding again after two sessions ended: %v, wrote %+v, want one of each", err, res)
 	}
+	// Exactly fewer: the online ones ended and written again, the surplus
+	// of offline ones deleted.
+	o.Exact = true
+	fewer := dataset.SessionSpec{Online: 6, Offline: 6}
+	if res, err := dataset.SeedSessions(e.ctx, e.adm, mustManifest(t, mpath), fewer, o); err != nil || res.Written.Offline != 0 {
+		t.Errorf("exactly %+v: %v, wrote %+v", fewer, err, res)
+	}
+	var after dataset.SessionSpec
+	for _, r := range m.Realms {
+		on, off, err := e.adm.SessionStats(e.ctx, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		after.Online, after.Offline = after.Online+on, after.Offline+off
+	}
+	if after != fewer {
+		t.Errorf("exactly %+v: Keycloak counts %+v", fewer, after)
+	}
 }
 
 func mustManifest(t *testing.T, path string) *dataset.Manifest {

@@ -183,8 +183,9 @@ func (f *Search) stepLogs() (func(int, capacity.Step), func(results.CapacityStep
 // for the workloads that make a session per iteration it has o end them
 // before every step too.
 func (f *Search) endSessions(ctx context.Context, tg kc.Target, m *dataset.Manifest, o *capacity.Options) error {
-	if m != nil && m.Sessions != nil && m.Sessions.Online > 0 {
-		f.Logf("capacity: the dataset holds %d seeded online sessions: kept (ending sessions would end them too)", m.Sessions.Online)
+	if m != nil && m.Sessions != nil && m.Sessions.Any() {
+		f.Logf("capacity: the dataset holds seeded sessions (%d online, %d offline): kept (ending the realms' sessions, logout-all, ends offline ones too)",
+			m.Sessions.Online, m.Sessions.Offline)
 		return nil
 	}
 	ender := newSessionEnder(tg, m, f.Scenario.Realm)

@@ -83,7 +83,10 @@ func TestTinyExperimentFilesReportResume(t *testing.T) {
 	// Each point makes its last tenant through the admin API, timed:
 	// point 1 its only one, point 2 (which grows 1 → 3, or 0 → 3 when
 	// resumed on a fresh stack) the third after cloning the rest.
-	yml := strings.Replace(tiny, "tenants: [1, 2]", "tenants: [1, 3]\n  admin_api_sample: 1", 1)
+	// Both points hold 9 online and 9 offline sessions, spread over their
+	// tenants: point 2 ends and deletes what point 1's tenant holds
+	// beyond its new share.
+	yml := strings.Replace(tiny, "tenants: [1, 2]", "tenants: [1, 3]\n  admin_api_sample: 1\n  sessions: 9\n  offline_sessions: 9", 1)
 	dir := filepath.Join(t.TempDir(), "tiny")
 	r, l := runner(t, yml, dir)
 	// Interrupt when the second point starts: the first is done, the
@@ -154,6 +157,17 @@ func TestTinyExperimentFilesReportResume(t *testing.T) {
 	}
 	if sd := p2.Seed; sd != nil && sd.Added < 2 {
 		t.Errorf("point 2 added %d tenants, want the clone's and the sample's", sd.Added)
+	}
+	for i, p := range pts {
+		ss := p.Summary.Seed.Sessions
+		// point 2 on point 1's database: 6 of each more (tenants 2 and 3),
+		// tenant 1's online ones ended and written again (3), 6 offline
+		// ones deleted; on a fresh one all 9
+		if ss == nil || ss.Online != 9 || ss.Offline != 9 || p.Summary.Params["sessions"] != "9" || p.Summary.Params["offline_sessions"] != "9" ||
+			i == 0 && (ss.WrittenOnline != 9 || ss.WrittenOffline != 9) ||
+			i == 1 && (ss.WrittenOnline != 9 || (ss.WrittenOffline != 6 && ss.WrittenOffline != 9)) {
+			t.Errorf("point %d: sessions %+v, params %v", i+1, ss, p.Summary.Params)
+		}
 	}
 	for _, w := range p2.Workloads {
 		it, _ := w.Stats.Op("iteration")

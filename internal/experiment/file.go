@@ -122,7 +122,8 @@ type DatasetSpec struct {
 	// realms hold, written into the database after seeding (seed
 	// --sessions, --offline-sessions); a variant may set its own. With
 	// either set anywhere in the file, each point has exactly its count
-	// (more, left by an earlier point, are ended first).
+	// (more, left by an earlier point, are deleted from the database before
+	// the point's restart).
 	Sessions        int    `yaml:"sessions"`
 	OfflineSessions int    `yaml:"offline_sessions"`
 	PasswordPolicy  string `yaml:"password_policy"`
