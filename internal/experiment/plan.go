@@ -133,6 +133,9 @@ func (p Point) backends() string {
 	if p.Stack.VolatileSessions {
 		s += ", sessions in memory only"
 	}
+	if p.SeedSessions {
+		s += fmt.Sprintf(", %d online + %d offline sessions", p.Sessions.Online, p.Sessions.Offline)
+	}
 	return s
 }
 
