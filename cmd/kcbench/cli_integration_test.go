@@ -203,6 +203,18 @@ func TestLifecycle(t *testing.T) {
 		t.Error("no postgres log")
 	}
 
+	// Online sessions cannot be seeded where they live in memory only:
+	// refused before anything is written. Offline ones can.
+	if code, out := c.run("seed", "--password-policy", "pbkdf2-sha256:1", "--sessions", "5"); code == 0 || !strings.Contains(out, "--persistent-sessions=false") {
+		t.Errorf("seed --sessions on a stack keeping them in memory: exit %d\n%s", code, out)
+	}
+	if _, err := os.Stat(s.DatasetManifest()); !os.IsNotExist(err) {
+		t.Errorf("the refused seed left a manifest: %v", err)
+	}
+	if out := c.mustRun("seed", "--password-policy", "pbkdf2-sha256:1", "--offline-sessions", "5", "--quiet"); !strings.Contains(out, "0 and 5 written") {
+		t.Errorf("seed --offline-sessions on a stack keeping online ones in memory:\n%s", out)
+	}
+
 	// The same Keycloak as an external target.
 	if code, out := c.run("status", "--target", tg.BaseURL, "--admin-password-file", s.SecretPath("admin-password")); code == 0 || !strings.Contains(out, "--ca-file") {
 		t.Errorf("https target without its CA: exit %d\n%s", code, out)

@@ -101,7 +101,9 @@ func (b builder) names(i int) []string {
 		}
 	}
 	for k := 1; k <= s.Content.RealmRoles; k++ {
-		n = append(n, s.RealmRole(i, k))
+		for _, cr := range s.CompositeRoles(i, k) {
+			n = append(n, cr.Name)
+		}
 	}
 	for k := 1; k <= s.Content.Groups; k++ {
 		n = append(n, s.Group(i, k))
@@ -152,10 +154,10 @@ func (b builder) clientList(i int, settings bool) []kc.ClientRep {
 			Attributes: map[string]string{"standard.token.exchange.enabled": "true"},
 			// Introspection (and token exchange) needs the client in the
 			// token's audience.
-			ProtocolMappers: []kc.ProtocolMapperRep{{
+			ProtocolMappers: append([]kc.ProtocolMapperRep{{
 				Name: "audience-self", Protocol: "openid-connect", ProtocolMapper: "oidc-audience-mapper",
 				Config: map[string]string{"included.client.audience": id, "access.token.claim": "true", "introspection.token.claim": "true"},
-			}},
+			}}, s.shapeMappers()...),
 		})
 	}
 	if s.Content.UMAResources > 0 {
@@ -198,7 +200,13 @@ func (b builder) roles(i int) *kc.RolesRep {
 	s := b.s
 	r := &kc.RolesRep{}
 	for k := 1; k <= s.Content.RealmRoles; k++ {
-		r.Realm = append(r.Realm, kc.RoleRep{Name: s.RealmRole(i, k)})
+		for _, cr := range s.CompositeRoles(i, k) {
+			rr := kc.RoleRep{Name: cr.Name}
+			if len(cr.Composites) > 0 {
+				rr.Composite, rr.Composites = true, &kc.RoleComposites{Realm: cr.Composites}
+			}
+			r.Realm = append(r.Realm, rr)
+		}
 	}
 	if s.Content.ClientRolesPerClient > 0 {
 		r.Client = map[string][]kc.RoleRep{}
@@ -283,11 +291,51 @@ func (b builder) userRange(i, lo, hi int) []kc.UserRep {
 			FirstName:     "User",
 			LastName:      userLastName(i, j),
 			Credentials:   []kc.CredentialRep{b.credential(i, j)},
-			RealmRoles:    []string{s.UserRole(i, j), "default-roles-" + realm},
-			Groups:        []string{"/" + s.UserGroup(i, j)},
+			RealmRoles:    append(s.UserRoles(i, j), "default-roles-"+realm),
+			Groups:        groupPaths(s.UserGroups(i, j)),
+			ClientRoles:   s.userClientRoles(i),
 		})
 	}
 	return us
+}
+
+func groupPaths(names []string) []string {
+	ps := make([]string, len(names))
+	for k, n := range names {
+		ps[k] = "/" + n
+	}
+	return ps
+}
+
+// userClientRoles are the client roles every user of tenant i holds
+// (Shape.ClientRolesPerUser): of its first backend client.
+func (s Spec) userClientRoles(i int) map[string][]string {
+	if s.Content.ClientRolesPerUser == 0 {
+		return nil
+	}
+	var rs []string
+	for k := 1; k <= s.Content.ClientRolesPerUser; k++ {
+		rs = append(rs, ClientRole(k))
+	}
+	return map[string][]string{s.BackendClient(i, 1): rs}
+}
+
+// shapeMappers are a backend client's protocol mappers of the shape: a
+// hard-coded claim each (kcb_1 …), and with more than one group a user
+// the groups claim.
+func (s Spec) shapeMappers() []kc.ProtocolMapperRep {
+	var ms []kc.ProtocolMapperRep
+	for k := 1; k <= s.Content.MappersPerClient; k++ {
+		ms = append(ms, kc.ProtocolMapperRep{Name: fmt.Sprintf("claim-%d", k), Protocol: "openid-connect", ProtocolMapper: "oidc-hardcoded-claim-mapper",
+			Config: map[string]string{"claim.name": fmt.Sprintf("kcb_%d", k), "claim.value": fmt.Sprintf("value-%d", k), "jsonType.label": "String",
+				"access.token.claim": "true", "id.token.claim": "true", "introspection.token.claim": "true"}})
+	}
+	if s.Content.GroupsPerUser > 0 {
+		ms = append(ms, kc.ProtocolMapperRep{Name: "groups", Protocol: "openid-connect", ProtocolMapper: "oidc-group-membership-mapper",
+			Config: map[string]string{"claim.name": "groups", "full.path": "false", "access.token.claim": "true", "id.token.claim": "true",
+				"introspection.token.claim": "true"}})
+	}
+	return ms
 }
 
 // org returns tenant i's organization (orgs mode); withMembers lists the

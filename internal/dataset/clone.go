@@ -848,7 +848,9 @@ func (sd *seeder) templateRoots(ctx context.Context, conn *pgx.Conn, i int) ([]s
 		clients = append(clients, c.ClientID)
 	}
 	for k := 1; k <= sd.s.Content.RealmRoles; k++ {
-		roles = append(roles, sd.s.RealmRole(i, k))
+		for _, cr := range sd.s.CompositeRoles(i, k) {
+			roles = append(roles, cr.Name)
+		}
 	}
 	for k := 1; k <= sd.s.Content.Groups; k++ {
 		groups = append(groups, sd.s.Group(i, k))

@@ -15,6 +15,7 @@ type SpecFlags struct {
 	users, clients, roles, groups int
 	clientRoles, otpUsers         int
 	umaResources                  int
+	shape                         Shape
 	Seed                          int64
 	uniqueSalts                   bool
 	fs                            *flag.FlagSet // the flags were registered on; nil: a value that is not unset was given
@@ -30,9 +31,15 @@ func (f *SpecFlags) RegisterFlags(fs *flag.FlagSet) {
 	fs.IntVar(&f.clients, "clients", 0, "clients per tenant, >= 2: one public web client, the rest confidential backends (default 2)")
 	fs.IntVar(&f.roles, "roles", 0, "realm roles per tenant (default 5)")
 	fs.IntVar(&f.groups, "groups", 0, "groups per tenant (default 2)")
-	fs.IntVar(&f.clientRoles, "client-roles", -1, "roles per client (default 2)")
+	fs.IntVar(&f.clientRoles, "client-roles", 0, "roles per client (default 2; 0 when given: none)")
 	fs.IntVar(&f.otpUsers, "otp-users", 0, "users per tenant with a TOTP credential besides --users, for the otp-login workload (default 0)")
 	fs.IntVar(&f.umaResources, "uma-resources", 0, "resources per tenant in a resource server with authorization services, for the uma workload (default 0: none)")
+	fs.IntVar(&f.shape.RolesPerUser, "roles-per-user", 0, "realm roles each user holds (default 1), at most --roles")
+	fs.IntVar(&f.shape.ClientRolesPerUser, "client-roles-per-user", 0, "roles of the tenant's first backend client each user holds (default 0), at most --client-roles")
+	fs.IntVar(&f.shape.GroupsPerUser, "groups-per-user", 0, "groups each user is in (default 1), at most --groups; the backend clients then put the groups in tokens")
+	fs.IntVar(&f.shape.CompositeDepth, "composite-depth", 0, "make every realm role composite, this many levels deep (with --composite-width; default 0: flat roles)")
+	fs.IntVar(&f.shape.CompositeWidth, "composite-width", 0, "roles each composite role is made of, at each level (with --composite-depth)")
+	fs.IntVar(&f.shape.MappersPerClient, "mappers-per-client", 0, "hard-coded claim mappers on each backend client (claims kcb_1, kcb_2, …; default 0)")
 	fs.StringVar(&f.policy, "password-policy", "default", "password hashing: default (argon2), argon2, pbkdf2-sha512:27500, pbkdf2-sha256:1, …")
 	fs.StringVar(&f.prefix, "prefix", "kcb", "prefix of every realm the dataset creates")
 	fs.Int64Var(&f.Seed, "secrets-seed", 1, "seed deriving passwords and client secrets")
@@ -79,9 +86,15 @@ func (f *SpecFlags) Spec() (Spec, error) {
 	set(&s.Content.Clients, "clients", f.clients, 0)
 	set(&s.Content.RealmRoles, "roles", f.roles, 0)
 	set(&s.Content.Groups, "groups", f.groups, 0)
-	set(&s.Content.ClientRolesPerClient, "client-roles", f.clientRoles, -1)
+	set(&s.Content.ClientRolesPerClient, "client-roles", f.clientRoles, 0)
 	set(&s.Content.OTPUsers, "otp-users", f.otpUsers, 0)
 	set(&s.Content.UMAResources, "uma-resources", f.umaResources, 0)
+	set(&s.Content.RolesPerUser, "roles-per-user", f.shape.RolesPerUser, 0)
+	set(&s.Content.ClientRolesPerUser, "client-roles-per-user", f.shape.ClientRolesPerUser, 0)
+	set(&s.Content.GroupsPerUser, "groups-per-user", f.shape.GroupsPerUser, 0)
+	set(&s.Content.CompositeDepth, "composite-depth", f.shape.CompositeDepth, 0)
+	set(&s.Content.CompositeWidth, "composite-width", f.shape.CompositeWidth, 0)
+	set(&s.Content.MappersPerClient, "mappers-per-client", f.shape.MappersPerClient, 0)
 	for _, c := range []struct {
 		flag     string
 		v, unset int
@@ -92,9 +105,15 @@ func (f *SpecFlags) Spec() (Spec, error) {
 		{"clients", f.clients, 0, 2, maxSeedClients},
 		{"roles", f.roles, 0, 1, maxSeedCount},
 		{"groups", f.groups, 0, 1, maxSeedCount},
-		{"client-roles", f.clientRoles, -1, 0, maxSeedCount},
+		{"client-roles", f.clientRoles, 0, 0, maxSeedCount},
 		{"otp-users", f.otpUsers, 0, 0, maxSeedUsers},
 		{"uma-resources", f.umaResources, 0, 0, maxUMAResources},
+		{"roles-per-user", f.shape.RolesPerUser, 0, 1, maxSeedCount},
+		{"client-roles-per-user", f.shape.ClientRolesPerUser, 0, 0, maxSeedCount},
+		{"groups-per-user", f.shape.GroupsPerUser, 0, 1, maxSeedCount},
+		{"composite-depth", f.shape.CompositeDepth, 0, 0, 10},
+		{"composite-width", f.shape.CompositeWidth, 0, 0, 1000},
+		{"mappers-per-client", f.shape.MappersPerClient, 0, 0, 1000},
 	} {
 		if f.given(c.flag, c.v, c.unset) && (c.v < c.lo || c.v > c.hi) {
 			errs = append(errs, fmt.Errorf("--%s: %d: must be between %d and %d", c.flag, c.v, c.lo, c.hi))

@@ -51,6 +51,87 @@ type Content struct {
 	// policy every user passes (the realm's default roles) and a scope
 	// permission per resource. The uma workload's.
 	UMAResources int `json:"uma_resources,omitempty"`
+	// Shape: how much each user, role and client carries (0: the default
+	// shape, one realm role and one group a user, flat roles, no mappers).
+	Shape
+}
+
+// Shape is what makes a token heavier to issue: roles, groups, composite
+// roles and protocol mappers (seed --roles-per-user and the others).
+type Shape struct {
+	// RolesPerUser are the realm roles each user holds (0: 1), at most
+	// RealmRoles.
+	RolesPerUser int `json:"roles_per_user,omitempty"`
+	// ClientRolesPerUser are the roles of the tenant's first backend
+	// client each user holds, at most ClientRolesPerClient.
+	ClientRolesPerUser int `json:"client_roles_per_user,omitempty"`
+	// GroupsPerUser are the groups each user is in (0: 1), at most
+	// Groups; with it the backend clients map the groups into tokens.
+	GroupsPerUser int `json:"groups_per_user,omitempty"`
+	// CompositeDepth and CompositeWidth make every realm role composite:
+	// CompositeWidth roles of its own, each composite the same way, this
+	// many levels deep (RealmRoles × (W + W² + … + W^D) roles more).
+	CompositeDepth int `json:"composite_depth,omitempty"`
+	CompositeWidth int `json:"composite_width,omitempty"`
+	// MappersPerClient are hard-coded claim mappers on each backend
+	// client (claims kcb_1, kcb_2, … in its tokens).
+	MappersPerClient int `json:"mappers_per_client,omitempty"`
+}
+
+// Any reports whether the shape differs from the default one.
+func (h Shape) Any() bool { return h != Shape{} }
+
+// String is the shape in the fingerprint's words ("" for the default).
+func (h Shape) String() string {
+	if !h.Any() {
+		return ""
+	}
+	return fmt.Sprintf("roles-per-user=%d,client-roles-per-user=%d,groups-per-user=%d,composite=%dx%d,mappers-per-client=%d",
+		h.RolesPerUser, h.ClientRolesPerUser, h.GroupsPerUser, h.CompositeDepth, h.CompositeWidth, h.MappersPerClient)
+}
+
+// compositesPerRole is how many roles a realm role's composites add.
+func (h Shape) compositesPerRole() int {
+	n, level := 0, 1
+	for d := 1; d <= h.CompositeDepth; d++ {
+		level *= h.CompositeWidth
+		n += level
+	}
+	return n
+}
+
+// MaxShapeRoles bounds the realm roles a tenant's composites make.
+const MaxShapeRoles = 100_000
+
+// validate checks the shape against the content's counts.
+func (h Shape) validate(c Content) []error {
+	var errs []error
+	for _, k := range []struct {
+		name   string
+		v, max int
+		of     string
+	}{
+		{"roles per user", h.RolesPerUser, c.RealmRoles, "realm roles"},
+		{"client roles per user", h.ClientRolesPerUser, c.ClientRolesPerClient, "client roles per client"},
+		{"groups per user", h.GroupsPerUser, c.Groups, "groups"},
+	} {
+		if k.v < 0 || k.v > k.max {
+			errs = append(errs, fmt.Errorf("%s = %d: must be between 0 and the %s (%d)", k.name, k.v, k.of, k.max))
+		}
+	}
+	if h.CompositeDepth < 0 || h.CompositeWidth < 0 || h.MappersPerClient < 0 || h.MappersPerClient > 1000 {
+		errs = append(errs, fmt.Errorf("composite depth %d, width %d, mappers per client %d: must be >= 0 (mappers at most 1000)", h.CompositeDepth, h.CompositeWidth, h.MappersPerClient))
+	} else if (h.CompositeDepth > 0) != (h.CompositeWidth > 0) {
+		errs = append(errs, fmt.Errorf("composite depth %d and width %d: set both or neither", h.CompositeDepth, h.CompositeWidth))
+	} else if h.CompositeDepth > 10 || h.CompositeWidth > 1000 || c.RealmRoles*h.compositesPerRole() > MaxShapeRoles {
+		n := float64(c.RealmRoles)
+		for d, level := 1, 1.0; d <= h.CompositeDepth; d++ {
+			level *= float64(h.CompositeWidth)
+			n += float64(c.RealmRoles) * level
+		}
+		errs = append(errs, fmt.Errorf("composite roles %d deep, %d wide: %.3g realm roles a tenant (at most %d; about 1 KB of database each)", h.CompositeDepth, h.CompositeWidth, n, MaxShapeRoles))
+	}
+	return errs
 }
 
 // DefaultContent is a tenant's content unless told otherwise.
@@ -80,6 +161,7 @@ func (c Content) Validate() error {
 	if c.UMAResources < 0 {
 		errs = append(errs, fmt.Errorf("UMA resources per tenant = %d: must be >= 0", c.UMAResources))
 	}
+	errs = append(errs, c.Shape.validate(c)...)
 	const maxUsers = 10_000_000
 	if c.Users > maxUsers || c.OTPUsers > maxUsers || c.Clients > 1_000_000 || c.UMAResources > maxUMAResources {
 		errs = append(errs, errors.New("content too large"))
@@ -207,6 +289,9 @@ func (s Spec) Fingerprint() string {
 	if c.UMAResources > 0 {
 		f += fmt.Sprintf("|uma-resources=%d", c.UMAResources)
 	}
+	if c.Shape.Any() {
+		f += "|shape=" + c.Shape.String()
+	}
 	h := sha256.Sum256([]byte(f))
 	return hex.EncodeToString(h[:8])
 }
@@ -299,8 +384,59 @@ func (s Spec) Email(i, j int) string { return fmt.Sprintf("user-%05d@%s", j, s.D
 // UserGroup and UserRole pick a user's group and role, round robin.
 func (s Spec) UserGroup(i, j int) string { return s.Group(i, (j-1)%s.Content.Groups+1) }
 
-// UserRole is user j's realm role.
+// UserRole is user j's realm role (its first, with Shape.RolesPerUser).
 func (s Spec) UserRole(i, j int) string { return s.RealmRole(i, (j-1)%s.Content.RealmRoles+1) }
+
+// UserRoles are user j's realm roles: UserRole and the next ones, as many
+// as Shape.RolesPerUser.
+func (s Spec) UserRoles(i, j int) []string {
+	rs := []string{}
+	for m := range max(1, s.Content.RolesPerUser) {
+		rs = append(rs, s.RealmRole(i, (j-1+m)%s.Content.RealmRoles+1))
+	}
+	return rs
+}
+
+// UserGroups are user j's groups: UserGroup and the next ones, as many as
+// Shape.GroupsPerUser.
+func (s Spec) UserGroups(i, j int) []string {
+	gs := []string{}
+	for m := range max(1, s.Content.GroupsPerUser) {
+		gs = append(gs, s.Group(i, (j-1+m)%s.Content.Groups+1))
+	}
+	return gs
+}
+
+// CompositeRole is a realm role and the realm roles it is composed of.
+type CompositeRole struct {
+	Name       string
+	Composites []string
+}
+
+// CompositeRoles are realm role k and its composite roles, every level,
+// each with its own composites (Shape.CompositeDepth, CompositeWidth):
+// role-1 of role-1-c1 … role-1-cW, role-1-c1 of role-1-c1-1 …; without
+// composites just the role.
+func (s Spec) CompositeRoles(i, k int) []CompositeRole {
+	top := CompositeRole{Name: s.RealmRole(i, k)}
+	var out []CompositeRole
+	var walk func(name, sep string, depth int) []string
+	walk = func(name, sep string, depth int) []string {
+		if depth > s.Content.CompositeDepth {
+			return nil
+		}
+		kids := make([]string, s.Content.CompositeWidth)
+		for w := range kids {
+			kids[w] = fmt.Sprintf("%s%s%d", name, sep, w+1)
+		}
+		for _, kid := range kids {
+			out = append(out, CompositeRole{Name: kid, Composites: walk(kid, "-", depth+1)})
+		}
+		return kids
+	}
+	top.Composites = walk(top.Name, "-c", 1)
+	return append([]CompositeRole{top}, out...)
+}
 
 // Password is the password every user of the dataset has. One password
 // for all users lets the fast strategy hash it once; the cost of a login

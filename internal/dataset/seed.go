@@ -225,6 +225,9 @@ func (o SeedOptions) resolve(spec Spec) (SeedOptions, error) {
 	if o.LDAP != nil && spec.Content.OTPUsers > 0 {
 		return o, errors.New("OTP users (--otp-users) with users in LDAP (--ldap): kcbench seeds OTP credentials in Keycloak's own database only; seed them without --ldap")
 	}
+	if spec.Content.Shape.Any() && (o.Strategy == Rest || o.LDAP != nil) {
+		return o, errors.New("the data shape flags (--roles-per-user, --groups-per-user, --client-roles-per-user, --composite-depth/--composite-width, --mappers-per-client) are seeded by the clone and fast strategies, into Keycloak's own users: not with --strategy rest or users in LDAP")
+	}
 	if o.LDAP != nil && o.Strategy != Fast {
 		if o.Logf != nil {
 			o.Logf("seed: with users in LDAP the %s strategy is not available; seeding the fast way", o.Strategy)

@@ -133,7 +133,7 @@ func SeedSessions(ctx context.Context, adm *kc.Admin, m *Manifest, want SessionS
 	if err := checkSessionTables(ctx, conn); err != nil {
 		return nil, err
 	}
-	tp, err := probeSessions(ctx, adm, conn, m)
+	tp, err := probeSessions(ctx, adm, conn, m, o.OnlineInMemory)
 	if err != nil {
 		return nil, err
 	}
@@ -158,7 +158,7 @@ func SeedSessions(ctx context.Context, adm *kc.Admin, m *Manifest, want SessionS
 		shape = fmt.Sprintf("base64url text of %d bytes", tp.idLen)
 	}
 	o.Logf("sessions: copies of the rows Keycloak wrote for a session of its own (ids: %s, %d columns a user session, %d a client session)",
-		shape, len(tp.user["0"].cols), len(tp.client["0"].cols))
+		shape, len(tp.user["1"].cols), len(tp.client["1"].cols))
 	o.Logf("sessions: %d online and %d offline there, %d online and %d offline to write into %d realm(s), %d per transaction",
 		plan.found.Online, plan.found.Offline, plan.todo.Online, plan.todo.Offline, len(realms), sessionsPerTx)
 	o.Progress(0, total)
@@ -308,13 +308,18 @@ const (
 
 // probeSessions has Keycloak make an online and an offline session of
 // tenant 1's first user with its backend client, reads their rows, and
-// ends both sessions again.
-func probeSessions(ctx context.Context, adm *kc.Admin, conn *pgx.Conn, m *Manifest) (*sessionTemplate, error) {
+// ends both sessions again; only the offline one where online sessions
+// are kept in memory only.
+func probeSessions(ctx context.Context, adm *kc.Admin, conn *pgx.Conn, m *Manifest, inMemory bool) (*sessionTemplate, error) {
 	t := m.Tenant(1)
 	cl := kc.OAuthClient{ID: t.Backend, Secret: t.BackendSecret}
 	tp := &sessionTemplate{user: map[string]sessionRow{}, client: map[string]sessionRow{}, userData: map[string][]piece{}, clientData: map[string][]piece{}, realmName: t.Realm}
 	var probeAt int64
-	for _, flag := range []string{"0", "1"} {
+	flags := []string{"0", "1"}
+	if inMemory {
+		flags = flags[1:]
+	}
+	for _, flag := range flags {
 		scope := "openid"
 		if flag == "1" {
 			scope = "openid " + kc.ScopeOfflineAccess
@@ -344,13 +349,13 @@ func probeSessions(ctx context.Context, adm *kc.Admin, conn *pgx.Conn, m *Manife
 			return nil, err
 		}
 	}
-	tp.realm, _ = tp.user["0"].get("realm_id").(string)
-	tp.clientID, _ = tp.client["0"].get("client_id").(string)
+	tp.realm, _ = tp.user["1"].get("realm_id").(string)
+	tp.clientID, _ = tp.client["1"].get("client_id").(string)
 	execs, err := realmExecutionIDs(ctx, conn, tp.realm)
 	if err != nil {
 		return nil, err
 	}
-	for _, flag := range []string{"0", "1"} {
+	for _, flag := range flags {
 		ud, _ := tp.user[flag].get("data").(string)
 		cd, _ := tp.client[flag].get("data").(string)
 		if tp.userData[flag], err = tp.cut(ud, probeAt, execs); err != nil {

@@ -161,3 +161,63 @@ func TestSignHS512(t *testing.T) {
 		t.Errorf("sid %q %v", sid, err)
 	}
 }
+
+// The shape knobs: composite roles named level by level, users' roles and
+// groups round robin, bounds and the composite explosion refused with its
+// estimate, the default shape's fingerprint unchanged.
+func TestShape(t *testing.T) {
+	s := Spec{Mode: ModeOrgs, Tenants: 1, Content: DefaultContent, Prefix: "kcb", Seed: 1}
+	plain := s.Fingerprint()
+	s.Content.Shape = Shape{RolesPerUser: 2, GroupsPerUser: 2, CompositeDepth: 2, CompositeWidth: 2, MappersPerClient: 3}
+	if s.Fingerprint() == plain {
+		t.Error("a shape does not change the fingerprint")
+	}
+	crs := s.CompositeRoles(3, 1)
+	var names []string
+	for _, cr := range crs {
+		names = append(names, cr.Name+":"+strings.Join(cr.Composites, ","))
+	}
+	// the role, then its composites, each level's before the one above
+	want := "t00003-role-1:t00003-role-1-c1,t00003-role-1-c2 t00003-role-1-c1-1: t00003-role-1-c1-2: t00003-role-1-c1:t00003-role-1-c1-1,t00003-role-1-c1-2 " +
+		"t00003-role-1-c2-1: t00003-role-1-c2-2: t00003-role-1-c2:t00003-role-1-c2-1,t00003-role-1-c2-2"
+	if got := strings.Join(names, " "); got != want {
+		t.Errorf("composite roles\n got %s\nwant %s", got, want)
+	}
+	if e := s.Expected(); e.RealmRoles != 5*7 || e.GroupMemberships != 10*2 {
+		t.Errorf("expected %d realm roles (want 35), %d memberships (want 20)", e.RealmRoles, e.GroupMemberships)
+	}
+	if got := strings.Join(s.UserRoles(1, 5), ","); got != "t00001-role-5,t00001-role-1" {
+		t.Errorf("user 5's roles: %s", got)
+	}
+	if got := strings.Join(s.UserGroups(1, 2), ","); got != "t00001-group-2,t00001-group-1" {
+		t.Errorf("user 2's groups: %s", got)
+	}
+	b := newBuilder(s)
+	var mappers []string
+	for _, m := range b.clients(1)[1].ProtocolMappers {
+		mappers = append(mappers, m.Name)
+	}
+	if got := strings.Join(mappers, ","); got != "audience-self,claim-1,claim-2,claim-3,groups" {
+		t.Errorf("the backend client's mappers: %s", got)
+	}
+	if _, err := (SeedOptions{Strategy: Rest}).resolve(s); err == nil || !strings.Contains(err.Error(), "not with --strategy rest") {
+		t.Errorf("a shape with the rest strategy: %v", err)
+	}
+	for _, c := range []struct {
+		shape Shape
+		err   string
+	}{
+		{Shape{RolesPerUser: 6}, "roles per user = 6: must be between 0 and the realm roles (5)"},
+		{Shape{GroupsPerUser: 3}, "groups per user = 3"},
+		{Shape{ClientRolesPerUser: 3}, "client roles per user = 3"},
+		{Shape{CompositeDepth: 2}, "set both or neither"},
+		{Shape{CompositeDepth: 4, CompositeWidth: 20}, "composite roles 4 deep, 20 wide: 8.42e+05 realm roles a tenant (at most 100000"},
+		{Shape{MappersPerClient: -1}, "must be >= 0"},
+	} {
+		c2 := DefaultContent
+		c2.Shape = c.shape
+		if err := c2.Validate(); err == nil || !strings.Contains(err.Error(), c.err) {
+			t.Errorf("%+v: %v, want %q", c.shape, err, c.err)
+		}
+	}
+}

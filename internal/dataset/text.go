@@ -56,6 +56,13 @@ func (m *Manifest) WriteText(w io.Writer, path string) error {
 		uma = fmt.Sprintf(", a resource server with %d resources", s.Content.UMAResources)
 	}
 	fmt.Fprintf(tw, "per tenant\t%d users%s, %d clients, %d realm roles, %d client roles per client, %d groups%s\n", s.Content.Users, otp, s.Content.Clients, s.Content.RealmRoles, s.Content.ClientRolesPerClient, s.Content.Groups, uma)
+	if h := s.Content.Shape; h.Any() {
+		fmt.Fprintf(tw, "shape\t%d realm roles and %d groups a user, %d client roles a user, composite roles %d deep and %d wide, %d claim mappers a backend client\n",
+			max(1, h.RolesPerUser), max(1, h.GroupsPerUser), h.ClientRolesPerUser, h.CompositeDepth, h.CompositeWidth, h.MappersPerClient)
+	}
+	if st := m.Sessions; st != nil {
+		fmt.Fprintf(tw, "sessions\t%d online, %d offline, written %s in %.1f s\n", st.Online, st.Offline, st.At.Format("2006-01-02 15:04:05"), st.Seconds)
+	}
 	fmt.Fprintf(tw, "password policy\t%s\n", s.Policy)
 	fmt.Fprintf(tw, "password salts\t%s\n", saltsNote(m.Salts))
 	fmt.Fprintf(tw, "fingerprint\t%s\n", m.Fingerprint)

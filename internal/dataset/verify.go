@@ -51,10 +51,10 @@ func (s Spec) Expected() Counts {
 	e := Counts{
 		Clients:          n * c.Clients,
 		ClientRoles:      n * c.Clients * c.ClientRolesPerClient,
-		RealmRoles:       n * c.RealmRoles,
+		RealmRoles:       n * c.RealmRoles * (1 + c.compositesPerRole()),
 		Groups:           n * c.Groups,
 		Users:            n * (c.Users + c.OTPUsers),
-		GroupMemberships: n * c.Users,
+		GroupMemberships: n * c.Users * max(1, c.GroupsPerUser),
 		UMAResources:     n * c.UMAResources,
 	}
 	if c.UMAResources > 0 { // the resource server and its role

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -387,6 +388,7 @@ func AddSpecParams(p map[string]string, s dataset.Spec) {
 	p["users_per_tenant"] = fmt.Sprint(s.Content.Users)
 	p["password_policy"] = s.Policy.String()
 	p["password_salts"] = s.Salts()
+	maps.Copy(p, ShapeParams(s.Content.Shape))
 }
 
 // MatrixRow is one version of a version matrix.

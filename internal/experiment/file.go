@@ -124,10 +124,13 @@ type DatasetSpec struct {
 	// either set anywhere in the file, each point has exactly its count
 	// (more, left by an earlier point, are deleted from the database before
 	// the point's restart).
-	Sessions        int    `yaml:"sessions"`
-	OfflineSessions int    `yaml:"offline_sessions"`
-	PasswordPolicy  string `yaml:"password_policy"`
-	Strategy        string `yaml:"strategy"`
+	Sessions        int `yaml:"sessions"`
+	OfflineSessions int `yaml:"offline_sessions"`
+	// The data shape (seed --roles-per-user and the others); a variant
+	// may set its own.
+	ShapeSpec      `yaml:",inline"`
+	PasswordPolicy string `yaml:"password_policy"`
+	Strategy       string `yaml:"strategy"`
 	// AdminAPISample makes the last tenants each point adds (at most this
 	// many) through Keycloak's admin API, one REST call per tenant as the
 	// fast strategy does, and times them: provisioning time per tenant at
@@ -272,6 +275,44 @@ type Variant struct {
 	// Sessions and OfflineSessions override the dataset's.
 	Sessions        *int `yaml:"sessions"`
 	OfflineSessions *int `yaml:"offline_sessions"`
+	// Shape overrides the dataset's shape, key by key.
+	Shape ShapeOverride `yaml:",inline"`
+}
+
+// ShapeSpec is a dataset's shape (dataset.Shape) in an experiment file.
+type ShapeSpec struct {
+	RolesPerUser       int `yaml:"roles_per_user"`
+	ClientRolesPerUser int `yaml:"client_roles_per_user"`
+	GroupsPerUser      int `yaml:"groups_per_user"`
+	CompositeDepth     int `yaml:"composite_depth"`
+	CompositeWidth     int `yaml:"composite_width"`
+	MappersPerClient   int `yaml:"mappers_per_client"`
+}
+
+// ShapeOverride is a variant's shape: the keys it sets.
+type ShapeOverride struct {
+	RolesPerUser       *int `yaml:"roles_per_user"`
+	ClientRolesPerUser *int `yaml:"client_roles_per_user"`
+	GroupsPerUser      *int `yaml:"groups_per_user"`
+	CompositeDepth     *int `yaml:"composite_depth"`
+	CompositeWidth     *int `yaml:"composite_width"`
+	MappersPerClient   *int `yaml:"mappers_per_client"`
+}
+
+// shapeOf is variant v's data shape: the dataset's, with v's keys.
+func (f *File) shapeOf(v Variant) dataset.Shape {
+	d, o := f.Dataset.ShapeSpec, v.Shape
+	pick := func(base int, over *int) int {
+		if over != nil {
+			return *over
+		}
+		return base
+	}
+	return dataset.Shape{
+		RolesPerUser: pick(d.RolesPerUser, o.RolesPerUser), ClientRolesPerUser: pick(d.ClientRolesPerUser, o.ClientRolesPerUser),
+		GroupsPerUser: pick(d.GroupsPerUser, o.GroupsPerUser), CompositeDepth: pick(d.CompositeDepth, o.CompositeDepth),
+		CompositeWidth: pick(d.CompositeWidth, o.CompositeWidth), MappersPerClient: pick(d.MappersPerClient, o.MappersPerClient),
+	}
 }
 
 // Watchdog limits a point; crossing one aborts it, and larger tenant
@@ -560,6 +601,13 @@ func (f *File) validateVariants(p *problems) {
 		f.validateBackends(fmt.Sprintf("variants[%d].", i), v, p.add)
 		f.validateTLS(i, v, p.addOnce)
 		f.validateSessions(i, v, p.add)
+		if h := f.shapeOf(v); h.Any() {
+			c := f.content()
+			c.Shape = h
+			if err := c.Validate(); err != nil {
+				p.addAll(fmt.Sprintf("variants[%d] (%s), the data shape: ", i, v.Name), err)
+			}
+		}
 		if top := topologyOf(f.Stack, v); top.Sticky && top.LB == stack.LBNone {
 			p.add("variants[%d]: lb_sticky needs a balancer (stack.lb: haproxy)", i)
 		} else if !top.Latency.NodeNode.Zero() && top.Nodes < 2 {

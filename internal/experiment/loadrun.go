@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"runtime"
 	"strconv"
 	"time"
@@ -120,6 +121,10 @@ func (c *RunFile) PrepareLoad(tf *kc.TargetFlags, w *stack.Where, getenv func(st
 		}
 		r.In.Manifest = m
 		r.Params["password_policy"], r.Params["password_salts"] = m.Spec.Policy.String(), cmp.Or(m.Salts, "unknown")
+		maps.Copy(r.Params, ShapeParams(m.Spec.Content.Shape))
+		if st := m.Sessions; st != nil && st.Any() {
+			r.Params[ParamSessions], r.Params[ParamOfflineSessions] = fmt.Sprint(st.Online), fmt.Sprint(st.Offline)
+		}
 		r.Desc = fmt.Sprintf("dataset %s: %d tenants (%s mode), %s", manifestPath, m.Tenants(), m.Spec.Mode, skewDesc(c.TenantSkew))
 		if c.SpreadClients {
 			n := clientsInUse(m.Spec, c.Config)

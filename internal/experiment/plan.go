@@ -74,6 +74,21 @@ func (p Point) Params() map[string]string {
 	if p.SeedSessions {
 		m[ParamSessions], m[ParamOfflineSessions] = fmt.Sprint(p.Sessions.Online), fmt.Sprint(p.Sessions.Offline)
 	}
+	maps.Copy(m, ShapeParams(p.Spec.Content.Shape))
+	return m
+}
+
+// ShapeParams are a dataset shape's knobs as result params, those set
+// ("roles_per_user": "10"); none for the default shape.
+func ShapeParams(h dataset.Shape) map[string]string {
+	m := map[string]string{}
+	for k, v := range map[string]int{"roles_per_user": h.RolesPerUser, "client_roles_per_user": h.ClientRolesPerUser,
+		"groups_per_user": h.GroupsPerUser, "composite_depth": h.CompositeDepth, "composite_width": h.CompositeWidth,
+		"mappers_per_client": h.MappersPerClient} {
+		if v != 0 {
+			m[k] = fmt.Sprint(v)
+		}
+	}
 	return m
 }
 
@@ -147,21 +162,9 @@ func Plan(f *File) ([]Point, error) {
 		return nil, err
 	}
 	tenants := slices.Clone(f.Dataset.Tenants)
-	content := dataset.DefaultContent
-	if f.Dataset.Preset != "" {
-		p, _ := dataset.LookupPreset(f.Dataset.Preset)
-		content = p.Content
-		if len(tenants) == 0 {
-			tenants = []int{p.Tenants}
-		}
-	}
-	content.OTPUsers = f.Dataset.OTPUsers
-	content.UMAResources = f.Dataset.UMAResources
-	if f.Dataset.Users > 0 {
-		content.Users = f.Dataset.Users
-	}
-	if f.Dataset.Clients > 0 {
-		content.Clients = f.Dataset.Clients
+	content := f.content()
+	if p, err := dataset.LookupPreset(f.Dataset.Preset); err == nil && len(tenants) == 0 {
+		tenants = []int{p.Tenants}
 	}
 	slices.Sort(tenants)
 	tenants = slices.Compact(tenants)
@@ -199,11 +202,13 @@ func Plan(f *File) ([]Point, error) {
 		ko.VolatileSessions = !*cmp.Or(v.PersistentSessions, f.Stack.PersistentSessions, new(true))
 		ldap := ldapOf(f.Stack, v)
 		pol, _ := dataset.ParsePolicy(policy)
+		vc := content
+		vc.Shape = f.shapeOf(v)
 		for _, m := range f.Dataset.Modes {
 			mode := dataset.Mode(m)
 			for _, n := range tenants {
 				for r := 1; r <= f.Repeats; r++ {
-					spec := dataset.Spec{Mode: mode, Tenants: n, Content: content, Policy: pol, Prefix: "kcb", Seed: int64(f.Seed)}
+					spec := dataset.Spec{Mode: mode, Tenants: n, Content: vc, Policy: pol, Prefix: "kcb", Seed: int64(f.Seed)}
 					id := fmt.Sprintf("%s-%s-n%05d-r%d", v.Name, mode, n, r)
 					pts = append(pts, Point{ID: id, Variant: v, Mode: mode, Tenants: n, Repeat: r, Stack: ko, Topology: topologyOf(f.Stack, v), LDAP: ldap, PG: f.Stack.PGVersion, DBDurable: f.Stack.DBDurable, Spec: spec,
 						Sessions: f.sessionsOf(v), SeedSessions: f.hasSessions()})
@@ -212,6 +217,24 @@ func Plan(f *File) ([]Point, error) {
 		}
 	}
 	return pts, nil
+}
+
+// content is what each tenant of f's points holds (the default shape:
+// variants set their own).
+func (f *File) content() dataset.Content {
+	content := dataset.DefaultContent
+	if p, err := dataset.LookupPreset(f.Dataset.Preset); f.Dataset.Preset != "" && err == nil {
+		content = p.Content
+	}
+	content.OTPUsers = f.Dataset.OTPUsers
+	content.UMAResources = f.Dataset.UMAResources
+	if f.Dataset.Users > 0 {
+		content.Users = f.Dataset.Users
+	}
+	if f.Dataset.Clients > 0 {
+		content.Clients = f.Dataset.Clients
+	}
+	return content
 }
 
 // Estimate guesses the plan's duration with DefaultCosts at scale.

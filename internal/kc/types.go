@@ -60,6 +60,14 @@ type RoleRep struct {
 	Name        string `json:"name"`
 	Description string `json:"description,omitempty"`
 	ClientRole  bool   `json:"clientRole,omitempty"`
+	// Composite roles (an import's): the realm roles this one is made of.
+	Composite  bool            `json:"composite,omitempty"`
+	Composites *RoleComposites `json:"composites,omitempty"`
+}
+
+// RoleComposites are the roles a composite role is made of.
+type RoleComposites struct {
+	Realm []string `json:"realm,omitempty"`
 }
 
 // GroupRep is a GroupRepresentation.
