@@ -278,7 +278,7 @@ func (sd *seeder) writeManifest(res *SeedResult, start time.Time) (*Manifest, er
 		return m, nil
 	}
 	if old, err := ReadManifest(o.ManifestPath); err == nil {
-		m.Seeds = old.Seeds
+		m.Seeds, m.Sessions = old.Seeds, old.Sessions // sessions seeded earlier stay
 	}
 	salts := spec.Salts()
 	switch {

@@ -94,6 +94,10 @@ type SessionCheck struct {
 	Seeded  SessionSpec `json:"seeded"`
 	Counted SessionSpec `json:"counted"`
 	Alive   int         `json:"online_alive"`
+	// MinRealm and MaxRealm are the fewest and most a realm holds (realms
+	// mode: the per-tenant figure).
+	MinRealm SessionSpec `json:"min_per_realm"`
+	MaxRealm SessionSpec `json:"max_per_realm"`
 }
 
 // OK: the realms hold at least the seeded offline sessions and the online
@@ -381,8 +385,14 @@ func Verify(ctx context.Context, adm *kc.Admin, m *Manifest, progress func(done,
 			if err != nil {
 				return v, err
 			}
-			v.Sessions.Counted.Online += on
-			v.Sessions.Counted.Offline += off
+			c := v.Sessions
+			c.Counted.Online += on
+			c.Counted.Offline += off
+			if r == m.Realms[0] {
+				c.MinRealm, c.MaxRealm = SessionSpec{on, off}, SessionSpec{on, off}
+			}
+			c.MinRealm = SessionSpec{min(c.MinRealm.Online, on), min(c.MinRealm.Offline, off)}
+			c.MaxRealm = SessionSpec{max(c.MaxRealm.Online, on), max(c.MaxRealm.Offline, off)}
 		}
 	}
 	return v, nil
@@ -476,6 +486,9 @@ func (v Verification) WriteText(w io.Writer) {
 	tw.Flush()
 	if c := v.Sessions; c != nil && c.Seeded.Online > 0 {
 		fmt.Fprintf(w, "(%d online sessions seeded, %d of them not idled out yet: seeded ones idle out over the realms' SSO idle timeout)\n", c.Seeded.Online, c.Alive)
+	}
+	if c := v.Sessions; c != nil && v.Actual.Realms > 1 {
+		fmt.Fprintf(w, "sessions per realm (tenant): online %d–%d, offline %d–%d\n", c.MinRealm.Online, c.MaxRealm.Online, c.MinRealm.Offline, c.MaxRealm.Offline)
 	}
 }
 
