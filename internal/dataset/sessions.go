@@ -817,39 +817,45 @@ func (w *sessionWriter) session(p sessionPart, k int) (user, client []any) {
 		}
 		return b.String()
 	}
-	ur, cr := tp.user[flag], tp.client[flag]
-	user = slices.Clone(ur.vals)
-	for i, col := range ur.cols {
+	// a copy of Keycloak's row, with what is the session's own
+	row := func(src sessionRow, data []piece, own func(col string) (any, bool)) []any {
+		out := slices.Clone(src.vals)
+		for i, col := range src.cols {
+			switch col {
+			case "user_session_id":
+				out[i] = sid
+			case "realm_id":
+				out[i] = r.id
+			case "data":
+				out[i] = fill(data)
+			default:
+				if v, ok := own(col); ok {
+					out[i] = v
+				}
+			}
+		}
+		return out
+	}
+	user = row(tp.user[flag], tp.userData[flag], func(col string) (any, bool) {
 		switch col {
-		case "user_session_id":
-			user[i] = sid
 		case "user_id":
-			user[i] = userID
-		case "realm_id":
-			user[i] = r.id
+			return userID, true
 		case "created_on":
-			user[i] = int32(created)
+			return int32(created), true
 		case "last_session_refresh":
-			user[i] = int32(last)
-		case "data":
-			user[i] = fill(tp.userData[flag])
+			return int32(last), true
 		}
-	}
-	client = slices.Clone(cr.vals)
-	for i, col := range cr.cols {
+		return nil, false
+	})
+	client = row(tp.client[flag], tp.clientData[flag], func(col string) (any, bool) {
 		switch col {
-		case "user_session_id":
-			client[i] = sid
 		case "client_id":
-			client[i] = clientID
-		case "realm_id":
-			client[i] = r.id
+			return clientID, true
 		case "timestamp":
-			client[i] = int32(last)
-		case "data":
-			client[i] = fill(tp.clientData[flag])
+			return int32(last), true
 		}
-	}
+		return nil, false
+	})
 	return user, client
 }
 
