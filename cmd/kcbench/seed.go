@@ -25,11 +25,12 @@ func cmdSeed(ctx context.Context, e *env, args []string) error {
 	conc := fs.Int("concurrency", 0, "requests in parallel (default: 4 for clone and fast, 50 for rest)")
 	manifest := fs.String("manifest", "", "dataset manifest file (default: dataset.json in the local stack's folder)")
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
-	var sessions dataset.SessionSpec
-	fs.IntVar(&sessions.Online, "sessions", 0, "online user sessions the dataset's realms hold, spread over its tenants, users and clients, written into Keycloak's database (local stack; default 0: none)")
-	fs.IntVar(&sessions.Offline, "offline-sessions", 0, "offline sessions the dataset's realms hold, written the same way (default 0: none)")
+	sessions := dataset.RegisterSessionFlags(fs)
 	fromDir := fs.String("from-dir", "", "seed from the realm JSON files in this folder (kcbench dataset export, kc.sh export, admin console exports); "+dataset.FilesPasswordRule)
 	if err := parse(fs, args, 0); err != nil {
+		return err
+	}
+	if err := sessions.Usage(*fromDir != ""); err != nil {
 		return err
 	}
 	col, stopMetrics, err := mf.Serve(e.logf, load.Segment{})
@@ -39,26 +40,15 @@ func cmdSeed(ctx context.Context, e *env, args []string) error {
 	defer stopMetrics()
 	col.SetPhase("seed", "")
 	if *fromDir != "" {
-		if sessions.Any() {
-			return usagef("--sessions and --offline-sessions: seeded into generated datasets only, not with --from-dir")
-		}
 		return seedFromDir(ctx, e, &w, &t, *fromDir, *manifest, sf.Seed, *conc, col.SeedProgress(progressBar(e, *quiet, "realms")))
 	}
 	spec, err := sf.Spec()
 	if err != nil {
 		return err
 	}
-	if err := sessions.Validate(); err != nil {
-		return cliutil.Usage(err)
-	}
-	var strat dataset.Strategy // "": clone on the local stack, else fast
-	if *strategy != "" {
-		if strat, err = dataset.ParseStrategy(*strategy); err != nil {
-			return cliutil.Usage(err)
-		}
-	}
-	if *conc < 0 || *conc > dataset.MaxConcurrency {
-		return usagef("--concurrency: %d: must be between 0 and %d", *conc, dataset.MaxConcurrency)
+	strat, err := dataset.ParseHow(*strategy, *conc) // "": clone on the local stack, else fast
+	if err != nil {
+		return err
 	}
 	d, err := stack.ResolveDatasetTarget(&t, &w, e.getenv, e.logf, *manifest)
 	if err != nil {
@@ -83,29 +73,12 @@ func cmdSeed(ctx context.Context, e *env, args []string) error {
 	opts := dataset.SeedOptions{
 		Strategy: strat, Concurrency: *conc, Progress: col.SeedProgress(progressBar(e, *quiet, "tenants")), Logf: e.logf,
 		ManifestPath: mpath, Target: tg.BaseURL, ServerCPU: cpu, DB: db, Keys: keys,
-		LDAP: tg.LDAP, LDAPLoad: w.LDAPBulkLoader(&t, e.getenv),
-	}
-	if cpu != nil {
-		opts.MachineCPU = stack.MachineBusyTotal
-	}
-	if sessions.Any() {
-		if err := dataset.CheckSessions(spec, sessions, tg.DBKind, db, d.SessionsInMemory); err != nil {
-			return err
-		}
+		LDAP: tg.LDAP, LDAPLoad: w.LDAPBulkLoader(&t, e.getenv), MachineCPU: d.MachineCPU, DBKind: tg.DBKind,
+		Sessions: *sessions, SessionsInMemory: d.SessionsInMemory, DBDir: d.DBDir, SessionProgress: progressBar(e, *quiet, "sessions"),
 	}
 	res, err := dataset.Seed(ctx, adm, spec, opts)
 	if res != nil {
 		res.WriteText(e.stdout, spec.Mode, cpu != nil, mpath)
-	}
-	if err != nil || !sessions.Any() {
-		return err
-	}
-	sr, err := dataset.SeedSessions(ctx, adm, res.Manifest, sessions, dataset.SessionOptions{
-		DB: db, DBKind: tg.DBKind, ManifestPath: mpath, Logf: e.logf, OnlineInMemory: d.SessionsInMemory, DataDir: d.DBDir,
-		Progress: progressBar(e, *quiet, "sessions"),
-	})
-	if sr != nil {
-		sr.WriteText(e.stdout)
 	}
 	return err
 }

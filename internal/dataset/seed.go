@@ -49,6 +49,22 @@ func ParseStrategy(s string) (Strategy, error) {
 	return "", fmt.Errorf("strategy %q: want clone, fast or rest", s)
 }
 
+// ParseHow reads the seed command's --strategy ("": the default) and
+// --concurrency; its errors are usage errors.
+func ParseHow(strategy string, concurrency int) (Strategy, error) {
+	if concurrency < 0 || concurrency > MaxConcurrency {
+		return "", cliutil.Usagef("--concurrency: %d: must be between 0 and %d", concurrency, MaxConcurrency)
+	}
+	if strategy == "" {
+		return "", nil
+	}
+	st, err := ParseStrategy(strategy)
+	if err != nil {
+		return "", cliutil.Usage(err)
+	}
+	return st, nil
+}
+
 // DefaultConcurrency per strategy: rest keeps 50 requests in flight, as
 // the usual seeders do; fast requests are each heavy on the server, and a
 // few in parallel saturate it.
@@ -94,6 +110,14 @@ type SeedOptions struct {
 	// LDAPLoad writes the users' entries into LDAP (default: LDAP adds
 	// over LDAP.URL).
 	LDAPLoad LDAPLoader
+	// Sessions, when any, are written after the tenants (SeedSessions;
+	// refused before anything is seeded when they cannot be), with
+	// SessionsInMemory, DBDir and SessionProgress as SessionOptions'
+	// OnlineInMemory, DataDir and Progress.
+	Sessions         SessionSpec
+	SessionsInMemory bool
+	DBDir            string
+	SessionProgress  func(done, total int)
 }
 
 // SeedResult says what Seed did.
@@ -110,6 +134,8 @@ type SeedResult struct {
 	// time over the seed, every core summed (0 when unknown).
 	MachineBusy, MachineTotal time.Duration
 	Manifest                  *Manifest
+	// Sessions is what writing SeedOptions.Sessions did (nil: none asked).
+	Sessions *SessionResult
 }
 
 // TenantsPerSecond is Added over Duration.
@@ -205,7 +231,17 @@ func Seed(ctx context.Context, adm *kc.Admin, spec Spec, o SeedOptions) (*SeedRe
 	if err != nil {
 		return res, errors.Join(runErr, err)
 	}
-	return res, runErr
+	if runErr != nil || !o.Sessions.Any() {
+		return res, runErr
+	}
+	res.Sessions, err = SeedSessions(ctx, adm, m, o.Sessions, o.sessionOptions())
+	return res, err
+}
+
+// sessionOptions are o's for writing its sessions.
+func (o SeedOptions) sessionOptions() SessionOptions {
+	return SessionOptions{DB: o.DB, DBKind: o.DBKind, ManifestPath: o.ManifestPath, Logf: o.Logf, Progress: o.SessionProgress,
+		OnlineInMemory: o.SessionsInMemory, DataDir: o.DBDir}
 }
 
 // resolve checks o against spec and fills its defaults: the strategy
@@ -224,6 +260,11 @@ func (o SeedOptions) resolve(spec Spec) (SeedOptions, error) {
 	}
 	if o.LDAP != nil && spec.Content.OTPUsers > 0 {
 		return o, errors.New("OTP users (--otp-users) with users in LDAP (--ldap): kcbench seeds OTP credentials in Keycloak's own database only; seed them without --ldap")
+	}
+	if o.Sessions.Any() {
+		if err := CheckSessions(spec, o.Sessions, o.DBKind, o.DB, o.SessionsInMemory); err != nil {
+			return o, err
+		}
 	}
 	if spec.Content.Shape.Any() && (o.Strategy == Rest || o.LDAP != nil) {
 		return o, errors.New("the data shape flags (--roles-per-user, --groups-per-user, --client-roles-per-user, --composite-depth/--composite-width, --mappers-per-client) are seeded by the clone and fast strategies, into Keycloak's own users: not with --strategy rest or users in LDAP")

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	mrand "math/rand/v2"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/kcbench/kcbench/internal/cliutil"
 	"github.com/kcbench/kcbench/internal/kc"
 )
 
@@ -58,6 +60,26 @@ func (s SessionSpec) Validate() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// RegisterSessionFlags adds --sessions and --offline-sessions to fs.
+func RegisterSessionFlags(fs *flag.FlagSet) *SessionSpec {
+	s := &SessionSpec{}
+	fs.IntVar(&s.Online, "sessions", 0, "online user sessions the dataset's realms hold, spread over its tenants, users and clients, written into Keycloak's database (local stack; default 0: none)")
+	fs.IntVar(&s.Offline, "offline-sessions", 0, "offline sessions the dataset's realms hold, written the same way (default 0: none)")
+	return s
+}
+
+// Usage checks the flags' counts (fromDir: seed --from-dir was given);
+// its errors are usage errors.
+func (s SessionSpec) Usage(fromDir bool) error {
+	if fromDir && s.Any() {
+		return cliutil.Usagef("--sessions and --offline-sessions: seeded into generated datasets only, not with --from-dir")
+	}
+	if err := s.Validate(); err != nil {
+		return cliutil.Usage(err)
+	}
+	return nil
 }
 
 // Any reports whether s asks for sessions.
@@ -176,7 +198,9 @@ func SeedSessions(ctx context.Context, adm *kc.Admin, m *Manifest, want SessionS
 	if err != nil {
 		return res, err
 	}
-	if m != nil && o.ManifestPath != "" {
+	if m != nil && o.ManifestPath != "" && (res.Written.Any() || m.Sessions == nil || m.Sessions.SessionSpec != want) {
+		// (nothing written: the record, and the time the online ones
+		// idle out from, stays)
 		m.Sessions = &SessionState{SessionSpec: want, At: start.UTC(), Seconds: res.Duration.Seconds(),
 			Written: res.Written.Online + res.Written.Offline, OnlineIdleSeconds: realms[0].idle}
 		m.Updated = time.Now().UTC()

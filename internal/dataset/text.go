@@ -19,6 +19,9 @@ func (r *SeedResult) WriteText(w io.Writer, mode Mode, cpuKnown bool, manifestPa
 	}
 	fmt.Fprintf(w, "%s mode: %d tenants complete (%d were there, %d added, %d redone) in %.1f s, %.2f tenants/s, %s; strategy %s\nmanifest: %s\n",
 		mode, r.Tenants, r.Existing, r.Added, r.Redone, r.Duration.Seconds(), r.TenantsPerSecond(), cpuNote, r.Strategy, manifestPath)
+	if r.Sessions != nil {
+		r.Sessions.WriteText(w)
+	}
 }
 
 // Utilisation says how busy the server kept the machine's cores over the

@@ -107,7 +107,10 @@ type DatasetTarget struct {
 	Target   kc.Target
 	Manifest string
 	CPU      func() (time.Duration, error) // nil but on the local stack
-	DB       kc.Secret                     // "" but on the local stack
+	// MachineCPU reads the machine's busy and total CPU (nil but on the
+	// local stack).
+	MachineCPU func() (busy, total time.Duration, err error)
+	DB         kc.Secret // "" but on the local stack
 	// DBDir is the folder of the local stack's PostgreSQL data ("" else).
 	DBDir string
 	// SessionsInMemory: the local stack keeps online sessions in memory
@@ -135,6 +138,7 @@ func ResolveDatasetTarget(t *kc.TargetFlags, w *Where, getenv func(string) strin
 		}
 		if tg.Local() {
 			d.CPU = func() (time.Duration, error) { return TargetCPU(tg) }
+			d.MachineCPU = MachineBusyTotal
 		}
 	}
 	if d.Manifest == "" {
