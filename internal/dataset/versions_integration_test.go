@@ -277,6 +277,19 @@ func (e *env) seededSessions(m *dataset.Manifest, mpath string) {
 	if res, err := dataset.SeedSessions(e.ctx, e.adm, mustManifest(t, mpath), want, o); err != nil || res.Written != (dataset.SessionSpec{Online: 1, Offline: 1}) {
 		t.Errorf("seeding again after two sessions ended: %v, wrote %+v, want one of each", err, res)
 	}
+	// A session table with a column the writer does not know (another
+	// Keycloak line): refused, nothing written.
+	alter := func(sql string) {
+		if err := e.withDB(func(conn *pgx.Conn) error { _, err := conn.Exec(e.ctx, sql); return err }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	alter("ALTER TABLE offline_user_session ADD COLUMN kcbench_unknown integer")
+	res, err = dataset.SeedSessions(e.ctx, e.adm, mustManifest(t, mpath), dataset.SessionSpec{Online: 40, Offline: 40}, o)
+	alter("ALTER TABLE offline_user_session DROP COLUMN kcbench_unknown")
+	if err == nil || !strings.Contains(err.Error(), "columns kcbench does not know (kcbench_unknown)") || res != nil {
+		t.Errorf("a session table with an unknown column: %v, %+v", err, res)
+	}
 	// Exactly fewer: the online ones ended and written again, the surplus
 	// of offline ones deleted.
 	o.Exact = true
