@@ -15,6 +15,10 @@ import (
 	"github.com/kcbench/kcbench/internal/kc"
 )
 
+// Test helpers, exported to the package's external (integration) tests:
+// a refresh token for a session kcbench wrote, signed as Keycloak signs
+// its own, proves Keycloak accepts the session.
+
 // SessionToken is a refresh token for a user session in the database, as
 // Keycloak would have issued it: what a client that had made the session
 // would hold.
