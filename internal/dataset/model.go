@@ -90,11 +90,13 @@ func (h Shape) String() string {
 		h.RolesPerUser, h.ClientRolesPerUser, h.GroupsPerUser, h.CompositeDepth, h.CompositeWidth, h.MappersPerClient)
 }
 
-// compositesPerRole is how many roles a realm role's composites add.
-func (h Shape) compositesPerRole() int {
-	n, level := 0, 1
-	for d := 1; d <= h.CompositeDepth; d++ {
-		level *= h.CompositeWidth
+// compositesPerRole is how many roles a realm role's composites add
+// (W + W² + … + W^D), as a float: validate bounds it before anything
+// counts it as an int (1000 wide and 10 deep would overflow one).
+func (h Shape) compositesPerRole() float64 {
+	n, level := 0.0, 1.0
+	for range h.CompositeDepth {
+		level *= float64(h.CompositeWidth)
 		n += level
 	}
 	return n
@@ -123,13 +125,9 @@ func (h Shape) validate(c Content) []error {
 		errs = append(errs, fmt.Errorf("composite depth %d, width %d, mappers per client %d: must be >= 0 (mappers at most 1000)", h.CompositeDepth, h.CompositeWidth, h.MappersPerClient))
 	} else if (h.CompositeDepth > 0) != (h.CompositeWidth > 0) {
 		errs = append(errs, fmt.Errorf("composite depth %d and width %d: set both or neither", h.CompositeDepth, h.CompositeWidth))
-	} else if h.CompositeDepth > 10 || h.CompositeWidth > 1000 || c.RealmRoles*h.compositesPerRole() > MaxShapeRoles {
-		n := float64(c.RealmRoles)
-		for d, level := 1, 1.0; d <= h.CompositeDepth; d++ {
-			level *= float64(h.CompositeWidth)
-			n += float64(c.RealmRoles) * level
-		}
-		errs = append(errs, fmt.Errorf("composite roles %d deep, %d wide: %.3g realm roles a tenant (at most %d; about 1 KB of database each)", h.CompositeDepth, h.CompositeWidth, n, MaxShapeRoles))
+	} else if extra := float64(c.RealmRoles) * h.compositesPerRole(); extra > MaxShapeRoles {
+		errs = append(errs, fmt.Errorf("composite roles %d deep, %d wide: %.3g realm roles a tenant (at most %d; about 1 KB of database each)",
+			h.CompositeDepth, h.CompositeWidth, float64(c.RealmRoles)+extra, MaxShapeRoles))
 	}
 	return errs
 }

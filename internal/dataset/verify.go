@@ -51,7 +51,7 @@ func (s Spec) Expected() Counts {
 	e := Counts{
 		Clients:          n * c.Clients,
 		ClientRoles:      n * c.Clients * c.ClientRolesPerClient,
-		RealmRoles:       n * c.RealmRoles * (1 + c.compositesPerRole()),
+		RealmRoles:       n * c.RealmRoles * (1 + int(c.compositesPerRole())),
 		Groups:           n * c.Groups,
 		Users:            n * (c.Users + c.OTPUsers),
 		GroupMemberships: n * c.Users * max(1, c.GroupsPerUser),
