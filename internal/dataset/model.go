@@ -57,25 +57,26 @@ type Content struct {
 }
 
 // Shape is what makes a token heavier to issue: roles, groups, composite
-// roles and protocol mappers (seed --roles-per-user and the others).
+// roles and protocol mappers (seed --roles-per-user and the others; the
+// yaml keys are experiment files').
 type Shape struct {
 	// RolesPerUser are the realm roles each user holds (0: 1), at most
 	// RealmRoles.
-	RolesPerUser int `json:"roles_per_user,omitempty"`
+	RolesPerUser int `json:"roles_per_user,omitempty" yaml:"roles_per_user"`
 	// ClientRolesPerUser are the roles of the tenant's first backend
 	// client each user holds, at most ClientRolesPerClient.
-	ClientRolesPerUser int `json:"client_roles_per_user,omitempty"`
+	ClientRolesPerUser int `json:"client_roles_per_user,omitempty" yaml:"client_roles_per_user"`
 	// GroupsPerUser are the groups each user is in (0: 1), at most
 	// Groups; with it the backend clients map the groups into tokens.
-	GroupsPerUser int `json:"groups_per_user,omitempty"`
+	GroupsPerUser int `json:"groups_per_user,omitempty" yaml:"groups_per_user"`
 	// CompositeDepth and CompositeWidth make every realm role composite:
 	// CompositeWidth roles of its own, each composite the same way, this
 	// many levels deep (RealmRoles × (W + W² + … + W^D) roles more).
-	CompositeDepth int `json:"composite_depth,omitempty"`
-	CompositeWidth int `json:"composite_width,omitempty"`
+	CompositeDepth int `json:"composite_depth,omitempty" yaml:"composite_depth"`
+	CompositeWidth int `json:"composite_width,omitempty" yaml:"composite_width"`
 	// MappersPerClient are hard-coded claim mappers on each backend
 	// client (claims kcb_1, kcb_2, … in its tokens).
-	MappersPerClient int `json:"mappers_per_client,omitempty"`
+	MappersPerClient int `json:"mappers_per_client,omitempty" yaml:"mappers_per_client"`
 }
 
 // Any reports whether the shape differs from the default one.

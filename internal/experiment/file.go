@@ -128,7 +128,7 @@ type DatasetSpec struct {
 	OfflineSessions int `yaml:"offline_sessions"`
 	// The data shape (seed --roles-per-user and the others); a variant
 	// may set its own.
-	ShapeSpec      `yaml:",inline"`
+	dataset.Shape  `yaml:",inline"`
 	PasswordPolicy string `yaml:"password_policy"`
 	Strategy       string `yaml:"strategy"`
 	// AdminAPISample makes the last tenants each point adds (at most this
@@ -279,16 +279,6 @@ type Variant struct {
 	Shape ShapeOverride `yaml:",inline"`
 }
 
-// ShapeSpec is a dataset's shape (dataset.Shape) in an experiment file.
-type ShapeSpec struct {
-	RolesPerUser       int `yaml:"roles_per_user"`
-	ClientRolesPerUser int `yaml:"client_roles_per_user"`
-	GroupsPerUser      int `yaml:"groups_per_user"`
-	CompositeDepth     int `yaml:"composite_depth"`
-	CompositeWidth     int `yaml:"composite_width"`
-	MappersPerClient   int `yaml:"mappers_per_client"`
-}
-
 // ShapeOverride is a variant's shape: the keys it sets.
 type ShapeOverride struct {
 	RolesPerUser       *int `yaml:"roles_per_user"`
@@ -301,7 +291,7 @@ type ShapeOverride struct {
 
 // shapeOf is variant v's data shape: the dataset's, with v's keys.
 func (f *File) shapeOf(v Variant) dataset.Shape {
-	d, o := f.Dataset.ShapeSpec, v.Shape
+	d, o := f.Dataset.Shape, v.Shape
 	pick := func(base int, over *int) int {
 		if over != nil {
 			return *over
