@@ -14,12 +14,12 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/kcbench/kcbench/internal/cliutil"
+	"github.com/kcbench/kcbench/internal/fileutil"
 	"github.com/kcbench/kcbench/internal/kc"
 )
 
@@ -705,11 +705,10 @@ func checkSessionSpace(dir string, tp *sessionTemplate, n int) error {
 	if dir == "" || n == 0 {
 		return nil
 	}
-	var st syscall.Statfs_t
-	if err := syscall.Statfs(dir, &st); err != nil {
-		return nil
+	free, err := fileutil.FreeBytes(dir)
+	if err != nil {
+		return nil // no answer: the database will tell
 	}
-	free := int64(st.Bavail) * st.Bsize
 	// the rows' text, twice over for PostgreSQL's tuples, indexes and WAL
 	need := int64(n) * int64(tp.bytes) * 2
 	if need+need/10+512<<20 > free {

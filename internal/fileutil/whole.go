@@ -177,3 +177,12 @@ func (fs *Files) Abort() {
 	}
 	fs.staged = nil
 }
+
+// FreeBytes is what the file system holding dir has free for this user.
+func FreeBytes(dir string) (int64, error) {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(dir, &st); err != nil {
+		return 0, err
+	}
+	return int64(st.Bavail) * st.Bsize, nil
+}

@@ -707,11 +707,10 @@ func treeSize(dir string) (size int64, files int, err error) {
 // checkSpace fails early, before anything is stopped, when the file system
 // of dir has less than need bytes free (plus a margin).
 func checkSpace(dir string, need int64) error {
-	var fsst syscall.Statfs_t
-	if err := syscall.Statfs(dir, &fsst); err != nil {
+	free, err := fileutil.FreeBytes(dir)
+	if err != nil {
 		return nil // no answer: the copy will tell
 	}
-	free := int64(fsst.Bavail) * fsst.Bsize
 	if want := need + need/20 + 16<<20; free < want {
 		return fmt.Errorf("not enough disk space in %s: the copy needs %.0f MiB, %.0f MiB are free", dir, mib(want), mib(free))
 	}
