@@ -23,6 +23,9 @@ type builder struct {
 	// dir, when set, holds the users: realms get an LDAP provider and no
 	// users of their own.
 	dir *kc.Directory
+	// head, when set, is how many of a tenant's users and clients the
+	// admin API makes; the rest are copies of them (bulk.go).
+	head bulkHead
 }
 
 func newBuilder(s Spec) builder {
@@ -58,7 +61,7 @@ func (b builder) prehash(ctx context.Context, tenants []int) error {
 	if !b.s.UniqueSalts || !b.s.Policy.CanPrehash() {
 		return nil
 	}
-	n := b.s.Content.Users
+	n := b.apiUsers()
 	return Parallel(ctx, len(tenants)*n, runtime.GOMAXPROCS(0), func(ctx context.Context, k int) error {
 		b.credential(tenants[k/n], k%n+1)
 		return nil
@@ -68,7 +71,7 @@ func (b builder) prehash(ctx context.Context, tenants []int) error {
 // forget drops the cached credentials of tenants once they are written.
 func (b builder) forget(tenants []int) {
 	for _, i := range tenants {
-		for j := 1; j <= b.s.Content.Users; j++ {
+		for j := 1; j <= b.apiUsers(); j++ {
 			b.creds.Delete([2]int{i, j})
 		}
 	}
@@ -120,15 +123,19 @@ func (b builder) names(i int) []string {
 // userLastName is user j of tenant i's last name.
 func userLastName(i, j int) string { return fmt.Sprintf("%s-%05d", TenantID(i), j) }
 
-// clients returns tenant i's clients.
-func (b builder) clients(i int) []kc.ClientRep { return b.clientList(i, true) }
+// clients returns the tenant i's clients the admin API makes.
+func (b builder) clients(i int) []kc.ClientRep { return b.clientList(i, b.apiClients(), true) }
 
-// clientNames returns tenant i's clients without the resource server's
-// settings (resources and policies by the thousand): for their ids,
-// secrets and switches.
-func (b builder) clientNames(i int) []kc.ClientRep { return b.clientList(i, false) }
+// clientNames returns all of tenant i's clients without the resource
+// server's settings (resources and policies by the thousand): for their
+// ids, secrets and switches.
+func (b builder) clientNames(i int) []kc.ClientRep {
+	return b.clientList(i, b.s.Content.Clients, false)
+}
 
-func (b builder) clientList(i int, settings bool) []kc.ClientRep {
+// clientList is tenant i's first n clients (web and backends), and its
+// resource server.
+func (b builder) clientList(i, n int, settings bool) []kc.ClientRep {
 	s := b.s
 	cs := []kc.ClientRep{{
 		ClientID:            s.WebClient(i),
@@ -139,7 +146,7 @@ func (b builder) clientList(i int, settings bool) []kc.ClientRep {
 		WebOrigins:          []string{"+"},
 		Attributes:          map[string]string{"pkce.code.challenge.method": "S256", "post.logout.redirect.uris": "+"},
 	}}
-	for k := 1; k < s.Content.Clients; k++ {
+	for k := 1; k < n; k++ {
 		id := s.BackendClient(i, k)
 		cs = append(cs, kc.ClientRep{
 			ClientID:                  id,
@@ -244,7 +251,7 @@ func (b builder) groups(i int) []kc.GroupRep {
 // explicitly: an import with explicit realmRoles would otherwise lose it
 // (and with it offline_access).
 func (b builder) users(i int) []kc.UserRep {
-	return append(b.userRange(i, 1, b.s.Content.Users), b.otpUsers(i)...)
+	return append(b.userRange(i, 1, b.apiUsers()), b.otpUsers(i)...)
 }
 
 // otpUsers returns tenant i's OTP users: the dataset password and a TOTP
@@ -431,7 +438,7 @@ func (b builder) tenantParts(i int) (kc.RealmRep, []kc.PartialImportRep) {
 		p.Users = serviceAccounts(r.Realm, part)
 		parts = append(parts, p)
 	}
-	n := b.s.Content.Users
+	n := b.apiUsers()
 	if b.dir == nil {
 		r.Users = b.userRange(i, 1, min(n, partUsers))
 		for lo := partUsers + 1; lo <= n; lo += partUsers {

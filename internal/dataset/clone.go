@@ -183,6 +183,10 @@ type template struct {
 	rows   map[*dbTable][][]*string
 	ids    map[string]bool // ids the tenant owns
 	tenant string          // its TenantID
+	// rootOf is the root each owned id was found from, and rowRoots the
+	// root each row was (rowRoots[t][k] for rows[t][k]).
+	rootOf   map[string]string
+	rowRoots map[*dbTable][]string
 }
 
 // matchSQL is the condition "one of cols holds one of $1".
@@ -204,12 +208,14 @@ func matchSQL(t *dbTable, use func(i int) bool) string {
 // findTemplate collects the rows of the tenant whose roots are given. A
 // row of a table that must be empty stops it.
 func findTemplate(ctx context.Context, q querier, tables []*dbTable, tenant string, roots []string) (*template, error) {
-	tp := &template{tables: tables, rows: map[*dbTable][][]*string{}, ids: map[string]bool{}, tenant: tenant}
+	tp := &template{tables: tables, rows: map[*dbTable][][]*string{}, ids: map[string]bool{}, tenant: tenant,
+		rootOf: map[string]string{}, rowRoots: map[*dbTable][]string{}}
 	seen := map[*dbTable]map[string]bool{}
 	frontier := []string{}
 	for _, r := range roots {
 		if r != "" && !tp.ids[r] {
 			tp.ids[r] = true
+			tp.rootOf[r] = r
 			frontier = append(frontier, r)
 		}
 	}
@@ -262,10 +268,13 @@ func findTemplate(ctx context.Context, q querier, tables []*dbTable, tenant stri
 				}
 				seen[t][*vals[0]] = true
 				row := vals[1:]
+				root := tp.rowRoot(t, row)
 				tp.rows[t] = append(tp.rows[t], row)
+				tp.rowRoots[t] = append(tp.rowRoots[t], root)
 				for i, v := range row {
 					if (t.rules[i] == ruleID || t.rules[i] == ruleOwn) && v != nil && !tp.ids[*v] {
 						tp.ids[*v] = true
+						tp.rootOf[*v] = root
 						next = append(next, *v)
 					}
 				}
@@ -277,6 +286,44 @@ func findTemplate(ctx context.Context, q querier, tables []*dbTable, tenant stri
 		frontier = next
 	}
 	return tp, nil
+}
+
+// rowRoot is the root a row found by its ids belongs to: that of the
+// first owned id it holds.
+func (tp *template) rowRoot(t *dbTable, row []*string) string {
+	for i, v := range row {
+		switch t.rules[i] {
+		case ruleID, ruleRef, ruleOwn:
+			if v != nil && tp.rootOf[*v] != "" {
+				return tp.rootOf[*v]
+			}
+		}
+	}
+	return ""
+}
+
+// byRoot splits tp into one template per root: the rows and ids found
+// from it.
+func (tp *template) byRoot() map[string]*template {
+	out := map[string]*template{}
+	part := func(root string) *template {
+		p := out[root]
+		if p == nil {
+			p = &template{tables: tp.tables, rows: map[*dbTable][][]*string{}, ids: map[string]bool{}, tenant: tp.tenant}
+			out[root] = p
+		}
+		return p
+	}
+	for id, root := range tp.rootOf {
+		part(root).ids[id] = true
+	}
+	for t, rows := range tp.rows {
+		for k, row := range rows {
+			p := part(tp.rowRoots[t][k])
+			p.rows[t] = append(p.rows[t], row)
+		}
+	}
+	return out
 }
 
 // rowCount is the number of rows of the template.

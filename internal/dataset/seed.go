@@ -180,6 +180,7 @@ func Seed(ctx context.Context, adm *kc.Admin, spec Spec, o SeedOptions) (*SeedRe
 	sd.b.dir = o.LDAP
 	res := &SeedResult{Strategy: o.Strategy}
 	if o.Strategy == Clone {
+		sd.b.head = bulkHeadOf(spec)
 		// A run cut off between a commit and the cache clear left
 		// Keycloak with stale caches.
 		if err := sd.clearCaches(ctx); err != nil && !errors.Is(err, kc.ErrNotFound) {
@@ -596,6 +597,9 @@ func (sd *seeder) fast(ctx context.Context, todo []int) error {
 				if err := sd.importParts(ctx, rep.Realm, parts); err != nil {
 					return fmt.Errorf("tenant %s: %w", TenantID(i), err)
 				}
+				if err := sd.bulkCopy(ctx, i); err != nil {
+					return err
+				}
 				if err := sd.markRealmComplete(ctx, rep.Realm); err != nil {
 					return fmt.Errorf("tenant %s: %w", TenantID(i), err)
 				}
@@ -666,6 +670,9 @@ func (sd *seeder) fast(ctx context.Context, todo []int) error {
 // importParts adds the parts of a big realms-mode tenant to its realm,
 // o.Concurrency at a time, saying how far it got about every tenth.
 func (sd *seeder) importParts(ctx context.Context, realm string, parts []kc.PartialImportRep) error {
+	if len(parts) == 0 {
+		return nil
+	}
 	t0 := time.Now()
 	users, clients := 0, 0
 	for _, p := range parts {

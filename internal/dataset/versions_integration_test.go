@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -163,7 +164,7 @@ func cloneLikeFast(t *testing.T, e *env) {
 				// default role by id, remapped in realms mode.
 				tr, err := e.c.PasswordGrant(e.ctx, tn.Realm, kc.OAuthClient{ID: tn.Backend, Secret: tn.BackendSecret}, cm.Username(i, 1), cm.Password, "")
 				if err == nil {
-					shapeInToken(t, cs, i, tn.Backend, tr.AccessToken)
+					shapeInToken(t, cs, i, 1, tn.Backend, tr.AccessToken)
 					_, err = e.c.UMAGrant(e.ctx, tn.Realm, tr.AccessToken, cs.UMAClient(i), dataset.UMAResource(2)+"#"+dataset.UMAScope)
 				}
 				if err != nil {
@@ -175,14 +176,58 @@ func cloneLikeFast(t *testing.T, e *env) {
 				}
 			}
 			e.seededSessions(cm, filepath.Join(dir, "clone.json"))
+			if mode == dataset.ModeRealms {
+				e.bulkLikeFast(pol)
+			}
 		})
 	}
 }
 
-// shapeInToken checks that user 1 of tenant i's access token carries
+// bulkLikeFast seeds one realms-mode tenant past a part's users and
+// clients both ways: by clone the admin API makes its first 10 users and
+// 3 clients and the others are copies of them. Read back through the admin
+// API the two are the same (every user's roles and groups, every client's
+// switches and mappers); the last user (a copy, with its own salt) logs
+// in and its token carries the shape; the last client's service account
+// gets a token.
+func (e *env) bulkLikeFast(pol dataset.Policy) {
+	t := e.t
+	dir := t.TempDir()
+	content := dataset.DefaultContent
+	content.Users, content.Clients = 130, 53 // 120 users and 50 clients copied
+	content.Shape = dataset.Shape{RolesPerUser: 2, ClientRolesPerUser: 1, GroupsPerUser: 2, CompositeDepth: 2, CompositeWidth: 2, MappersPerClient: 3}
+	fs := dataset.Spec{Mode: dataset.ModeRealms, Tenants: 1, Content: content, Policy: pol, Prefix: "bf", Seed: 13}
+	cs := fs
+	cs.Prefix, cs.UniqueSalts = "bc", true
+	e.seed(fs, dataset.Fast, filepath.Join(dir, "fast.json"))
+	res := e.seed(cs, dataset.Clone, filepath.Join(dir, "clone.json"))
+	if res.Added != 1 {
+		t.Fatalf("clone: %+v", res)
+	}
+	e.verify(filepath.Join(dir, "clone.json"), 1)
+	if f, c := e.normalized(fs), e.normalized(cs); !reflect.DeepEqual(f, c) {
+		t.Errorf("copies differ from users and clients made through the admin API:\nfast:  %s\nclone: %s", strings.Join(f, "\n       "), strings.Join(c, "\n       "))
+	}
+	if n, users := e.salts(cs); n != 130 || users != 130 {
+		t.Errorf("clone, unique salts: %d distinct salts among %d users, want 130", n, users)
+	}
+	cm := mustManifest(t, filepath.Join(dir, "clone.json"))
+	tn := cm.Tenant(1)
+	last := kc.OAuthClient{ID: cs.BackendClient(1, content.Clients-1), Secret: cs.ClientSecret(1, cs.BackendClient(1, content.Clients-1))}
+	if _, err := e.c.ClientCredentials(e.ctx, tn.Realm, last, ""); err != nil {
+		t.Errorf("the last client (a copy): client credentials: %v", err)
+	}
+	tr, err := e.c.PasswordGrant(e.ctx, tn.Realm, kc.OAuthClient{ID: tn.Backend, Secret: tn.BackendSecret}, cm.Username(1, content.Users), cm.Password, "")
+	if err != nil {
+		t.Fatalf("the last user (a copy): password grant: %v", err)
+	}
+	shapeInToken(t, cs, 1, content.Users, tn.Backend, tr.AccessToken)
+}
+
+// shapeInToken checks that user j of tenant i's access token carries
 // the shape: its 2 roles and their composites 2 levels deep, its client
 // role, its 2 groups, the 3 claims of the backend's mappers.
-func shapeInToken(t *testing.T, s dataset.Spec, i int, backend, token string) {
+func shapeInToken(t *testing.T, s dataset.Spec, i, j int, backend, token string) {
 	t.Helper()
 	var c struct {
 		Realm struct {
@@ -199,7 +244,7 @@ func shapeInToken(t *testing.T, s dataset.Spec, i int, backend, token string) {
 		t.Fatal(err)
 	}
 	var want []string
-	for _, r := range s.UserRoles(i, 1) {
+	for _, r := range s.UserRoles(i, j) {
 		want = append(want, r, r+"-c1", r+"-c2", r+"-c1-1", r+"-c2-2")
 	}
 	for _, r := range want {

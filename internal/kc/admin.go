@@ -240,17 +240,26 @@ func (a *Admin) SearchUsers(ctx context.Context, realm, search string, first, ma
 
 // Clients lists a realm's clients, or the one with clientID.
 func (a *Admin) Clients(ctx context.Context, realm, clientID string) ([]ClientRep, error) {
-	p := RealmPath(realm, "clients")
 	if clientID != "" {
-		p += "?clientId=" + url.QueryEscape(clientID)
-	} else {
-		p += "?first=0&max=100000"
+		var cs []ClientRep
+		err := a.Do(ctx, http.MethodGet, RealmPath(realm, "clients")+"?clientId="+url.QueryEscape(clientID), nil, &cs)
+		return cs, err
 	}
-	var cs []ClientRep
-	if err := a.Do(ctx, http.MethodGet, p, nil, &cs); err != nil {
-		return nil, err
+	// A page at a time: Keycloak 26.7.3 takes about 8 ms a client (a
+	// page of 1,000 in 8 s), and one request for 20,000 ran past the
+	// client's time-out.
+	const page = 500
+	var all []ClientRep
+	for first := 0; ; first += page {
+		var cs []ClientRep
+		if err := a.Do(ctx, http.MethodGet, RealmPath(realm, "clients")+fmt.Sprintf("?first=%d&max=%d", first, page), nil, &cs); err != nil {
+			return nil, err
+		}
+		all = append(all, cs...)
+		if len(cs) < page {
+			return all, nil
+		}
 	}
-	return cs, nil
 }
 
 // AuthzResources lists a page of the resources of client id's (its
