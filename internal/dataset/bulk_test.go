@@ -49,3 +49,19 @@ func TestByRoot(t *testing.T) {
 		t.Errorf("u1 %+v, u2 %+v", parts["u1"], parts["u2"])
 	}
 }
+
+func TestBisectCount(t *testing.T) {
+	for _, n := range []int{0, 1, 999, 1000, 1001, 1999, 2000, 2001, 4095, 500_000, 1_000_000, 1_234_567} {
+		calls := 0
+		got, err := bisectCount(func(first, size int) (int, error) {
+			calls++
+			return max(0, min(first+size, n)-first), nil
+		})
+		if err != nil || got != n {
+			t.Errorf("%d items: counted %d, %v", n, got, err)
+		}
+		if calls > 45 {
+			t.Errorf("%d items: %d pages", n, calls)
+		}
+	}
+}

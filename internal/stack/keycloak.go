@@ -340,7 +340,8 @@ func keycloakEnv(java JDK, extra map[string]string) []string {
 // certificate; Keycloak's management interface inherits it (health and
 // metrics over https too). A node behind a balancer that ends TLS (Edge)
 // takes the client's scheme and host from X-Forwarded-* headers, so that
-// its tokens name the https URL the client used.
+// its tokens name the https URL the client used. Every node trusts the
+// stack's CA.
 func (o KeycloakOptions) startArgs(db dbConn, n NodeState, certs *tlsFiles) []string {
 	args := []string{
 		"start", "--optimized",
@@ -357,6 +358,12 @@ func (o KeycloakOptions) startArgs(db dbConn, n NodeState, certs *tlsFiles) []st
 		args = append(args, "--http-enabled=true",
 			"--http-host="+n.Host,
 			"--http-port="+strconv.Itoa(n.HTTPPort))
+	}
+	if certs != nil && certs.CA != "" {
+		// Keycloak trusts the stack's CA: its calls to itself (an
+		// identity provider that is another realm of the stack, over
+		// the https URL clients use) verify the stack's certificate.
+		args = append(args, "--truststore-paths="+certs.CA)
 	}
 	args = append(args, "--http-management-port="+strconv.Itoa(n.MgmtPort), "--hostname-strict=false")
 	if n.Edge {
