@@ -26,6 +26,8 @@ type builder struct {
 	// head, when set, is how many of a tenant's users and clients the
 	// admin API makes; the rest are copies of them (bulk.go).
 	head bulkHead
+	// base is the target's URL (the identity providers' URLs).
+	base string
 }
 
 func newBuilder(s Spec) builder {
@@ -398,6 +400,7 @@ func (b builder) tenantRealm(i int) kc.RealmRep {
 	r.Roles = b.roles(i)
 	r.Groups = b.groups(i)
 	r.Users = b.users(i)
+	r.IdentityProviders = b.identityProviders()
 	return r
 }
 
@@ -425,6 +428,7 @@ func (b builder) tenantParts(i int) (kc.RealmRep, []kc.PartialImportRep) {
 	r := b.realmBase(b.s.RealmOf(i), false)
 	r.DisplayName = displayName(i)
 	r.Groups = b.groups(i)
+	r.IdentityProviders = b.identityProviders()
 	tr := b.roles(i)
 	r.Roles = &kc.RolesRep{Realm: tr.Realm}
 	cs := b.clients(i)

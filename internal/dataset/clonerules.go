@@ -72,8 +72,8 @@ const (
 	// tableSkip: never copied: sessions, events, cluster and schema
 	// bookkeeping, runtime state.
 	tableSkip
-	// tableNone: features kcbench's tenants do not use (identity
-	// providers, user federation, user-managed permission tickets,
+	// tableNone: features kcbench's tenants do not use (brokered
+	// users' links, user federation, user-managed permission tickets,
 	// consents, verifiable credentials): the template must have no rows there,
 	// else the clone stops naming the table.
 	tableNone
@@ -100,8 +100,7 @@ var copyRuleText = map[string]string{
 	"fed_issued_ver_credential": "none", "fed_user_attribute": "none", "fed_user_consent": "none",
 	"fed_user_consent_cl_scope": "none", "fed_user_credential": "none", "fed_user_group_membership": "none",
 	"fed_user_required_action": "none", "fed_user_role_mapping": "none", "fed_user_ver_credential": "none",
-	"federated_identity": "none", "federated_user": "none", "identity_provider": "none",
-	"identity_provider_config": "none", "identity_provider_mapper": "none", "idp_mapper_config": "none",
+	"federated_identity": "none", "federated_user": "none",
 	"issued_ver_credential": "none", "org_invitation": "none", "resource_server_perm_ticket": "none", "user_consent": "none",
 	"user_consent_client_scope": "none", "user_federation_config": "none", "user_federation_mapper": "none",
 	"user_federation_mapper_config": "none", "user_federation_provider": "none", "user_ver_credential": "none",
@@ -163,6 +162,16 @@ var copyRuleText = map[string]string{
 	"credential":            "id:id ref:user_id keep:salt,type,user_label,credential_data,priority,version time:created_date hash:secret_data",
 	"org":                   "id:id own:group_id ref:realm_id value:name,alias,description,redirect_url keep:enabled",
 	"org_domain":            "fresh:id ref:org_id value:name keep:verified",
+
+	// Identity providers (seed --broker-users): the tenant realm's
+	// provider of the dataset's identity-provider realm; the users it
+	// links (federated_identity) are the broker-login workload's, which
+	// it deletes.
+	"identity_provider": "id:internal_id ref:realm_id,first_broker_login_flow_id,post_broker_login_flow_id,organization_id " +
+		"value:provider_alias,provider_display_name keep:enabled,provider_id,store_token,authenticate_by_default,add_token_role,trust_email,link_only,hide_on_login",
+	"identity_provider_config": "ref:identity_provider_id keep:name value:value",
+	"identity_provider_mapper": "id:id ref:realm_id value:name,idp_alias keep:idp_mapper_name",
+	"idp_mapper_config":        "ref:idp_mapper_id keep:name value:value",
 
 	// Authorization services (seed --uma-resources): a resource server
 	// has its client's id.

@@ -27,6 +27,9 @@ func (m *Manifest) SeededRealms() []string {
 	for _, f := range m.Files {
 		add(f.Realm)
 	}
+	if m.Spec.Content.BrokerUsers > 0 {
+		add(m.Spec.IdPRealm())
+	}
 	return out
 }
 

@@ -51,6 +51,10 @@ type Content struct {
 	// policy every user passes (the realm's default roles) and a scope
 	// permission per resource. The uma workload's.
 	UMAResources int `json:"uma_resources,omitempty"`
+	// BrokerUsers, when not 0, gives the dataset an identity-provider
+	// realm (Spec.IdPRealm) of that many users, which every tenant realm
+	// brokers (IdPAlias): the broker-login workload's. Realms mode.
+	BrokerUsers int `json:"broker_users,omitempty"`
 	// Shape: how much each user, role and client carries (0: the default
 	// shape, one realm role and one group a user, flat roles, no mappers).
 	Shape
@@ -159,6 +163,9 @@ func (c Content) Validate() error {
 	}
 	if c.UMAResources < 0 {
 		errs = append(errs, fmt.Errorf("UMA resources per tenant = %d: must be >= 0", c.UMAResources))
+	}
+	if c.BrokerUsers < 0 || c.BrokerUsers > maxBrokerUsers {
+		errs = append(errs, fmt.Errorf("identity-provider users = %d: must be between 0 and %d", c.BrokerUsers, maxBrokerUsers))
 	}
 	errs = append(errs, c.Shape.validate(c)...)
 	const maxUsers = 10_000_000
@@ -290,6 +297,9 @@ func (s Spec) Fingerprint() string {
 	}
 	if c.Shape.Any() {
 		f += "|shape=" + c.Shape.String()
+	}
+	if c.BrokerUsers > 0 {
+		f += fmt.Sprintf("|broker-users=%d", c.BrokerUsers)
 	}
 	h := sha256.Sum256([]byte(f))
 	return hex.EncodeToString(h[:8])

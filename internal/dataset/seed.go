@@ -178,6 +178,7 @@ func Seed(ctx context.Context, adm *kc.Admin, spec Spec, o SeedOptions) (*SeedRe
 	}
 	sd := &seeder{adm: adm, s: spec, b: newBuilder(spec), o: o}
 	sd.b.dir = o.LDAP
+	sd.b.base = o.Target
 	res := &SeedResult{Strategy: o.Strategy}
 	if o.Strategy == Clone {
 		sd.b.head = bulkHeadOf(spec)
@@ -197,6 +198,9 @@ func Seed(ctx context.Context, adm *kc.Admin, spec Spec, o SeedOptions) (*SeedRe
 		res.Existing, spec.Tenants, len(todo), redo, o.Strategy, o.Concurrency)
 	sd.done.Store(int64(res.Existing))
 	o.Progress(res.Existing, spec.Tenants)
+	if err := sd.ensureIdPRealm(ctx); err != nil {
+		return nil, err
+	}
 	var runErr error
 	if len(todo) > 0 {
 		switch o.Strategy {
@@ -261,6 +265,9 @@ func (o SeedOptions) resolve(spec Spec) (SeedOptions, error) {
 	}
 	if o.LDAP != nil && spec.Content.OTPUsers > 0 {
 		return o, errors.New("OTP users (--otp-users) with users in LDAP (--ldap): kcbench seeds OTP credentials in Keycloak's own database only; seed them without --ldap")
+	}
+	if err := checkBroker(spec, o); err != nil {
+		return o, err
 	}
 	if o.Sessions.Any() {
 		if err := CheckSessions(spec, o.Sessions, o.DBKind, o.DB, o.SessionsInMemory); err != nil {

@@ -30,6 +30,18 @@ type RealmRep struct {
 	// Components by provider type (e.g. org.keycloak.keys.KeyProvider),
 	// as a realm export lists them.
 	Components map[string][]ComponentRep `json:"components,omitempty"`
+	// IdentityProviders the realm brokers.
+	IdentityProviders []IdentityProviderRep `json:"identityProviders,omitempty"`
+}
+
+// IdentityProviderRep is an IdentityProviderRepresentation: a realm's
+// identity provider (alias, provider such as "oidc", its settings).
+type IdentityProviderRep struct {
+	Alias      string            `json:"alias"`
+	ProviderID string            `json:"providerId"`
+	Enabled    bool              `json:"enabled"`
+	TrustEmail bool              `json:"trustEmail"`
+	Config     map[string]string `json:"config,omitempty"`
 }
 
 // ComponentRep is a ComponentExportRepresentation: a realm component such
