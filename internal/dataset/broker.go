@@ -49,15 +49,24 @@ func (b builder) identityProviders() []kc.IdentityProviderRep {
 	if s.Content.BrokerUsers == 0 {
 		return nil
 	}
-	issuer := strings.TrimRight(b.base, "/") + "/realms/" + s.IdPRealm()
-	oidc := issuer + "/protocol/openid-connect/"
+	cfg := map[string]string{
+		"clientId": BrokerClientID, "clientSecret": s.BrokerSecret(), "clientAuthMethod": "client_secret_post",
+		"useJwksUrl": "true", "validateSignature": "true", "defaultScope": "openid profile email", "syncMode": "IMPORT", "pkceEnabled": "false",
+	}
 	return []kc.IdentityProviderRep{{Alias: IdPAlias, ProviderID: "oidc", Enabled: true, TrustEmail: true,
-		Config: map[string]string{
-			"clientId": BrokerClientID, "clientSecret": s.BrokerSecret(), "clientAuthMethod": "client_secret_post",
-			"issuer": issuer, "authorizationUrl": oidc + "auth", "tokenUrl": oidc + "token", "userInfoUrl": oidc + "userinfo",
-			"jwksUrl": oidc + "certs", "useJwksUrl": "true", "validateSignature": "true", "logoutUrl": oidc + "logout",
-			"defaultScope": "openid profile email", "syncMode": "IMPORT", "pkceEnabled": "false",
-		}}}
+		Config: RetargetIdP(cfg, b.base, s.IdPRealm())}}
+}
+
+// RetargetIdP sets the URLs of an identity provider's config to those of
+// realm idpRealm at base, and returns it.
+func RetargetIdP(cfg map[string]string, base, idpRealm string) map[string]string {
+	issuer := strings.TrimRight(base, "/") + "/realms/" + idpRealm
+	oidc := issuer + "/protocol/openid-connect/"
+	for k, v := range map[string]string{"issuer": issuer, "authorizationUrl": oidc + "auth", "tokenUrl": oidc + "token",
+		"userInfoUrl": oidc + "userinfo", "jwksUrl": oidc + "certs", "logoutUrl": oidc + "logout"} {
+		cfg[k] = v
+	}
+	return cfg
 }
 
 // IdPURLs says where a tenant's identity provider (as Keycloak returns it)

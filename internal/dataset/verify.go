@@ -31,6 +31,10 @@ type Counts struct {
 	OrgMemberships   int `json:"org_memberships"`
 	// UMAResources are the resources of the tenants' resource servers.
 	UMAResources int `json:"uma_resources,omitempty"`
+	// IdentityProviders are the tenant realms' providers of the dataset's
+	// identity-provider realm, and BrokerUsers that realm's users.
+	IdentityProviders int `json:"identity_providers,omitempty"`
+	BrokerUsers       int `json:"broker_users,omitempty"`
 }
 
 func (c *Counts) add(o Counts) {
@@ -44,6 +48,8 @@ func (c *Counts) add(o Counts) {
 	c.GroupMemberships += o.GroupMemberships
 	c.OrgMemberships += o.OrgMemberships
 	c.UMAResources += o.UMAResources
+	c.IdentityProviders += o.IdentityProviders
+	c.BrokerUsers += o.BrokerUsers
 }
 
 // Expected is what spec's tenants hold.
@@ -57,6 +63,9 @@ func (s Spec) Expected() Counts {
 		Users:            n * (c.Users + c.OTPUsers),
 		GroupMemberships: n * c.Users * max(1, c.GroupsPerUser),
 		UMAResources:     n * c.UMAResources,
+	}
+	if c.BrokerUsers > 0 {
+		e.IdentityProviders, e.BrokerUsers = n, c.BrokerUsers
 	}
 	if c.UMAResources > 0 { // the resource server and its role
 		e.Clients += n
@@ -214,6 +223,9 @@ func countTenants(ctx context.Context, adm *kc.Admin, spec Spec, progress func(d
 	t := newTally(progress, len(todo))
 	err = Parallel(ctx, len(todo), 8, func(ctx context.Context, k int) error {
 		c, err := countRealm(ctx, adm, todo[k], nil)
+		if err == nil && spec.Content.BrokerUsers > 0 {
+			c.IdentityProviders, err = countIdPs(ctx, adm, todo[k])
+		}
 		if err != nil {
 			return err
 		}
@@ -224,7 +236,29 @@ func countTenants(ctx context.Context, adm *kc.Admin, spec Spec, progress func(d
 		t.add()
 		return nil
 	})
+	if err == nil && spec.Content.BrokerUsers > 0 {
+		total.BrokerUsers, err = adm.Count(ctx, kc.RealmPath(spec.IdPRealm(), "users", "count")+"?search=broker-")
+		if errors.Is(err, kc.ErrNotFound) {
+			err = nil // no identity-provider realm: counted 0
+		}
+	}
 	return total, beyond, err
+}
+
+// countIdPs counts a tenant realm's identity providers of the dataset
+// (IdPAlias).
+func countIdPs(ctx context.Context, adm *kc.Admin, realm string) (int, error) {
+	var ps []kc.IdentityProviderRep
+	if err := adm.Do(ctx, http.MethodGet, kc.RealmPath(realm, "identity-provider", "instances"), nil, &ps); err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, p := range ps {
+		if p.Alias == IdPAlias {
+			n++
+		}
+	}
+	return n, nil
 }
 
 // tenantsBeyond counts the tenant ids (tNNNNN) among names numbered above
@@ -551,8 +585,8 @@ func (v Verification) WriteText(w io.Writer) {
 	json.Unmarshal(b, &act)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "entity\tmanifest\ttarget\t\t")
-	for _, k := range []string{"realms", "organizations", "clients", "client_roles", "realm_roles", "groups", "users", "group_memberships", "org_memberships", "uma_resources"} {
-		if k == "uma_resources" && exp[k] == 0 && act[k] == 0 {
+	for _, k := range []string{"realms", "organizations", "clients", "client_roles", "realm_roles", "groups", "users", "group_memberships", "org_memberships", "uma_resources", "identity_providers", "broker_users"} {
+		if (k == "uma_resources" || k == "identity_providers" || k == "broker_users") && exp[k] == 0 && act[k] == 0 {
 			continue // a dataset without resource servers: no row
 		}
 		mark := "ok"

@@ -23,6 +23,7 @@ const (
 	ScenarioOTPLogin          = "otp-login"
 	ScenarioRegistration      = "registration"
 	ScenarioUMA               = "uma"
+	ScenarioBrokerLogin       = "broker-login"
 	ScenarioUserJourney       = "user-journey"
 	ScenarioMix               = "mix"
 )
@@ -58,6 +59,11 @@ const (
 	OpRegisterPage      = "register_page"      // GET the registration form
 	OpRegisterSubmit    = "register_submit"    // POST the new user: the redirect with the code
 	OpUMAGrant          = "uma_grant"          // authorization services' uma-ticket grant: an RPT
+	// broker-login's steps
+	OpBrokerPage       = "broker_page"        // GET the realm with kc_idp_hint: redirects to the identity provider's form
+	OpIdPLogin         = "idp_login"          // POST the credentials to the identity provider: the redirect back
+	OpBrokerFirstLogin = "broker_first_login" // the broker endpoint, first visit: a user made and linked, the redirect with the code
+	OpBrokerLogin      = "broker_login"       // the broker endpoint, a linked user: the redirect with the code
 	// admin-console's screens: each the admin requests the console sends
 	// for it, at once, until the last answer
 	OpConsoleUsers   = "console_users"   // a realm's users list

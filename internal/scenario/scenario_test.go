@@ -106,6 +106,7 @@ func testEnvOTP(t *testing.T) Env {
 	content := dataset.DefaultContent
 	content.OTPUsers = 2
 	content.UMAResources = 3
+	content.BrokerUsers = 4
 	spec := dataset.Spec{Mode: dataset.ModeRealms, Tenants: 3, Content: content, Prefix: "kcb", Seed: 1}
 	p, err := NewManifestPool(dataset.NewManifest(spec, "http://kc"), 0)
 	if err != nil {
@@ -171,7 +172,8 @@ func TestByName(t *testing.T) {
 			continue
 		}
 		e := env
-		if flag, ok := map[string]string{results.ScenarioOTPLogin: "seed --otp-users N", results.ScenarioUMA: "seed --uma-resources N"}[i.Name]; ok {
+		if flag, ok := map[string]string{results.ScenarioOTPLogin: "seed --otp-users N", results.ScenarioUMA: "seed --uma-resources N",
+			results.ScenarioBrokerLogin: "seed --broker-users N"}[i.Name]; ok {
 			if _, err := ByName(i.Name, env); err == nil || !strings.Contains(err.Error(), flag) {
 				t.Errorf("%s on a dataset without what it needs: %v", i.Name, err)
 			}
@@ -186,7 +188,7 @@ func TestByName(t *testing.T) {
 			t.Errorf("%s is called %s", i.Name, sc.Name())
 		}
 	}
-	if len(List()) != 20 {
+	if len(List()) != 21 {
 		t.Errorf("%d scenarios", len(List()))
 	}
 	if _, err := ByName("nope", env); !errors.Is(err, ErrUnknown) {
