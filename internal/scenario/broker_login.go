@@ -28,16 +28,54 @@ import (
 // the code exchange (results.OpCodeExchange). Each iteration starts with
 // an empty cookie jar. The users brokered logins made are deleted when
 // the run ends (finish), so that the dataset keeps its size; a run starts
-// with first visits.
+// with first visits. A user logs in through one browser at a time (two
+// first visits at once race to make the same user, and Keycloak shows the
+// second its "account exists" page): an iteration takes a user no other
+// VU holds, or waits for one.
 type brokerLogin struct {
 	env     *Env
 	mu      sync.Mutex
 	touched map[string]bool // realms a brokered login made users in
+	busy    map[[2]int]bool // tenant index, user: held by a VU
+	freed   *sync.Cond
 }
 
 var _ load.Scenario = (*brokerLogin)(nil)
 
-func newBrokerLogin(env *Env) load.Scenario { return &brokerLogin{env: env, touched: map[string]bool{}} }
+func newBrokerLogin(env *Env) load.Scenario {
+	s := &brokerLogin{env: env, touched: map[string]bool{}, busy: map[[2]int]bool{}}
+	s.freed = sync.NewCond(&s.mu)
+	return s
+}
+
+// hold picks a random tenant and user that no other VU holds (waiting for
+// one when every pick is held) and holds it; release lets it go.
+func (s *brokerLogin) hold(ctx context.Context, rng *rand.Rand) (*dataset.Tenant, int, error) {
+	p := s.env.Pool
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for {
+		for range 8 {
+			t := p.pickTenant(rng)
+			j := 1 + rng.IntN(p.spec.Content.BrokerUsers)
+			if k := [2]int{t.Index, j}; !s.busy[k] {
+				s.busy[k] = true
+				return t, j, nil
+			}
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, 0, err
+		}
+		s.freed.Wait()
+	}
+}
+
+func (s *brokerLogin) release(t *dataset.Tenant, j int) {
+	s.mu.Lock()
+	delete(s.busy, [2]int{t.Index, j})
+	s.mu.Unlock()
+	s.freed.Broadcast()
+}
 
 func (s *brokerLogin) Name() string { return results.ScenarioBrokerLogin }
 
@@ -54,8 +92,12 @@ type brokerUser struct {
 func (u *brokerUser) Iterate(ctx context.Context, rec load.OpRecorder) error {
 	env := u.s.env
 	p := env.Pool
-	t := p.pickTenant(u.rng)
-	user := p.spec.BrokerUsername(1 + u.rng.IntN(p.spec.Content.BrokerUsers))
+	t, j, err := u.s.hold(ctx, u.rng)
+	if err != nil {
+		return err
+	}
+	defer u.s.release(t, j)
+	user := p.spec.BrokerUsername(j)
 	u.b.ClearCookies()
 	cl := web(t)
 	ar := kc.NewAuthRequest(cl.ID, p.redirect, kc.ScopeOpenID)
