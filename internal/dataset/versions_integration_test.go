@@ -195,6 +195,7 @@ func (e *env) bulkLikeFast(pol dataset.Policy) {
 	dir := t.TempDir()
 	content := dataset.DefaultContent
 	content.Users, content.Clients = 130, 53 // 120 users and 50 clients copied
+	content.BrokerUsers = 2                  // an identity-provider realm, its provider copied
 	content.Shape = dataset.Shape{RolesPerUser: 2, ClientRolesPerUser: 1, GroupsPerUser: 2, CompositeDepth: 2, CompositeWidth: 2, MappersPerClient: 3}
 	fs := dataset.Spec{Mode: dataset.ModeRealms, Tenants: 1, Content: content, Policy: pol, Prefix: "bf", Seed: 13}
 	cs := fs
@@ -222,6 +223,40 @@ func (e *env) bulkLikeFast(pol dataset.Policy) {
 		t.Fatalf("the last user (a copy): password grant: %v", err)
 	}
 	shapeInToken(t, cs, 1, content.Users, tn.Backend, tr.AccessToken)
+	e.brokered(cs, tn)
+}
+
+// brokered logs identity-provider user 1 in to tenant tn through its
+// identity provider twice, each in a new browser: first through
+// first-broker-login, then as the user it linked; then deletes the user.
+func (e *env) brokered(s dataset.Spec, tn dataset.Tenant) {
+	t := e.t
+	for _, wantFirst := range []bool{true, false} {
+		b := e.c.NewBrowser()
+		ar := kc.NewAuthRequest(tn.WebClient, dataset.RedirectURI, kc.ScopeOpenID)
+		page, err := b.OpenBrokered(e.ctx, tn.Realm, dataset.IdPAlias, ar)
+		if err != nil {
+			t.Fatalf("brokered login page: %v", err)
+		}
+		endpoint, err := b.SubmitIdPLogin(e.ctx, page, s.BrokerUsername(1), s.Password())
+		if err != nil {
+			t.Fatalf("identity provider's form: %v", err)
+		}
+		code, first, err := b.FinishBrokered(e.ctx, endpoint, ar)
+		if err == nil {
+			_, err = e.c.ExchangeCode(e.ctx, tn.Realm, kc.OAuthClient{ID: tn.WebClient}, code, ar.RedirectURI, ar.CodeVerifier)
+		}
+		if err != nil || first != wantFirst {
+			t.Fatalf("brokered login (first visit %v): first-broker-login %v, %v", wantFirst, first, err)
+		}
+	}
+	u, err := e.adm.FindUser(e.ctx, tn.Realm, s.BrokerUsername(1))
+	if err == nil && u != nil {
+		err = e.adm.DeleteUser(e.ctx, tn.Realm, u.ID)
+	}
+	if err != nil || u == nil {
+		t.Errorf("the brokered user: %v, %v", u, err)
+	}
 }
 
 // shapeInToken checks that user j of tenant i's access token carries
