@@ -11,8 +11,11 @@ import (
 
 // Brokering (seed --broker-users N, realms mode): the dataset gets an
 // identity-provider realm of its own, IdPRealm, holding N users
-// (BrokerUsername) and a confidential client BrokerClientID, and every
-// tenant realm brokers it as the OpenID Connect identity provider IdPAlias:
+// (BrokerUsername, with ids of their own, BrokerUserID) and a
+// confidential client BrokerClientID, and every tenant realm brokers it as
+// the OpenID Connect identity provider IdPAlias, its N users already
+// linked (users of the same names, federated identities naming the
+// provider's users by id), as returning users' are:
 // the broker-login workload logs users in to a tenant through it
 // (kc_idp_hint), Keycloak calling itself over the stack's https URL for
 // the code exchange. The users of the identity-provider realm have the
@@ -25,8 +28,8 @@ import (
 const (
 	IdPAlias       = "idp"
 	BrokerClientID = "kcbench-broker"
-	maxBrokerUsers = 100_000
-	brokerPart     = 500 // users per partial import
+	maxBrokerUsers = 10_000 // each tenant links as many
+	brokerPart     = 500    // users per partial import
 )
 
 // IdPRealm is the dataset's identity-provider realm.
@@ -34,6 +37,42 @@ func (s Spec) IdPRealm() string { return s.Prefix + "-idp" }
 
 // BrokerUsername is the j-th user (from 1) of the identity-provider realm.
 func (s Spec) BrokerUsername(j int) string { return fmt.Sprintf("broker-%05d", j) }
+
+// BrokerUserID is the id of the identity-provider realm's j-th user: the
+// subject its tokens carry, which a tenant's linked user names. Ids are
+// unique in a Keycloak, so the prefix is in it.
+func (s Spec) BrokerUserID(j int) string {
+	h := derive(s.Seed, fmt.Sprintf("broker-user|%s|%d", s.Prefix, j))
+	return h[0:8] + "-" + h[8:12] + "-4" + h[13:16] + "-a" + h[17:20] + "-" + h[20:32]
+}
+
+// brokerUser is the identity-provider realm's j-th user (its own realm's
+// copy, or a tenant's linked user).
+func (s Spec) brokerUser(j int) kc.UserRep {
+	u := s.BrokerUsername(j)
+	return kc.UserRep{Username: u, Enabled: true, Email: u + "@idp.example.com", EmailVerified: true,
+		FirstName: "Broker", LastName: fmt.Sprintf("User %05d", j)}
+}
+
+// LinkedUser is tenant realm's user linked to the identity-provider
+// realm's j-th user.
+func (s Spec) LinkedUser(realm string, j int) kc.UserRep {
+	u := s.brokerUser(j)
+	u.RealmRoles = []string{"default-roles-" + realm}
+	u.FederatedIdentities = []kc.FederatedIdentityRep{{IdentityProvider: IdPAlias, UserID: s.BrokerUserID(j), UserName: u.Username}}
+	return u
+}
+
+// linkedUsers are a tenant realm's users linked to the identity-provider
+// realm's (all of them, when the spec has one), with Keycloak's default
+// roles of realm.
+func (s Spec) linkedUsers(realm string) []kc.UserRep {
+	var us []kc.UserRep
+	for j := 1; j <= s.Content.BrokerUsers; j++ {
+		us = append(us, s.LinkedUser(realm, j))
+	}
+	return us
+}
 
 // BrokerSecret is the secret of BrokerClientID.
 func (s Spec) BrokerSecret() string { return derive(s.Seed, "broker-secret")[:32] }
@@ -104,9 +143,9 @@ func (sd *seeder) ensureIdPRealm(ctx context.Context) error {
 	for lo := 1; lo <= n; lo += brokerPart {
 		var us []kc.UserRep
 		for j := lo; j <= min(n, lo+brokerPart-1); j++ {
-			u := s.BrokerUsername(j)
-			us = append(us, kc.UserRep{Username: u, Enabled: true, Email: u + "@idp.example.com", EmailVerified: true,
-				FirstName: "Broker", LastName: fmt.Sprintf("User %05d", j), Credentials: []kc.CredentialRep{cred}})
+			u := s.brokerUser(j)
+			u.ID, u.Credentials = s.BrokerUserID(j), []kc.CredentialRep{cred}
+			us = append(us, u)
 		}
 		parts = append(parts, kc.PartialImportRep{IfResourceExists: "SKIP", Users: us})
 	}

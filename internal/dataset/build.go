@@ -399,7 +399,7 @@ func (b builder) tenantRealm(i int) kc.RealmRep {
 	r.Clients = b.clients(i)
 	r.Roles = b.roles(i)
 	r.Groups = b.groups(i)
-	r.Users = b.users(i)
+	r.Users = append(b.users(i), b.s.linkedUsers(r.Realm)...)
 	r.IdentityProviders = b.identityProviders()
 	return r
 }
@@ -419,7 +419,8 @@ const (
 
 // big says whether the spec's realms-mode tenants are made in parts.
 func (b builder) big() bool {
-	return b.s.Content.Users+b.s.Content.OTPUsers > partUsers || b.s.Content.Clients > partClients
+	c := b.s.Content
+	return c.Users+c.OTPUsers+c.BrokerUsers > partUsers || c.Clients > partClients
 }
 
 // tenantParts is tenant i in parts (see partUsers): the realm, marked
@@ -448,9 +449,9 @@ func (b builder) tenantParts(i int) (kc.RealmRep, []kc.PartialImportRep) {
 		for lo := partUsers + 1; lo <= n; lo += partUsers {
 			parts = append(parts, kc.PartialImportRep{IfResourceExists: "SKIP", Users: b.userRange(i, lo, min(lo+partUsers-1, n))})
 		}
-		otp := b.otpUsers(i)
-		for lo := 0; lo < len(otp); lo += partUsers {
-			parts = append(parts, kc.PartialImportRep{IfResourceExists: "SKIP", Users: otp[lo:min(lo+partUsers, len(otp))]})
+		more := append(b.otpUsers(i), b.s.linkedUsers(r.Realm)...)
+		for lo := 0; lo < len(more); lo += partUsers {
+			parts = append(parts, kc.PartialImportRep{IfResourceExists: "SKIP", Users: more[lo:min(lo+partUsers, len(more))]})
 		}
 	}
 	return r, parts

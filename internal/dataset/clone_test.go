@@ -225,7 +225,7 @@ func TestApplyRulesRefusesUnknown(t *testing.T) {
 func TestCopyRulesParse(t *testing.T) {
 	rules := copyRules()
 	if rules["user_entity"].cols["email_constraint"] != ruleFresh || rules["credential"].cols["secret_data"] != ruleHash ||
-		rules["offline_user_session"].kind != tableSkip || rules["federated_identity"].kind != tableNone ||
+		rules["offline_user_session"].kind != tableSkip || rules["federated_user"].kind != tableNone ||
 		rules["identity_provider"].cols["internal_id"] != ruleID {
 		t.Errorf("rules: %+v", rules["user_entity"])
 	}

@@ -100,7 +100,7 @@ var copyRuleText = map[string]string{
 	"fed_issued_ver_credential": "none", "fed_user_attribute": "none", "fed_user_consent": "none",
 	"fed_user_consent_cl_scope": "none", "fed_user_credential": "none", "fed_user_group_membership": "none",
 	"fed_user_required_action": "none", "fed_user_role_mapping": "none", "fed_user_ver_credential": "none",
-	"federated_identity": "none", "federated_user": "none",
+	"federated_user":        "none",
 	"issued_ver_credential": "none", "org_invitation": "none", "resource_server_perm_ticket": "none", "user_consent": "none",
 	"user_consent_client_scope": "none", "user_federation_config": "none", "user_federation_mapper": "none",
 	"user_federation_mapper_config": "none", "user_federation_provider": "none", "user_ver_credential": "none",
@@ -164,14 +164,15 @@ var copyRuleText = map[string]string{
 	"org_domain":            "fresh:id ref:org_id value:name keep:verified",
 
 	// Identity providers (seed --broker-users): the tenant realm's
-	// provider of the dataset's identity-provider realm; the users it
-	// links (federated_identity) are the broker-login workload's, which
-	// it deletes.
+	// provider of the dataset's identity-provider realm.
 	"identity_provider": "id:internal_id ref:realm_id,first_broker_login_flow_id,post_broker_login_flow_id,organization_id " +
 		"value:provider_alias,provider_display_name keep:enabled,provider_id,store_token,authenticate_by_default,add_token_role,trust_email,link_only,hide_on_login",
 	"identity_provider_config": "ref:identity_provider_id keep:name value:value",
 	"identity_provider_mapper": "id:id ref:realm_id value:name,idp_alias keep:idp_mapper_name",
 	"idp_mapper_config":        "ref:idp_mapper_id keep:name value:value",
+	// A linked user's link: the provider's user (subject and name) is the
+	// same for every tenant.
+	"federated_identity": "ref:user_id,realm_id value:identity_provider keep:federated_user_id,federated_username,token",
 
 	// Authorization services (seed --uma-resources): a resource server
 	// has its client's id.

@@ -35,6 +35,8 @@ type Counts struct {
 	// identity-provider realm, and BrokerUsers that realm's users.
 	IdentityProviders int `json:"identity_providers,omitempty"`
 	BrokerUsers       int `json:"broker_users,omitempty"`
+	// LinkedUsers are the tenant realms' users linked to those.
+	LinkedUsers int `json:"linked_users,omitempty"`
 }
 
 func (c *Counts) add(o Counts) {
@@ -50,6 +52,7 @@ func (c *Counts) add(o Counts) {
 	c.UMAResources += o.UMAResources
 	c.IdentityProviders += o.IdentityProviders
 	c.BrokerUsers += o.BrokerUsers
+	c.LinkedUsers += o.LinkedUsers
 }
 
 // Expected is what spec's tenants hold.
@@ -65,7 +68,7 @@ func (s Spec) Expected() Counts {
 		UMAResources:     n * c.UMAResources,
 	}
 	if c.BrokerUsers > 0 {
-		e.IdentityProviders, e.BrokerUsers = n, c.BrokerUsers
+		e.IdentityProviders, e.BrokerUsers, e.LinkedUsers = n, c.BrokerUsers, n*c.BrokerUsers
 	}
 	if c.UMAResources > 0 { // the resource server and its role
 		e.Clients += n
@@ -225,6 +228,9 @@ func countTenants(ctx context.Context, adm *kc.Admin, spec Spec, progress func(d
 		c, err := countRealm(ctx, adm, todo[k], nil)
 		if err == nil && spec.Content.BrokerUsers > 0 {
 			c.IdentityProviders, err = countIdPs(ctx, adm, todo[k])
+			if err == nil {
+				c.LinkedUsers, err = adm.Count(ctx, kc.RealmPath(todo[k], "users", "count")+"?search=broker-")
+			}
 		}
 		if err != nil {
 			return err
@@ -585,8 +591,8 @@ func (v Verification) WriteText(w io.Writer) {
 	json.Unmarshal(b, &act)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "entity\tmanifest\ttarget\t\t")
-	for _, k := range []string{"realms", "organizations", "clients", "client_roles", "realm_roles", "groups", "users", "group_memberships", "org_memberships", "uma_resources", "identity_providers", "broker_users"} {
-		if (k == "uma_resources" || k == "identity_providers" || k == "broker_users") && exp[k] == 0 && act[k] == 0 {
+	for _, k := range []string{"realms", "organizations", "clients", "client_roles", "realm_roles", "groups", "users", "group_memberships", "org_memberships", "uma_resources", "identity_providers", "broker_users", "linked_users"} {
+		if (k == "uma_resources" || k == "identity_providers" || k == "broker_users" || k == "linked_users") && exp[k] == 0 && act[k] == 0 {
 			continue // a dataset without resource servers: no row
 		}
 		mark := "ok"

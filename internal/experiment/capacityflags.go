@@ -94,6 +94,7 @@ func (f *CapacityFlags) RegisterFlags(fs *flag.FlagSet) {
 	fs.Var((*MixFlag)(&c.Mix), "mix", "weights of the mix scenario `NAME=W,…` (default "+scenario.MixString(scenario.DefaultMix())+")")
 	fs.IntVar(&c.SessionsPerVU, "sessions-per-vu", 0, fmt.Sprintf("refresh: `N` sessions per VU allocated up front, one pool logged in before the clock starts (0: %d)", scenario.DefaultSessionsPerVU))
 	fs.Float64Var(&c.AdminWritePct, "admin-write-pct", 0, "admin-write: `PCT` of the iterations that write; the others read (0: 100)")
+	fs.Float64Var(&c.BrokerFirstPct, "broker-first-pct", 0, "broker-login: `PCT` of the iterations that are a first visit (the linked user deleted, then made again by first-broker-login); the others log a linked user in (default 0)")
 	fs.IntVar(&c.RefreshesPerSession, "refreshes-per-session", 0, "`N` refreshes before a session is replaced by a new login (0: no limit)")
 	registerSingle(fs, c)
 	fs.StringVar(&f.Manifest, "manifest", "", "dataset manifest `FILE` (default: the local stack's dataset.json; with --kc-version: the dataset to seed)")

@@ -78,6 +78,7 @@ func (f *RunFile) RegisterFlags(fs *flag.FlagSet) {
 	fs.Var((*MixFlag)(&c.Mix), "mix", "weights of the mix scenario `NAME=W,…` (default "+scenario.MixString(scenario.DefaultMix())+")")
 	fs.IntVar(&c.SessionsPerVU, "sessions-per-vu", c.SessionsPerVU, fmt.Sprintf("refresh: `N` sessions per VU allocated up front, one pool logged in before the clock starts (0: %d)", scenario.DefaultSessionsPerVU))
 	fs.Float64Var(&c.AdminWritePct, "admin-write-pct", c.AdminWritePct, "admin-write: `PCT` of the iterations that write; the others read (0: 100)")
+	fs.Float64Var(&c.BrokerFirstPct, "broker-first-pct", c.BrokerFirstPct, "broker-login: `PCT` of the iterations that are a first visit (the linked user deleted, then made again by first-broker-login); the others log a linked user in (default 0)")
 	fs.IntVar(&c.RefreshesPerSession, "refreshes-per-session", c.RefreshesPerSession, "`N` refreshes before a session is replaced by a new login (0: no limit)")
 	fs.DurationVar(&c.JourneyThink, "journey-think", c.JourneyThink, fmt.Sprintf("user-journey: mean think time before a login (0: %v)", scenario.DefaultThink))
 	fs.DurationVar(&c.JourneyUserinfo, "journey-userinfo-every", c.JourneyUserinfo, fmt.Sprintf("user-journey: userinfo interval (0: %v)", scenario.DefaultUserinfoEvery))

@@ -174,6 +174,17 @@ type UserRep struct {
 	// ServiceAccountClientID makes the user the service account of that
 	// client (realm and partial imports).
 	ServiceAccountClientID string `json:"serviceAccountClientId,omitempty"`
+	// FederatedIdentities link the user to users of identity providers
+	// (realm and partial imports).
+	FederatedIdentities []FederatedIdentityRep `json:"federatedIdentities,omitempty"`
+}
+
+// FederatedIdentityRep links a user to a user of an identity provider
+// (its subject and username there).
+type FederatedIdentityRep struct {
+	IdentityProvider string `json:"identityProvider"`
+	UserID           string `json:"userId"`
+	UserName         string `json:"userName"`
 }
 
 // CredentialRep is a CredentialRepresentation: either a plain Value (the

@@ -22,20 +22,24 @@ import (
 // (results.OpBrokerPage), the credentials posted there
 // (results.OpIdPLogin, answered by the redirect to the tenant's broker
 // endpoint), the broker endpoint through to the redirect with the code,
-// where Keycloak redeems the provider's code over the back channel and,
-// the first time a user comes, makes and links a user of the tenant
-// (results.OpBrokerFirstLogin; later visits results.OpBrokerLogin), and
-// the code exchange (results.OpCodeExchange). Each iteration starts with
-// an empty cookie jar. The users brokered logins made are deleted when
-// the run ends (finish), so that the dataset keeps its size; a run starts
-// with first visits. A user logs in through one browser at a time (two
+// where Keycloak redeems the provider's code over the back channel and
+// finds the tenant's user linked to the provider's (results.OpBrokerLogin),
+// and the code exchange (results.OpCodeExchange). Each iteration starts
+// with an empty cookie jar. The dataset links every provider user in
+// every tenant, as returning users are; with Env.BrokerFirstPct that
+// percentage of the iterations is a first visit instead: the linked user
+// is deleted through the admin API (untimed), and Keycloak's
+// first-broker-login flow makes and links it again
+// (results.OpBrokerFirstLogin), so that the dataset keeps its size. A
+// first visit that fails after the deletion leaves its user to finish,
+// which makes it again. A user logs in through one browser at a time (two
 // first visits at once race to make the same user, and Keycloak shows the
 // second its "account exists" page): an iteration takes a user no other
 // VU holds, or waits for one.
 type brokerLogin struct {
 	env     *Env
 	mu      sync.Mutex
-	touched map[string]bool // realms a brokered login made users in
+	missing map[[2]int]bool // tenant index, user: deleted, not made again yet
 	busy    map[[2]int]bool // tenant index, user: held by a VU
 	freed   *sync.Cond
 }
@@ -43,7 +47,7 @@ type brokerLogin struct {
 var _ load.Scenario = (*brokerLogin)(nil)
 
 func newBrokerLogin(env *Env) load.Scenario {
-	s := &brokerLogin{env: env, touched: map[string]bool{}, busy: map[[2]int]bool{}}
+	s := &brokerLogin{env: env, missing: map[[2]int]bool{}, busy: map[[2]int]bool{}}
 	s.freed = sync.NewCond(&s.mu)
 	return s
 }
@@ -98,6 +102,12 @@ func (u *brokerUser) Iterate(ctx context.Context, rec load.OpRecorder) error {
 	}
 	defer u.s.release(t, j)
 	user := p.spec.BrokerUsername(j)
+	firstVisit := env.BrokerFirstPct > 0 && u.rng.Float64()*100 < env.BrokerFirstPct
+	if firstVisit {
+		if err := u.s.unlink(ctx, t, j); err != nil {
+			return err
+		}
+	}
 	u.b.ClearCookies()
 	cl := web(t)
 	ar := kc.NewAuthRequest(cl.ID, p.redirect, kc.ScopeOpenID)
@@ -117,7 +127,6 @@ func (u *brokerUser) Iterate(ctx context.Context, rec load.OpRecorder) error {
 	if err != nil {
 		return err
 	}
-	u.s.touch(t.Realm)
 	start = time.Now()
 	code, first, err := u.b.FinishBrokered(ctx, endpoint, ar)
 	op := results.OpBrokerLogin
@@ -128,16 +137,38 @@ func (u *brokerUser) Iterate(ctx context.Context, rec load.OpRecorder) error {
 	if err != nil {
 		return err
 	}
+	if firstVisit {
+		u.s.setMissing(t, j, false)
+	}
 	start = time.Now()
 	_, err = env.Client.ExchangeCode(ctx, t.Realm, cl, code, ar.RedirectURI, ar.CodeVerifier)
 	rec.Record(results.OpCodeExchange, start, err)
 	return err
 }
 
-func (s *brokerLogin) touch(realm string) {
+func (s *brokerLogin) setMissing(t *dataset.Tenant, j int, missing bool) {
 	s.mu.Lock()
-	s.touched[realm] = true
-	s.mu.Unlock()
+	defer s.mu.Unlock()
+	if missing {
+		s.missing[[2]int{t.Index, j}] = true
+	} else {
+		delete(s.missing, [2]int{t.Index, j})
+	}
+}
+
+// unlink deletes tenant t's user linked to the provider's j-th user, so
+// that the next login is its first visit.
+func (s *brokerLogin) unlink(ctx context.Context, t *dataset.Tenant, j int) error {
+	name := s.env.Pool.spec.BrokerUsername(j)
+	usr, err := s.env.Admin.FindUser(ctx, t.Realm, name)
+	if err == nil && usr != nil {
+		s.setMissing(t, j, true)
+		err = s.env.Admin.DeleteUser(ctx, t.Realm, usr.ID)
+	}
+	if err != nil && !errors.Is(err, kc.ErrNotFound) {
+		return fmt.Errorf("delete the linked user %s of realm %s for a first visit: %w", name, t.Realm, err)
+	}
+	return nil
 }
 
 // prepare checks that the tenants' identity providers send users to the
@@ -166,37 +197,28 @@ func (s *brokerLogin) prepare(ctx context.Context, _ int) error {
 	return nil
 }
 
-// finish deletes the users brokered logins made (those linked to the
-// identity provider) in the realms the run logged users in to.
+// finish makes again the linked users that first visits deleted and did
+// not make again (an iteration that failed or was cut off).
 func (s *brokerLogin) finish(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, finishWait)
 	defer cancel()
 	s.mu.Lock()
-	realms := s.touched
-	s.touched = map[string]bool{}
+	missing := s.missing
+	s.missing = map[[2]int]bool{}
 	s.mu.Unlock()
 	var errs []error
-	for realm := range realms {
-		for {
-			var us []kc.UserRep
-			p := kc.RealmPath(realm, "users") + "?briefRepresentation=true&max=500&idpAlias=" + dataset.IdPAlias
-			if err := s.env.Admin.Do(ctx, http.MethodGet, p, nil, &us); err != nil {
-				errs = append(errs, fmt.Errorf("realm %s: list brokered users: %w", realm, err))
-				break
+	p := s.env.Pool
+	for _, t := range p.tenants {
+		for k := range missing {
+			if k[0] != t.Index {
+				continue
 			}
-			err := dataset.Parallel(ctx, len(us), finishers, func(ctx context.Context, k int) error {
-				err := s.env.Admin.DeleteUser(ctx, realm, us[k].ID)
-				if errors.Is(err, kc.ErrNotFound) {
-					return nil
-				}
-				return err
-			})
-			if err != nil {
-				errs = append(errs, fmt.Errorf("realm %s: delete brokered users: %w", realm, err))
-				break
+			u := p.spec.LinkedUser(t.Realm, k[1])
+			if usr, err := s.env.Admin.FindUser(ctx, t.Realm, u.Username); err == nil && usr != nil {
+				continue // made by a login after all
 			}
-			if len(us) < 500 {
-				break
+			if _, err := s.env.Admin.Create(ctx, kc.RealmPath(t.Realm, "users"), u); err != nil && !errors.Is(err, kc.ErrConflict) {
+				errs = append(errs, fmt.Errorf("realm %s: make the linked user %s again: %w", t.Realm, u.Username, err))
 			}
 		}
 	}

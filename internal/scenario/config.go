@@ -64,7 +64,10 @@ type Config struct {
 	RefreshesPerSession int            `yaml:"refreshes_per_session"`
 	// AdminWritePct is the percentage of admin-write's iterations that
 	// write (0: 100).
-	AdminWritePct   float64       `yaml:"admin_write_pct"`
+	AdminWritePct float64 `yaml:"admin_write_pct"`
+	// BrokerFirstPct is the percentage of broker-login's iterations that
+	// are a first visit.
+	BrokerFirstPct  float64       `yaml:"broker_first_pct"`
 	JourneyThink    time.Duration `yaml:"journey_think"`
 	JourneyUserinfo time.Duration `yaml:"journey_userinfo_every"`
 	JourneyLifetime time.Duration `yaml:"journey_token_lifetime"`
@@ -282,6 +285,12 @@ func (c *Config) validateWorkload(p *problems) {
 	if !(c.AdminWritePct >= 0 && c.AdminWritePct <= 100) {
 		p.add("admin_write_pct: %v: must be a percentage from 0 (0: 100) to 100", c.AdminWritePct)
 	}
+	if c.BrokerFirstPct != 0 && c.Scenario != results.ScenarioBrokerLogin && c.Scenario != results.ScenarioMix {
+		p.add("broker_first_pct: applies to the broker-login scenario only")
+	}
+	if !(c.BrokerFirstPct >= 0 && c.BrokerFirstPct <= 100) {
+		p.add("broker_first_pct: %v: must be a percentage from 0 to 100", c.BrokerFirstPct)
+	}
 	if c.SessionsPerVU < 0 || c.SessionsPerVU > MaxSessionsPerVU {
 		p.add("sessions_per_vu: %d: must be between 0 and %d", c.SessionsPerVU, MaxSessionsPerVU)
 	}
@@ -344,7 +353,8 @@ func (c *Config) Describe() string {
 // env is the scenario Env a Config asks for, without client and pool.
 func (c *Config) env() Env {
 	return Env{Seed: c.Seed, Mix: c.Mix, SessionsPerVU: c.SessionsPerVU, RefreshesPerSession: c.RefreshesPerSession, AdminWritePct: c.AdminWritePct,
-		Journey: JourneyOptions{Think: c.JourneyThink, UserinfoEvery: c.JourneyUserinfo, TokenLifetime: c.JourneyLifetime}}
+		BrokerFirstPct: c.BrokerFirstPct,
+		Journey:        JourneyOptions{Think: c.JourneyThink, UserinfoEvery: c.JourneyUserinfo, TokenLifetime: c.JourneyLifetime}}
 }
 
 // Stage is one ramping stage: move to Target (VUs, or iterations per

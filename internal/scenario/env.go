@@ -42,6 +42,9 @@ type Env struct {
 	// AdminWritePct is the percentage of admin-write's iterations that
 	// write (the others read); 0 means 100.
 	AdminWritePct float64
+	// BrokerFirstPct is the percentage of broker-login's iterations that
+	// are a user's first visit (its linked user deleted first).
+	BrokerFirstPct float64
 	// Journey tunes the user-journey scenario.
 	Journey JourneyOptions
 	// sessions, when set, keeps the refresh scenario's sessions from run
@@ -94,6 +97,9 @@ func (e *Env) validate(name string) error {
 	if adminScenario(name) && e.Admin == nil {
 		errs = append(errs, fmt.Errorf("%s needs admin credentials", name))
 	}
+	if !(e.BrokerFirstPct >= 0 && e.BrokerFirstPct <= 100) {
+		errs = append(errs, fmt.Errorf("broker first-visit percentage = %v: must be between 0 and 100", e.BrokerFirstPct))
+	}
 	if !(e.AdminWritePct >= 0 && e.AdminWritePct <= 100) {
 		errs = append(errs, fmt.Errorf("admin write percentage = %v: must be between 0 and 100", e.AdminWritePct))
 	}
@@ -112,7 +118,7 @@ func (e *Env) validate(name string) error {
 // adminScenario reports whether scenario name drives the admin API.
 func adminScenario(name string) bool {
 	return name == results.ScenarioAdminAPI || name == results.ScenarioAdminSearch || name == results.ScenarioAdminWrite ||
-		name == results.ScenarioRegistration || name == results.ScenarioAdminConsole
+		name == results.ScenarioRegistration || name == results.ScenarioAdminConsole || name == results.ScenarioBrokerLogin
 }
 
 // rng returns VU id's random source for the scenario called name.
