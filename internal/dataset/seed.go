@@ -576,43 +576,7 @@ func (sd *seeder) fast(ctx context.Context, todo []int) error {
 	}
 	if sd.s.Mode == ModeRealms {
 		return Parallel(ctx, len(todo), sd.o.Concurrency, func(ctx context.Context, k int) error {
-			i := todo[k]
-			if err := sd.b.prehash(ctx, []int{i}); err != nil {
-				return err
-			}
-			defer sd.b.forget([]int{i})
-			var rep kc.RealmRep
-			var parts []kc.PartialImportRep
-			if sd.b.big() {
-				rep, parts = sd.b.tenantParts(i)
-			} else {
-				rep = sd.b.tenantRealm(i)
-			}
-			keys, err := keyProviders(rep.Realm, sd.tenantKeys(i))
-			if err != nil {
-				return fmt.Errorf("tenant %s: realm keys: %w", TenantID(i), err)
-			}
-			rep.Components = keys
-			if sd.b.dir != nil {
-				rep.Components[UserStorageType] = []kc.ComponentRep{sd.b.ldapComponent(sd.b.dir, i)}
-			}
-			complete, err := sd.createRealm(ctx, rep.Realm, rep)
-			if err != nil {
-				return fmt.Errorf("tenant %s: %w", TenantID(i), err)
-			}
-			if sd.b.big() && !complete {
-				if err := sd.importParts(ctx, rep.Realm, parts); err != nil {
-					return fmt.Errorf("tenant %s: %w", TenantID(i), err)
-				}
-				if err := sd.bulkCopy(ctx, i); err != nil {
-					return err
-				}
-				if err := sd.markRealmComplete(ctx, rep.Realm); err != nil {
-					return fmt.Errorf("tenant %s: %w", TenantID(i), err)
-				}
-			}
-			sd.markDone(i)
-			return nil
+			return sd.fastRealm(ctx, todo[k])
 		})
 	}
 	realm := sd.s.SharedRealm()
@@ -672,6 +636,48 @@ func (sd *seeder) fast(ctx context.Context, todo []int) error {
 		}
 		return nil
 	})
+}
+
+// fastRealm makes realms-mode tenant i the fast way: its realm in one
+// import, or in parts (big tenants: copies too, with the clone strategy),
+// marked complete last.
+func (sd *seeder) fastRealm(ctx context.Context, i int) error {
+	if err := sd.b.prehash(ctx, []int{i}); err != nil {
+		return err
+	}
+	defer sd.b.forget([]int{i})
+	var rep kc.RealmRep
+	var parts []kc.PartialImportRep
+	if sd.b.big() {
+		rep, parts = sd.b.tenantParts(i)
+	} else {
+		rep = sd.b.tenantRealm(i)
+	}
+	keys, err := keyProviders(rep.Realm, sd.tenantKeys(i))
+	if err != nil {
+		return fmt.Errorf("tenant %s: realm keys: %w", TenantID(i), err)
+	}
+	rep.Components = keys
+	if sd.b.dir != nil {
+		rep.Components[UserStorageType] = []kc.ComponentRep{sd.b.ldapComponent(sd.b.dir, i)}
+	}
+	complete, err := sd.createRealm(ctx, rep.Realm, rep)
+	if err != nil {
+		return fmt.Errorf("tenant %s: %w", TenantID(i), err)
+	}
+	if sd.b.big() && !complete {
+		if err := sd.importParts(ctx, rep.Realm, parts); err != nil {
+			return fmt.Errorf("tenant %s: %w", TenantID(i), err)
+		}
+		if err := sd.bulkCopy(ctx, i); err != nil {
+			return err
+		}
+		if err := sd.markRealmComplete(ctx, rep.Realm); err != nil {
+			return fmt.Errorf("tenant %s: %w", TenantID(i), err)
+		}
+	}
+	sd.markDone(i)
+	return nil
 }
 
 // importParts adds the parts of a big realms-mode tenant to its realm,

@@ -555,6 +555,18 @@ func matrixVersion(ctx context.Context, o MatrixOptions, v, dir string) (r *resu
 		return nil, fmt.Errorf("seed: %w", err)
 	}
 	f.Logf("matrix: seeded %d tenants in %s", sr.Tenants, sr.Duration.Round(time.Millisecond))
+	// A version whose setup failed silently would measure an empty realm
+	// (keycloak/keycloak#48480): its dataset is counted first.
+	ver, err := dataset.Verify(ctx, kc.NewAdmin(kc.NewFor(tg), tg.Admin), sr.Manifest, nil)
+	if err != nil {
+		return nil, fmt.Errorf("verify the dataset: %w", err)
+	}
+	if !ver.OK() {
+		var b strings.Builder
+		ver.WriteText(&b)
+		return nil, fmt.Errorf("Keycloak %s does not hold the dataset it was seeded with:\n%s", v, b.String())
+	}
+	f.Logf("matrix: Keycloak %s holds the dataset (dataset verify: every count as seeded)", v)
 	boot, err := st.Restart(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("restart: %w", err)
