@@ -212,7 +212,7 @@ func (sd *seeder) bulkTemplates(ctx context.Context, conn *pgx.Conn, i int) (par
 
 // bulkBatches makes the copies of jobs, in parallel, and hands them to
 // write in batches of about bulkRows rows; the next batch is made while
-// one is written.
+// one is written (pipeline).
 func (sd *seeder) bulkBatches(ctx context.Context, i int, jobs []bulkJob, parts map[string]*template, rootOf map[bulkJob]string, write func([]instance) error) error {
 	h := sd.b.head
 	tplOf := func(jb bulkJob) (*template, bulkJob) {
@@ -226,50 +226,28 @@ func (sd *seeder) bulkBatches(ctx context.Context, i int, jobs []bulkJob, parts 
 		tp, _ := tplOf(jb)
 		return max(1, tp.rowCount())
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	type batch struct {
-		copies []instance
-		err    error
+	var spans [][2]int // jobs[lo:hi] per transaction
+	for lo := 0; lo < len(jobs); {
+		hi, rows := lo, 0
+		for hi < len(jobs) && rows < bulkRows {
+			rows += per(jobs[hi])
+			hi++
+		}
+		spans = append(spans, [2]int{lo, hi})
+		lo = hi
 	}
-	ch := make(chan batch, 1)
-	go func() {
-		defer close(ch)
-		for lo := 0; lo < len(jobs); {
-			hi, rows := lo, 0
-			for hi < len(jobs) && rows < bulkRows {
-				rows += per(jobs[hi])
-				hi++
-			}
-			part := jobs[lo:hi]
-			lo = hi
-			copies := make([]instance, len(part))
-			err := Parallel(ctx, len(part), runtime.GOMAXPROCS(0), func(ctx context.Context, k int) error {
-				tp, from := tplOf(part[k])
-				c := sd.bulkCopyOf(i, from, part[k], rootOf[from])
-				in, err := tp.instantiate(c, nil)
-				copies[k] = in
-				return err
-			})
-			select {
-			case ch <- batch{copies, err}:
-			case <-ctx.Done():
-				return
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
-	for b := range ch {
-		if b.err != nil {
-			return b.err
-		}
-		if err := write(b.copies); err != nil {
+	return pipeline(ctx, len(spans), func(ctx context.Context, b int) ([]instance, error) {
+		part := jobs[spans[b][0]:spans[b][1]]
+		copies := make([]instance, len(part))
+		err := Parallel(ctx, len(part), runtime.GOMAXPROCS(0), func(ctx context.Context, k int) error {
+			tp, from := tplOf(part[k])
+			c := sd.bulkCopyOf(i, from, part[k], rootOf[from])
+			in, err := tp.instantiate(c, nil)
+			copies[k] = in
 			return err
-		}
-	}
-	return ctx.Err()
+		})
+		return copies, err
+	}, write)
 }
 
 // bulkCopyOf describes job to as a copy of from (whose row id is id) in

@@ -742,50 +742,37 @@ func (sd *seeder) clone(ctx context.Context, todo []int) error {
 	type batch struct {
 		tenants []int
 		copies  []instance
-		err     error
 		took    time.Duration
 	}
 	var made, wrote time.Duration
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	ch := make(chan batch, 1)
-	go func() {
-		defer close(ch)
-		for lo := 0; lo < len(todo); lo += per {
-			part := todo[lo:min(lo+per, len(todo))]
-			t0 := time.Now()
-			copies := make([]instance, len(part))
-			err := Parallel(ctx, len(part), runtime.GOMAXPROCS(0), func(ctx context.Context, k int) error {
-				c, err := sd.copyOf(tpl, part[k], users)
-				if err != nil {
-					return err
-				}
-				in, err := tp.instantiate(c, keyRows)
-				if err != nil {
-					return fmt.Errorf("%w (--strategy fast makes every tenant through the admin API)", err)
-				}
-				copies[k] = in
-				return nil
-			})
-			select {
-			case ch <- batch{part, copies, err, time.Since(t0)}:
-			case <-ctx.Done():
-				return
-			}
+	n := (len(todo) + per - 1) / per
+	err = pipeline(ctx, n, func(ctx context.Context, b int) (batch, error) {
+		part := todo[b*per : min((b+1)*per, len(todo))]
+		t0 := time.Now()
+		copies := make([]instance, len(part))
+		err := Parallel(ctx, len(part), runtime.GOMAXPROCS(0), func(ctx context.Context, k int) error {
+			c, err := sd.copyOf(tpl, part[k], users)
 			if err != nil {
-				return
+				return err
 			}
-		}
-	}()
-	for b := range ch {
-		if b.err != nil {
-			return b.err
-		}
+			in, err := tp.instantiate(c, keyRows)
+			if err != nil {
+				return fmt.Errorf("%w (--strategy fast makes every tenant through the admin API)", err)
+			}
+			copies[k] = in
+			return nil
+		})
+		return batch{part, copies, time.Since(t0)}, err
+	}, func(b batch) error {
 		t0 := time.Now()
 		if err := sd.writeBatch(ctx, conn, tables, b.tenants, b.copies); err != nil {
 			return err
 		}
 		made, wrote = made+b.took, wrote+time.Since(t0)
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	what := "mostly RSA keys"
 	if sd.o.Keys != nil {
@@ -800,6 +787,41 @@ func (sd *seeder) clone(ctx context.Context, todo []int) error {
 		return sd.fast(ctx, left)
 	}
 	return nil
+}
+
+// pipeline makes batches 0..n-1 with produce, in a goroutine one batch
+// ahead, and hands each to write, in order; the first error stops both.
+func pipeline[B any](ctx context.Context, n int, produce func(ctx context.Context, k int) (B, error), write func(B) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type batch struct {
+		b   B
+		err error
+	}
+	ch := make(chan batch, 1)
+	go func() {
+		defer close(ch)
+		for k := range n {
+			b, err := produce(ctx, k)
+			select {
+			case ch <- batch{b, err}:
+			case <-ctx.Done():
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	for m := range ch {
+		if m.err != nil {
+			return m.err
+		}
+		if err := write(m.b); err != nil {
+			return err
+		}
+	}
+	return ctx.Err()
 }
 
 // readTemplate reads tenant tpl's rows and finds its key secrets.
