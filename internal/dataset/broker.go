@@ -108,9 +108,9 @@ func RetargetIdP(cfg map[string]string, base, idpRealm string) map[string]string
 	return cfg
 }
 
-// IdPURLs says where a tenant's identity provider (as Keycloak returns it)
-// sends users: its authorization URL, which must be on base.
-func IdPURLs(p kc.IdentityProviderRep, base string) error {
+// CheckIdPTarget checks that a tenant's identity provider (as Keycloak
+// returns it) sends users to base: its authorization URL is on it.
+func CheckIdPTarget(p kc.IdentityProviderRep, base string) error {
 	want := strings.TrimRight(base, "/") + "/realms/"
 	if got := p.Config["authorizationUrl"]; !strings.HasPrefix(got, want) {
 		return fmt.Errorf("identity provider %s sends users to %s, not to the target %s", p.Alias, got, base)

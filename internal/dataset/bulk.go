@@ -128,15 +128,7 @@ func (sd *seeder) bulkCopy(ctx context.Context, i int) error {
 		TenantID(i), len(jobs), h.users, s.BackendClient(i, bulkClients-1))
 	written, said := 0, 0
 	err = sd.bulkBatches(ctx, i, jobs, parts, rootOf, func(copies []instance) error {
-		tx, err := conn.Begin(ctx)
-		if err != nil {
-			return err
-		}
-		if err := writeCopies(ctx, tx, tables, copies); err != nil {
-			tx.Rollback(context.WithoutCancel(ctx))
-			return err
-		}
-		if err := tx.Commit(ctx); err != nil {
+		if err := commitCopies(ctx, conn, tables, copies); err != nil {
 			return err
 		}
 		written += len(copies)

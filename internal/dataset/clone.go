@@ -675,6 +675,22 @@ func writeCopies(ctx context.Context, tx pgx.Tx, tables []*dbTable, copies []ins
 	return nil
 }
 
+// commitCopies writes copies in one transaction (writeCopies).
+func commitCopies(ctx context.Context, conn *pgx.Conn, tables []*dbTable, copies []instance) error {
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	if err := writeCopies(ctx, tx, tables, copies); err != nil {
+		tx.Rollback(context.WithoutCancel(ctx))
+		return err
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}
+
 // copyText writes v in COPY's text format.
 func copyText(b *bytes.Buffer, v *string) {
 	if v == nil {
@@ -846,16 +862,8 @@ func (sd *seeder) readTemplate(ctx context.Context, conn *pgx.Conn, tpl int) (*t
 // Keycloak drop what it cached.
 func (sd *seeder) writeBatch(ctx context.Context, conn *pgx.Conn, tables []*dbTable, tenants []int, copies []instance) error {
 	span := fmt.Sprintf("tenants %s..%s", TenantID(tenants[0]), TenantID(tenants[len(tenants)-1]))
-	tx, err := conn.Begin(ctx)
-	if err != nil {
+	if err := commitCopies(ctx, conn, tables, copies); err != nil {
 		return fmt.Errorf("clone %s: %w", span, err)
-	}
-	if err := writeCopies(ctx, tx, tables, copies); err != nil {
-		tx.Rollback(context.WithoutCancel(ctx))
-		return fmt.Errorf("clone %s: %w", span, err)
-	}
-	if err := tx.Commit(ctx); err != nil {
-		return fmt.Errorf("clone %s: commit: %w", span, err)
 	}
 	if err := sd.clearCaches(ctx); err != nil {
 		return fmt.Errorf("clone %s: %w", span, err)

@@ -39,22 +39,9 @@ func (b *Browser) SubmitIdPLogin(ctx context.Context, page *LoginPage, username,
 	f := form{b: make([]byte, 0, 128)}
 	f.add("username", username)
 	f.add("password", password)
-	for _, h := range page.Hidden {
-		f.add(h.Name, h.Value)
-	}
-	k := &oidcReq{method: http.MethodPost, what: "identity provider's login form", body: f.b, redirect: true}
-	resp, err := b.c.send(ctx, b.hc, k, page.Action)
-	if err != nil {
-		return "", err
-	}
-	if resp.StatusCode == http.StatusFound || resp.StatusCode == http.StatusSeeOther {
-		loc := resp.Header.Get("Location")
-		closeBody(resp)
-		return resolve(resp.Request.URL, loc)
-	}
-	next, err := readLoginPage(resp)
-	if err != nil {
-		return "", fmt.Errorf("identity provider's login form answered %d without a redirect: %w", resp.StatusCode, err)
+	loc, next, err := b.postForm(ctx, page, f, "identity provider's login form")
+	if err != nil || next == nil {
+		return loc, err
 	}
 	return "", &LoginError{Message: next.Message, Page: next}
 }
@@ -66,13 +53,13 @@ func (b *Browser) SubmitIdPLogin(ctx context.Context, page *LoginPage, username,
 // data the provider did not give) is an error.
 func (b *Browser) FinishBrokered(ctx context.Context, endpoint string, ar AuthRequest) (code string, first bool, err error) {
 	page, code, visited, err := b.follow(ctx, endpoint, ar, "broker endpoint")
-	if err != nil {
-		return "", false, err
-	}
 	for _, v := range visited {
 		if strings.Contains(v, "/login-actions/first-broker-login") {
 			first = true
 		}
+	}
+	if err != nil {
+		return "", first, err
 	}
 	if page != nil {
 		return "", first, fmt.Errorf("broker endpoint: Keycloak showed a page (message %q) instead of redirecting to the client", page.Message)

@@ -264,10 +264,24 @@ func (b *Browser) SubmitOTP(ctx context.Context, page *LoginPage, ar AuthRequest
 // post submits f and page's hidden fields to page's action: the code when
 // Keycloak redirects, or the page it shows instead.
 func (b *Browser) post(ctx context.Context, page *LoginPage, ar AuthRequest, f form) (string, *LoginPage, error) {
+	loc, next, err := b.postForm(ctx, page, f, "login form")
+	if err != nil || next != nil {
+		return "", next, err
+	}
+	code, err := codeFromRedirect(loc, ar)
+	if err != nil {
+		return "", nil, fmt.Errorf("login form: %w", err)
+	}
+	return code, nil, nil
+}
+
+// postForm submits f and page's hidden fields to page's action: where
+// Keycloak redirects (absolute), or the page it shows instead.
+func (b *Browser) postForm(ctx context.Context, page *LoginPage, f form, what string) (string, *LoginPage, error) {
 	for _, h := range page.Hidden {
 		f.add(h.Name, h.Value)
 	}
-	k := &oidcReq{method: http.MethodPost, what: "login form", body: f.b, redirect: true}
+	k := &oidcReq{method: http.MethodPost, what: what, body: f.b, redirect: true}
 	resp, err := b.c.send(ctx, b.hc, k, page.Action)
 	if err != nil {
 		return "", nil, err
@@ -275,15 +289,15 @@ func (b *Browser) post(ctx context.Context, page *LoginPage, ar AuthRequest, f f
 	if resp.StatusCode == http.StatusFound || resp.StatusCode == http.StatusSeeOther {
 		loc := resp.Header.Get("Location")
 		closeBody(resp)
-		code, err := codeFromRedirect(loc, ar)
-		if err != nil {
-			return "", nil, fmt.Errorf("login form: %w", err)
+		if loc == "" {
+			return "", nil, fmt.Errorf("%s: redirect without a Location", what)
 		}
-		return code, nil, nil
+		loc, err = resolve(resp.Request.URL, loc)
+		return loc, nil, err
 	}
 	next, err := readLoginPage(resp)
 	if err != nil {
-		return "", nil, fmt.Errorf("login form answered %d without a redirect: %w", resp.StatusCode, err)
+		return "", nil, fmt.Errorf("%s answered %d without a redirect: %w", what, resp.StatusCode, err)
 	}
 	return "", next, nil
 }

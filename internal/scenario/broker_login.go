@@ -186,7 +186,7 @@ func (s *brokerLogin) prepare(ctx context.Context, _ int) error {
 			}
 			return fmt.Errorf("%s: realm %s: %w", results.ScenarioBrokerLogin, t.Realm, err)
 		}
-		if dataset.IdPURLs(idp, base) == nil {
+		if dataset.CheckIdPTarget(idp, base) == nil {
 			continue
 		}
 		idp.Config = dataset.RetargetIdP(idp.Config, base, env.Pool.spec.IdPRealm())
