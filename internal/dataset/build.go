@@ -172,7 +172,34 @@ func (b builder) clientList(i, n int, settings bool) []kc.ClientRep {
 	if s.Content.UMAResources > 0 {
 		cs = append(cs, b.umaClient(i, settings))
 	}
+	for k := 1; k <= s.Content.SAMLClients; k++ {
+		cs = append(cs, samlClient(s.SAMLClient(i, k)))
+	}
 	return cs
+}
+
+// samlClient is a SAML client (Content.SAMLClients) whose attributes say
+// all that the saml-login workload relies on, so that one made through
+// the admin API (which fills in defaults, some the other way: signed
+// requests required) and one imported are the same: the POST binding,
+// documents and assertions signed with the realm's RS256 key, nothing
+// encrypted, the username as name id, requests taken unsigned.
+func samlClient(id string) kc.ClientRep {
+	return kc.ClientRep{ClientID: id, Protocol: "saml", Enabled: kc.Bool(true), StandardFlowEnabled: true,
+		RedirectURIs: []string{SAMLConsumerURL},
+		Attributes: map[string]string{
+			"saml_assertion_consumer_url_post":       SAMLConsumerURL,
+			"saml.force.post.binding":                "true",
+			"saml.server.signature":                  "true",
+			"saml.assertion.signature":               "true",
+			"saml.signature.algorithm":               "RSA_SHA256",
+			"saml_signature_canonicalization_method": "http://www.w3.org/2001/10/xml-exc-c14n#",
+			"saml.client.signature":                  "false",
+			"saml.encrypt":                           "false",
+			"saml.authnstatement":                    "true",
+			"saml_name_id_format":                    "username",
+			"saml_force_name_id_format":              "false",
+		}}
 }
 
 // umaClient is tenant i's resource server (Content.UMAResources): a
@@ -220,8 +247,8 @@ func (b builder) roles(i int) *kc.RolesRep {
 	if s.Content.ClientRolesPerClient > 0 {
 		r.Client = map[string][]kc.RoleRep{}
 		for _, c := range b.clientNames(i) {
-			if c.AuthorizationServicesEnabled {
-				continue // its role is UMAProtection, below
+			if c.AuthorizationServicesEnabled || c.Protocol == "saml" {
+				continue // a resource server's role is UMAProtection, below; SAML clients have none
 			}
 			for k := 1; k <= s.Content.ClientRolesPerClient; k++ {
 				r.Client[c.ClientID] = append(r.Client[c.ClientID], kc.RoleRep{Name: ClientRole(k), ClientRole: true})

@@ -15,7 +15,7 @@ type SpecFlags struct {
 	users, clients, roles, groups int
 	clientRoles, otpUsers         int
 	umaResources                  int
-	brokerUsers                   int
+	brokerUsers, samlClients      int
 	shape                         Shape
 	Seed                          int64
 	uniqueSalts                   bool
@@ -36,6 +36,7 @@ func (f *SpecFlags) RegisterFlags(fs *flag.FlagSet) {
 	fs.IntVar(&f.otpUsers, "otp-users", 0, "users per tenant with a TOTP credential besides --users, for the otp-login workload (default 0)")
 	fs.IntVar(&f.umaResources, "uma-resources", 0, "resources per tenant in a resource server with authorization services, for the uma workload (default 0: none)")
 	fs.IntVar(&f.brokerUsers, "broker-users", 0, "users of an identity-provider realm (<prefix>-idp) that every tenant realm brokers as identity provider idp, for the broker-login workload; realms mode (default 0: none)")
+	fs.IntVar(&f.samlClients, "saml-clients", 0, "SAML clients per tenant (saml-1, saml-2, …), for the saml-login workload (default 0: none)")
 	fs.IntVar(&f.shape.RolesPerUser, "roles-per-user", 0, "realm roles each user holds (default 1), at most --roles")
 	fs.IntVar(&f.shape.ClientRolesPerUser, "client-roles-per-user", 0, "roles of the tenant's first backend client each user holds (default 0), at most --client-roles")
 	fs.IntVar(&f.shape.GroupsPerUser, "groups-per-user", 0, "groups each user is in (default 1), at most --groups; the backend clients then put the groups in tokens")
@@ -92,6 +93,7 @@ func (f *SpecFlags) Spec() (Spec, error) {
 	set(&s.Content.OTPUsers, "otp-users", f.otpUsers, 0)
 	set(&s.Content.UMAResources, "uma-resources", f.umaResources, 0)
 	set(&s.Content.BrokerUsers, "broker-users", f.brokerUsers, 0)
+	set(&s.Content.SAMLClients, "saml-clients", f.samlClients, 0)
 	set(&s.Content.RolesPerUser, "roles-per-user", f.shape.RolesPerUser, 0)
 	set(&s.Content.ClientRolesPerUser, "client-roles-per-user", f.shape.ClientRolesPerUser, 0)
 	set(&s.Content.GroupsPerUser, "groups-per-user", f.shape.GroupsPerUser, 0)
@@ -112,6 +114,7 @@ func (f *SpecFlags) Spec() (Spec, error) {
 		{"otp-users", f.otpUsers, 0, 0, maxSeedUsers},
 		{"uma-resources", f.umaResources, 0, 0, maxUMAResources},
 		{"broker-users", f.brokerUsers, 0, 0, maxBrokerUsers},
+		{"saml-clients", f.samlClients, 0, 0, maxSAMLClients},
 		{"roles-per-user", f.shape.RolesPerUser, 0, 1, maxSeedCount},
 		{"client-roles-per-user", f.shape.ClientRolesPerUser, 0, 0, maxSeedCount},
 		{"groups-per-user", f.shape.GroupsPerUser, 0, 1, maxSeedCount},

@@ -55,6 +55,11 @@ type Content struct {
 	// realm (Spec.IdPRealm) of that many users, which every tenant realm
 	// brokers (IdPAlias): the broker-login workload's. Realms mode.
 	BrokerUsers int `json:"broker_users,omitempty"`
+	// SAMLClients are SAML clients per tenant (Spec.SAMLClient): the
+	// saml-login workload's service providers, answering by the POST
+	// binding with signed documents and assertions (the realm's keys),
+	// the username as name id, unsigned requests accepted.
+	SAMLClients int `json:"saml_clients,omitempty"`
 	// Shape: how much each user, role and client carries (0: the default
 	// shape, one realm role and one group a user, flat roles, no mappers).
 	Shape
@@ -163,6 +168,9 @@ func (c Content) Validate() error {
 	}
 	if c.UMAResources < 0 {
 		errs = append(errs, fmt.Errorf("UMA resources per tenant = %d: must be >= 0", c.UMAResources))
+	}
+	if c.SAMLClients < 0 || c.SAMLClients > maxSAMLClients {
+		errs = append(errs, fmt.Errorf("SAML clients per tenant = %d: must be between 0 and %d", c.SAMLClients, maxSAMLClients))
 	}
 	if c.BrokerUsers < 0 || c.BrokerUsers > maxBrokerUsers {
 		errs = append(errs, fmt.Errorf("identity-provider users = %d: must be between 0 and %d", c.BrokerUsers, maxBrokerUsers))
@@ -301,6 +309,9 @@ func (s Spec) Fingerprint() string {
 	if c.BrokerUsers > 0 {
 		f += fmt.Sprintf("|broker-users=%d", c.BrokerUsers)
 	}
+	if c.SAMLClients > 0 {
+		f += fmt.Sprintf("|saml-clients=%d", c.SAMLClients)
+	}
 	h := sha256.Sum256([]byte(f))
 	return hex.EncodeToString(h[:8])
 }
@@ -339,6 +350,13 @@ func (s Spec) BackendClient(i, k int) string {
 	}
 	return s.name(i, fmt.Sprintf("backend-%d", k))
 }
+
+// SAMLClient is tenant i's SAML client k (1-based), its client id and
+// the service provider's entity id.
+func (s Spec) SAMLClient(i, k int) string { return s.name(i, fmt.Sprintf("saml-%d", k)) }
+
+// maxSAMLClients bounds Content.SAMLClients.
+const maxSAMLClients = 1000
 
 // UMAClient is tenant i's resource server (Content.UMAResources).
 func (s Spec) UMAClient(i int) string { return s.name(i, "api") }
@@ -465,6 +483,11 @@ func derive(seed int64, what string) string {
 // RedirectURI is where the web client may redirect (nothing listens there:
 // the login-form scenario reads the code from the Location header).
 const RedirectURI = "http://127.0.0.1:9/callback"
+
+// SAMLConsumerURL is the SAML clients' assertion consumer service, where
+// nothing listens either: kcbench reads the response from the page that
+// would post it there.
+const SAMLConsumerURL = "http://127.0.0.1:9/saml/acs"
 
 // Attribute keys kcbench stores on what it creates.
 const (

@@ -97,8 +97,8 @@ func (sd *seeder) restClients(ctx context.Context, realm string, i int) error {
 			}
 			id = cs[0].ID
 		}
-		if c.AuthorizationServicesEnabled {
-			continue // Keycloak gave it its role (UMAProtection)
+		if c.AuthorizationServicesEnabled || c.Protocol == "saml" {
+			continue // Keycloak gave a resource server its role (UMAProtection); SAML clients have none
 		}
 		for k := 1; k <= sd.s.Content.ClientRolesPerClient; k++ {
 			if _, err := created(a.Create(ctx, kc.RealmPath(realm, "clients", id, "roles"), kc.RoleRep{Name: ClientRole(k)})); err != nil {

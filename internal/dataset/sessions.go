@@ -561,7 +561,9 @@ func readSessionRealms(ctx context.Context, conn *pgx.Conn, m *Manifest, tp *ses
 		}
 		var clients []string
 		for _, c := range b.clientNames(i) {
-			clients = append(clients, c.ClientID)
+			if c.Protocol == "" { // sessions of OpenID Connect clients only
+				clients = append(clients, c.ClientID)
+			}
 		}
 		if t.clients, err = idsByName(ctx, conn, "SELECT id FROM client WHERE realm_id = $1 AND client_id = ANY($2) ORDER BY client_id", r.id, clients); err != nil {
 			return nil, err

@@ -58,6 +58,9 @@ func (m *Manifest) WriteText(w io.Writer, path string) error {
 	if s.Content.UMAResources > 0 {
 		uma = fmt.Sprintf(", a resource server with %d resources", s.Content.UMAResources)
 	}
+	if n := s.Content.SAMLClients; n > 0 {
+		uma += fmt.Sprintf(", %d SAML clients", n)
+	}
 	fmt.Fprintf(tw, "per tenant\t%d users%s, %d clients, %d realm roles, %d client roles per client, %d groups%s\n", s.Content.Users, otp, s.Content.Clients, s.Content.RealmRoles, s.Content.ClientRolesPerClient, s.Content.Groups, uma)
 	if n := s.Content.BrokerUsers; n > 0 {
 		fmt.Fprintf(tw, "identity provider\trealm %s with %d users, brokered by every tenant realm as %s\n", s.IdPRealm(), n, IdPAlias)

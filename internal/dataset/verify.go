@@ -70,6 +70,7 @@ func (s Spec) Expected() Counts {
 	if c.BrokerUsers > 0 {
 		e.IdentityProviders, e.BrokerUsers, e.LinkedUsers = n, c.BrokerUsers, n*c.BrokerUsers
 	}
+	e.Clients += n * c.SAMLClients
 	if c.UMAResources > 0 { // the resource server and its role
 		e.Clients += n
 		e.ClientRoles += n
@@ -295,7 +296,7 @@ func tenantOf(name string) int {
 // ours tells the dataset's entities from Keycloak's built-in ones in a
 // realms-mode realm.
 func ours(name string) bool {
-	for _, p := range []string{"web", "backend", "role-", "group-", "user-", "otp-user-"} {
+	for _, p := range []string{"web", "backend", "saml-", "role-", "group-", "user-", "otp-user-"} {
 		if strings.HasPrefix(name, p) {
 			return true
 		}

@@ -5,6 +5,7 @@ package dataset_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -116,6 +117,7 @@ func cloneLikeFast(t *testing.T, e *env) {
 			dir := t.TempDir()
 			content := dataset.DefaultContent
 			content.UMAResources = 2 // authorization services' tables cloned too
+			content.SAMLClients = 1  // a SAML client, its attributes cloned
 			// a shape: composite roles, several roles and groups a user,
 			// client roles, claim mappers (their rows cloned too)
 			content.Shape = dataset.Shape{RolesPerUser: 2, ClientRolesPerUser: 1, GroupsPerUser: 2, CompositeDepth: 2, CompositeWidth: 2, MappersPerClient: 3}
@@ -173,6 +175,9 @@ func cloneLikeFast(t *testing.T, e *env) {
 				ar := kc.NewAuthRequest(tn.WebClient, dataset.RedirectURI, "openid")
 				if _, err := e.c.NewBrowser().Login(e.ctx, tn.Realm, kc.OAuthClient{ID: tn.WebClient}, ar, cm.Username(i, 2), cm.Password); err != nil {
 					t.Errorf("cloned tenant %d: login form: %v", i, err)
+				}
+				if err := e.samlLogin(cs, i, cm.Username(i, 3), cm.Password); err != nil {
+					t.Errorf("cloned tenant %d: SAML login: %v", i, err)
 				}
 			}
 			e.seededSessions(cm, filepath.Join(dir, "clone.json"))
@@ -260,6 +265,35 @@ func (e *env) brokered(s dataset.Spec, tn dataset.Tenant) {
 			t.Fatalf("brokered login %d: first-broker-login %v (want %v), %v", k+1, first, wantFirst, err)
 		}
 	}
+}
+
+// samlLogin logs user in to tenant i's SAML client and verifies the
+// response (signed with the tenant realm's key, the user its subject).
+func (e *env) samlLogin(s dataset.Spec, i int, user, password string) error {
+	acs, _ := url.Parse(dataset.SAMLConsumerURL)
+	idp, err := e.c.SAMLIdP(e.ctx, s.RealmOf(i))
+	if err != nil {
+		return err
+	}
+	sp := idp.ServiceProvider(s.SAMLClient(i, 1), acs)
+	req, err := sp.NewRequest("")
+	if err != nil {
+		return err
+	}
+	b := e.c.NewBrowser()
+	page, err := b.OpenSAML(e.ctx, sp, req)
+	if err != nil {
+		return err
+	}
+	resp, err := b.SubmitSAMLLogin(e.ctx, page, user, password)
+	if err != nil {
+		return err
+	}
+	name, err := sp.Verify(resp, req.ID)
+	if err == nil && !strings.EqualFold(name, user) {
+		err = fmt.Errorf("the subject is %q", name)
+	}
+	return err
 }
 
 // shapeInToken checks that user j of tenant i's access token carries

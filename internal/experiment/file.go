@@ -118,6 +118,11 @@ type DatasetSpec struct {
 	OTPUsers int `yaml:"otp_users"`
 	// UMAResources are resources per tenant in a resource server (uma).
 	UMAResources int `yaml:"uma_resources"`
+	// BrokerUsers are the users of an identity-provider realm every
+	// tenant realm brokers (broker-login; realms mode), SAMLClients the
+	// SAML clients per tenant (saml-login).
+	BrokerUsers int `yaml:"broker_users"`
+	SAMLClients int `yaml:"saml_clients"`
 	// Sessions and OfflineSessions are the user sessions each point's
 	// realms hold, written into the database after seeding (seed
 	// --sessions, --offline-sessions); a variant may set its own. With
@@ -514,8 +519,8 @@ func (f *File) validateDataset(p *problems) {
 			p.add("dataset.tenants[%d]: %d: must be between 1 and %d", i, n, dataset.MaxTenants)
 		}
 	}
-	if d.Users < 0 || d.Clients < 0 || d.OTPUsers < 0 || d.UMAResources < 0 {
-		p.add("dataset.users, dataset.clients, dataset.otp_users and dataset.uma_resources must not be negative")
+	if d.Users < 0 || d.Clients < 0 || d.OTPUsers < 0 || d.UMAResources < 0 || d.BrokerUsers < 0 || d.SAMLClients < 0 {
+		p.add("dataset.users, dataset.clients, dataset.otp_users, dataset.uma_resources, dataset.broker_users and dataset.saml_clients must not be negative")
 	}
 	if err := (dataset.SessionSpec{Online: d.Sessions, Offline: d.OfflineSessions}).Validate(); err != nil {
 		p.add("dataset: %v", strings.NewReplacer("--sessions", "sessions", "--offline-sessions", "offline_sessions").Replace(err.Error()))

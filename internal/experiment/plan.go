@@ -228,6 +228,8 @@ func (f *File) content() dataset.Content {
 	}
 	content.OTPUsers = f.Dataset.OTPUsers
 	content.UMAResources = f.Dataset.UMAResources
+	content.BrokerUsers = f.Dataset.BrokerUsers
+	content.SAMLClients = f.Dataset.SAMLClients
 	if f.Dataset.Users > 0 {
 		content.Users = f.Dataset.Users
 	}

@@ -219,24 +219,41 @@ func (b *Browser) SubmitLogin(ctx context.Context, page *LoginPage, ar AuthReque
 		return page.Code, nil
 	}
 	for {
-		f := form{b: make([]byte, 0, 128)}
-		if page.Username || !page.Password {
-			f.add("username", username)
-		}
-		if page.Password || !page.Username {
-			f.add("password", password)
-		}
-		code, next, err := b.post(ctx, page, ar, f)
-		switch {
-		case err != nil || code != "":
+		code, next, err := b.post(ctx, page, ar, credentials(page, username, password))
+		if err != nil || code != "" {
 			return code, err
-		case next.OTP && next.Message == "":
-			return "", &NeedOTP{Page: next}
-		case next.Message != "" || page.Password || !next.Password:
-			return "", &LoginError{Message: next.Message, Page: next}
+		}
+		if err := nextLoginStep(page, next); err != nil {
+			return "", err
 		}
 		page = next // identity-first: the username was taken, now the password
 	}
+}
+
+// credentials is the form of username and password that page asks for.
+func credentials(page *LoginPage, username, password string) form {
+	f := form{b: make([]byte, 0, 128)}
+	if page.Username || !page.Password {
+		f.add("username", username)
+	}
+	if page.Password || !page.Username {
+		f.add("password", password)
+	}
+	return f
+}
+
+// nextLoginStep says what the page next that Keycloak showed after page's
+// credentials means: nil when it asks for the password after the
+// username (identity-first login), a *NeedOTP when it asks for a
+// one-time code, else a *LoginError (the credentials were refused).
+func nextLoginStep(page, next *LoginPage) error {
+	switch {
+	case next.OTP && next.Message == "":
+		return &NeedOTP{Page: next}
+	case next.Message != "" || page.Password || !next.Password:
+		return &LoginError{Message: next.Message, Page: next}
+	}
+	return nil
 }
 
 // NeedOTP is SubmitLogin's answer when Keycloak took the credentials and
@@ -278,6 +295,21 @@ func (b *Browser) post(ctx context.Context, page *LoginPage, ar AuthRequest, f f
 // postForm submits f and page's hidden fields to page's action: where
 // Keycloak redirects (absolute), or the page it shows instead.
 func (b *Browser) postForm(ctx context.Context, page *LoginPage, f form, what string) (string, *LoginPage, error) {
+	loc, resp, err := b.submit(ctx, page, f, what)
+	if err != nil || resp == nil {
+		return loc, nil, err
+	}
+	next, err := readLoginPage(resp)
+	if err != nil {
+		return "", nil, fmt.Errorf("%s answered %d without a redirect: %w", what, resp.StatusCode, err)
+	}
+	return "", next, nil
+}
+
+// submit posts f and page's hidden fields to page's action: where
+// Keycloak redirects (absolute), or its answer, unread, when it does not
+// redirect.
+func (b *Browser) submit(ctx context.Context, page *LoginPage, f form, what string) (string, *http.Response, error) {
 	for _, h := range page.Hidden {
 		f.add(h.Name, h.Value)
 	}
@@ -295,11 +327,7 @@ func (b *Browser) postForm(ctx context.Context, page *LoginPage, f form, what st
 		loc, err = resolve(resp.Request.URL, loc)
 		return loc, nil, err
 	}
-	next, err := readLoginPage(resp)
-	if err != nil {
-		return "", nil, fmt.Errorf("%s answered %d without a redirect: %w", what, resp.StatusCode, err)
-	}
-	return "", next, nil
+	return "", resp, nil
 }
 
 // Login runs the whole browser flow for ar: the login page, the form and
@@ -345,16 +373,26 @@ func codeFromRedirect(location string, ar AuthRequest) (string, error) {
 func readLoginPage(resp *http.Response) (*LoginPage, error) {
 	buf := getBuf()
 	defer putBuf(buf)
+	if err := readBody(resp, buf); err != nil {
+		return nil, err
+	}
+	return parsePage(buf.Bytes(), resp.Request.URL)
+}
+
+// readBody reads resp's body (at most maxBody) into buf and closes it.
+func readBody(resp *http.Response, buf *bytes.Buffer) error {
 	_, err := buf.ReadFrom(io.LimitReader(resp.Body, maxBody))
 	closeBody(resp)
+	return err
+}
+
+// parsePage parses a login page read from base.
+func parsePage(body []byte, base *url.URL) (*LoginPage, error) {
+	page, err := ParseLoginPage(bytes.NewReader(body))
 	if err != nil {
 		return nil, err
 	}
-	page, err := ParseLoginPage(bytes.NewReader(buf.Bytes()))
-	if err != nil {
-		return nil, err
-	}
-	if page.Action, err = resolve(resp.Request.URL, page.Action); err != nil {
+	if page.Action, err = resolve(base, page.Action); err != nil {
 		return nil, err
 	}
 	return page, nil

@@ -94,6 +94,7 @@ type GroupRep struct {
 type ClientRep struct {
 	ID                        string              `json:"id,omitempty"`
 	ClientID                  string              `json:"clientId"`
+	Protocol                  string              `json:"protocol,omitempty"` // "": openid-connect
 	Name                      string              `json:"name,omitempty"`
 	Enabled                   *bool               `json:"enabled,omitempty"`
 	PublicClient              bool                `json:"publicClient"`

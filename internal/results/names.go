@@ -24,6 +24,7 @@ const (
 	ScenarioRegistration      = "registration"
 	ScenarioUMA               = "uma"
 	ScenarioBrokerLogin       = "broker-login"
+	ScenarioSAMLLogin         = "saml-login"
 	ScenarioUserJourney       = "user-journey"
 	ScenarioMix               = "mix"
 )
@@ -64,6 +65,9 @@ const (
 	OpIdPLogin         = "idp_login"          // POST the credentials to the identity provider: the redirect back
 	OpBrokerFirstLogin = "broker_first_login" // the broker endpoint, first visit: a user made and linked, the redirect with the code
 	OpBrokerLogin      = "broker_login"       // the broker endpoint, a linked user: the redirect with the code
+	// saml-login's steps
+	OpSAMLPage  = "saml_page"  // POST the AuthnRequest to the realm's SAML endpoint: the login form
+	OpSAMLLogin = "saml_login" // POST the credentials: the page posting the signed SAML response
 	// admin-console's screens: each the admin requests the console sends
 	// for it, at once, until the last answer
 	OpConsoleUsers   = "console_users"   // a realm's users list

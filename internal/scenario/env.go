@@ -165,6 +165,7 @@ func registry() map[string]entry {
 		results.ScenarioRegistration:      {"self-registration through the registration form, then the code exchange; the users made are deleted when the run ends", plain(newRegistration)},
 		results.ScenarioTokenExchange:     {"standard token exchange (26.2+) by the backend client of a user's access token the VU holds, for the account audience", plain(newTokenExchange)},
 		results.ScenarioBrokerLogin:       {"brokered browser login: the tenant realm with kc_idp_hint, the identity provider's form (another realm, seed --broker-users), first-broker-login or the linked user, the code exchange", plain(newBrokerLogin)},
+		results.ScenarioSAMLLogin:         {"SAML browser login, SP-initiated, POST binding: the AuthnRequest, the login form, the credentials, the signed response checked by kcbench as the client's service provider (seed --saml-clients)", plain(newSAMLLogin)},
 		results.ScenarioUMA:               {"authorization services: a user's uma-ticket grant for a random resource's scope of the tenant's resource server (seed --uma-resources), an RPT", plain(newUMA)},
 		results.ScenarioUserJourney:       {"a user's session: think, form login, userinfo every 5 s, silent refresh, 1–3 token lifetimes, 25 % log out", plain(newJourney)},
 		results.ScenarioMix:               {"weighted mix of scenarios (default 1 login-form : 8 refresh : 8 client-credentials)", newMix},

@@ -114,6 +114,9 @@ func (p *Pool) missing(name string) error {
 	if name == results.ScenarioBrokerLogin && p.spec.Content.BrokerUsers == 0 {
 		return fmt.Errorf("%s needs an identity provider in each tenant realm, which the dataset has not: seed --broker-users N (a dataset of its own: the content differs)", name)
 	}
+	if name == results.ScenarioSAMLLogin && p.spec.Content.SAMLClients == 0 {
+		return fmt.Errorf("%s needs a SAML client in each tenant, which the dataset has not: seed --saml-clients N (a dataset of its own: the content differs)", name)
+	}
 	if name == results.ScenarioUMA && p.umaResources() == 0 {
 		return fmt.Errorf("%s needs a resource server with authorization services in each tenant, which the dataset has not: seed --uma-resources N (a dataset of its own: the content differs)", name)
 	}

@@ -107,6 +107,7 @@ func testEnvOTP(t *testing.T) Env {
 	content.OTPUsers = 2
 	content.UMAResources = 3
 	content.BrokerUsers = 4
+	content.SAMLClients = 2
 	spec := dataset.Spec{Mode: dataset.ModeRealms, Tenants: 3, Content: content, Prefix: "kcb", Seed: 1}
 	p, err := NewManifestPool(dataset.NewManifest(spec, "http://kc"), 0)
 	if err != nil {
@@ -173,7 +174,7 @@ func TestByName(t *testing.T) {
 		}
 		e := env
 		if flag, ok := map[string]string{results.ScenarioOTPLogin: "seed --otp-users N", results.ScenarioUMA: "seed --uma-resources N",
-			results.ScenarioBrokerLogin: "seed --broker-users N"}[i.Name]; ok {
+			results.ScenarioBrokerLogin: "seed --broker-users N", results.ScenarioSAMLLogin: "seed --saml-clients N"}[i.Name]; ok {
 			if _, err := ByName(i.Name, env); err == nil || !strings.Contains(err.Error(), flag) {
 				t.Errorf("%s on a dataset without what it needs: %v", i.Name, err)
 			}
@@ -188,7 +189,7 @@ func TestByName(t *testing.T) {
 			t.Errorf("%s is called %s", i.Name, sc.Name())
 		}
 	}
-	if len(List()) != 21 {
+	if len(List()) != 22 {
 		t.Errorf("%d scenarios", len(List()))
 	}
 	if _, err := ByName("nope", env); !errors.Is(err, ErrUnknown) {
