@@ -332,3 +332,29 @@ func TestUMAClient(t *testing.T) {
 		}
 	}
 }
+
+// Verify's progress counts clients for tenants of many clients, and a
+// count past the expected total shows as a full bar, not beyond it.
+func TestVerifyProgress(t *testing.T) {
+	spec := Spec{Mode: ModeRealms, Tenants: 2, Content: DefaultContent, Prefix: "kcb"}
+	for clients, want := range map[int]string{2: "tenants", bigClients - 1: "tenants", bigClients: "clients", 20_000: "clients"} {
+		spec.Content.Clients = clients
+		if got := VerifyUnit(NewManifest(spec, "http://kc")); got != want {
+			t.Errorf("%d clients a tenant: progress in %s, want %s", clients, got, want)
+		}
+	}
+	if got := VerifyUnit(&Manifest{Files: []FileRealm{{}}}); got != "realms" {
+		t.Errorf("a file dataset: progress in %s, want realms", got)
+	}
+	var last [2]int
+	tl := newTally(func(done, total int) { last = [2]int{done, total} }, 2)
+	for range 3 {
+		tl.tick()()
+	}
+	if last != [2]int{3, 3} {
+		t.Errorf("3 of 2 counted: progress %v, want [3 3]", last)
+	}
+	if (&tally{}).tick() != nil {
+		t.Error("a tally without progress ticks")
+	}
+}

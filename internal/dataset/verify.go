@@ -153,8 +153,35 @@ func newTally(progress func(done, total int), total int) *tally {
 
 func (t *tally) add() {
 	if t.progress != nil {
-		t.progress(int(t.done.Add(1)), t.total)
+		done := int(t.done.Add(1))
+		t.progress(done, max(done, t.total)) // more than expected: a mismatch, shown full
 	}
+}
+
+// tick is add when t has a progress to report to, else nil.
+func (t *tally) tick() func() {
+	if t.progress == nil {
+		return nil
+	}
+	return t.add
+}
+
+// bigClients is the clients per tenant from which verify counts its
+// progress in clients, not tenants: a request per client makes a big
+// tenant's count minutes long (20,000 clients: 3 to 4 minutes here).
+const bigClients = 500
+
+// VerifyUnit is what Verify's progress counts for m: "realms" (a file
+// dataset), "clients" (tenants of bigClients clients or more) or
+// "tenants".
+func VerifyUnit(m *Manifest) string {
+	switch {
+	case m.Files != nil:
+		return "realms"
+	case m.Spec.Content.Clients >= bigClients:
+		return "clients"
+	}
+	return "tenants"
 }
 
 // countTenants counts spec's tenants 1..spec.Tenants on the Target, and
@@ -162,6 +189,10 @@ func (t *tally) add() {
 // from the same listing of realms or organizations.
 func countTenants(ctx context.Context, adm *kc.Admin, spec Spec, progress func(done, total int)) (total Counts, beyond int, err error) {
 	var mu sync.Mutex
+	clients := &tally{} // progress by tenant, or by client (VerifyUnit)
+	if spec.Content.Clients >= bigClients {
+		clients, progress = newTally(progress, spec.Expected().Clients), nil
+	}
 	if spec.Mode == ModeOrgs {
 		realm := spec.SharedRealm()
 		if _, err := adm.GetRealm(ctx, realm); err != nil {
@@ -171,7 +202,7 @@ func countTenants(ctx context.Context, adm *kc.Admin, spec Spec, progress func(d
 			return total, 0, err
 		}
 		total.Realms = 1
-		shared, err := countRealm(ctx, adm, realm, func(name string) bool { return tenantOf(name) <= spec.Tenants && tenantOf(name) > 0 })
+		shared, err := countRealm(ctx, adm, realm, func(name string) bool { return tenantOf(name) <= spec.Tenants && tenantOf(name) > 0 }, clients.tick())
 		if err != nil {
 			return total, 0, err
 		}
@@ -226,7 +257,7 @@ func countTenants(ctx context.Context, adm *kc.Admin, spec Spec, progress func(d
 	}
 	t := newTally(progress, len(todo))
 	err = Parallel(ctx, len(todo), 8, func(ctx context.Context, k int) error {
-		c, err := countRealm(ctx, adm, todo[k], nil)
+		c, err := countRealm(ctx, adm, todo[k], nil, clients.tick())
 		if err == nil && spec.Content.BrokerUsers > 0 {
 			c.IdentityProviders, err = countIdPs(ctx, adm, todo[k])
 			if err == nil {
@@ -309,7 +340,7 @@ const verifyRequests = 4
 
 // countRealm counts one realm's dataset entities; keep (nil: ours) picks
 // them by name.
-func countRealm(ctx context.Context, adm *kc.Admin, realm string, keep func(string) bool) (Counts, error) {
+func countRealm(ctx context.Context, adm *kc.Admin, realm string, keep func(string) bool, tick func()) (Counts, error) {
 	own := keep == nil
 	if own {
 		keep = ours
@@ -346,6 +377,9 @@ func countRealm(ctx context.Context, adm *kc.Admin, realm string, keep func(stri
 		c.UMAResources += n
 		c.ClientRoles += len(rs)
 		mu.Unlock()
+		if tick != nil {
+			tick()
+		}
 		return nil
 	})
 	if err != nil {
@@ -498,9 +532,9 @@ func isNotFound(err error) bool { return errors.Is(err, kc.ErrNotFound) }
 
 // Verify counts the Target's copy of the manifest's dataset.
 //
-// progress, when not nil, is called with the tenants (or realm files)
-// counted so far and their total, as the counting goes, from several
-// goroutines at once.
+// progress, when not nil, is called with the tenants (or realm files, or
+// clients: VerifyUnit) counted so far and their total, as the counting
+// goes, from several goroutines at once.
 func Verify(ctx context.Context, adm *kc.Admin, m *Manifest, progress func(done, total int)) (Verification, error) {
 	if m.Files != nil {
 		return verifyFiles(ctx, adm, m.Files, progress)
@@ -633,11 +667,7 @@ var ErrMismatch = errors.New("the target does not hold what the manifest says")
 // and returns ErrMismatch when it failed. progress, when set, gives a
 // progress display for what is counted ("tenants" or "realms").
 func VerifyText(ctx context.Context, w io.Writer, adm *kc.Admin, m *Manifest, mpath string, asJSON bool, progress func(what string) func(done, total int)) error {
-	what := "tenants"
-	if m.Files != nil {
-		what = "realms"
-	}
-	v, err := Verify(ctx, adm, m, progress(what))
+	v, err := Verify(ctx, adm, m, progress(VerifyUnit(m)))
 	if err != nil {
 		return err
 	}
