@@ -119,6 +119,13 @@ func (b builder) names(i int) []string {
 	for j := 1; j <= s.Content.OTPUsers; j++ {
 		n = append(n, strings.ToLower(s.OTPUsername(i, j)), strings.ToLower(s.OTPEmail(i, j)), otpLastName(i, j))
 	}
+	if s.Content.BrokerUsers > 0 {
+		n = append(n, s.IdPAliasOf(i))
+	}
+	for j := 1; j <= s.Content.BrokerUsers; j++ {
+		u := s.brokerUser(i, j)
+		n = append(n, strings.ToLower(u.Username), strings.ToLower(u.Email), s.BrokerUserID(i, j))
+	}
 	return n
 }
 
@@ -385,11 +392,27 @@ func (b builder) org(i int, withMembers, complete bool) kc.OrganizationRep {
 		o.Attributes[AttrComplete] = []string{"true"}
 	}
 	if withMembers {
-		for j := 1; j <= s.Content.Users; j++ {
-			o.Members = append(o.Members, kc.OrgMemberRep{Username: s.Username(i, j)})
+		for _, u := range s.orgMembers(i) {
+			o.Members = append(o.Members, kc.OrgMemberRep{Username: u})
+		}
+		for _, p := range b.identityProviders(i) {
+			o.IdentityProviders = append(o.IdentityProviders, kc.OrgIdPRep{Alias: p.Alias})
 		}
 	}
 	return o
+}
+
+// orgMembers are the usernames of tenant i's organization's members (orgs
+// mode): its users and the users linked to its identity provider.
+func (s Spec) orgMembers(i int) []string {
+	var us []string
+	for j := 1; j <= s.Content.Users; j++ {
+		us = append(us, s.Username(i, j))
+	}
+	for j := 1; j <= s.Content.BrokerUsers; j++ {
+		us = append(us, s.BrokerUsername(i, j))
+	}
+	return us
 }
 
 // realmBase is a realm with kcbench's marks and the password policy.
@@ -426,8 +449,8 @@ func (b builder) tenantRealm(i int) kc.RealmRep {
 	r.Clients = b.clients(i)
 	r.Roles = b.roles(i)
 	r.Groups = b.groups(i)
-	r.Users = append(b.users(i), b.s.linkedUsers(r.Realm)...)
-	r.IdentityProviders = b.identityProviders()
+	r.Users = append(b.users(i), b.s.linkedUsers(i)...)
+	r.IdentityProviders = b.identityProviders(i)
 	return r
 }
 
@@ -456,7 +479,7 @@ func (b builder) tenantParts(i int) (kc.RealmRep, []kc.PartialImportRep) {
 	r := b.realmBase(b.s.RealmOf(i), false)
 	r.DisplayName = displayName(i)
 	r.Groups = b.groups(i)
-	r.IdentityProviders = b.identityProviders()
+	r.IdentityProviders = b.identityProviders(i)
 	tr := b.roles(i)
 	r.Roles = &kc.RolesRep{Realm: tr.Realm}
 	cs := b.clients(i)
@@ -476,7 +499,7 @@ func (b builder) tenantParts(i int) (kc.RealmRep, []kc.PartialImportRep) {
 		for lo := partUsers + 1; lo <= n; lo += partUsers {
 			parts = append(parts, kc.PartialImportRep{IfResourceExists: "SKIP", Users: b.userRange(i, lo, min(lo+partUsers-1, n))})
 		}
-		more := append(b.otpUsers(i), b.s.linkedUsers(r.Realm)...)
+		more := append(b.otpUsers(i), b.s.linkedUsers(i)...)
 		for lo := 0; lo < len(more); lo += partUsers {
 			parts = append(parts, kc.PartialImportRep{IfResourceExists: "SKIP", Users: more[lo:min(lo+partUsers, len(more))]})
 		}
@@ -522,6 +545,8 @@ func (b builder) sharedRealm(tenants []int) kc.RealmRep {
 		}
 		r.Groups = append(r.Groups, b.groups(i)...)
 		r.Users = append(r.Users, b.users(i)...)
+		r.Users = append(r.Users, b.s.linkedUsers(i)...)
+		r.IdentityProviders = append(r.IdentityProviders, b.identityProviders(i)...)
 		r.Organizations = append(r.Organizations, b.org(i, true, true))
 	}
 	return r
@@ -543,6 +568,8 @@ func (b builder) tenantPartial(tenants []int) kc.PartialImportRep {
 		}
 		p.Groups = append(p.Groups, b.groups(i)...)
 		p.Users = append(p.Users, b.users(i)...)
+		p.Users = append(p.Users, b.s.linkedUsers(i)...)
+		p.IdentityProviders = append(p.IdentityProviders, b.identityProviders(i)...)
 	}
 	return p
 }

@@ -938,6 +938,9 @@ func (sd *seeder) templateRoots(ctx context.Context, conn *pgx.Conn, i int) ([]s
 	for j := 1; j <= sd.s.Content.OTPUsers; j++ {
 		users = append(users, strings.ToLower(sd.s.OTPUsername(i, j)))
 	}
+	for j := 1; j <= sd.s.Content.BrokerUsers; j++ {
+		users = append(users, strings.ToLower(sd.s.BrokerUsername(i, j)))
+	}
 	var roots []string
 	for _, q := range []struct {
 		sql   string

@@ -171,8 +171,8 @@ var copyRuleText = map[string]string{
 	"identity_provider_mapper": "id:id ref:realm_id value:name,idp_alias keep:idp_mapper_name",
 	"idp_mapper_config":        "ref:idp_mapper_id keep:name value:value",
 	// A linked user's link: the provider's user (subject and name) is the
-	// same for every tenant.
-	"federated_identity": "ref:user_id,realm_id value:identity_provider keep:federated_user_id,federated_username,token",
+	// same for every tenant in realms mode, the tenant's own in orgs mode.
+	"federated_identity": "ref:user_id,realm_id value:identity_provider,federated_user_id,federated_username keep:token",
 
 	// Authorization services (seed --uma-resources): a resource server
 	// has its client's id.

@@ -35,7 +35,7 @@ func (f *SpecFlags) RegisterFlags(fs *flag.FlagSet) {
 	fs.IntVar(&f.clientRoles, "client-roles", 0, "roles per client (default 2; 0 when given: none)")
 	fs.IntVar(&f.otpUsers, "otp-users", 0, "users per tenant with a TOTP credential besides --users, for the otp-login workload (default 0)")
 	fs.IntVar(&f.umaResources, "uma-resources", 0, "resources per tenant in a resource server with authorization services, for the uma workload (default 0: none)")
-	fs.IntVar(&f.brokerUsers, "broker-users", 0, "users of an identity-provider realm (<prefix>-idp) that every tenant realm brokers as identity provider idp, for the broker-login workload; realms mode (default 0: none)")
+	fs.IntVar(&f.brokerUsers, "broker-users", 0, "users of an identity-provider realm (<prefix>-idp) that every tenant realm brokers as identity provider idp (orgs mode: per tenant, brokered by each organization as its own, chosen by email domain), for the broker-login workload (default 0: none)")
 	fs.IntVar(&f.samlClients, "saml-clients", 0, "SAML clients per tenant (saml-1, saml-2, …), for the saml-login workload (default 0: none)")
 	fs.IntVar(&f.shape.RolesPerUser, "roles-per-user", 0, "realm roles each user holds (default 1), at most --roles")
 	fs.IntVar(&f.shape.ClientRolesPerUser, "client-roles-per-user", 0, "roles of the tenant's first backend client each user holds (default 0), at most --client-roles")

@@ -201,6 +201,11 @@ func Seed(ctx context.Context, adm *kc.Admin, spec Spec, o SeedOptions) (*SeedRe
 	if err := sd.ensureIdPRealm(ctx); err != nil {
 		return nil, err
 	}
+	if spec.Mode == ModeOrgs { // the identity-provider realm's users of the tenants to make
+		if err := sd.ensureIdPUsers(ctx, todo); err != nil {
+			return nil, err
+		}
+	}
 	var runErr error
 	if len(todo) > 0 {
 		switch o.Strategy {
@@ -791,8 +796,7 @@ func (sd *seeder) completeOrg(ctx context.Context, i int, userIDs map[string]str
 	if err != nil {
 		return err
 	}
-	for j := 1; j <= sd.s.Content.Users; j++ {
-		name := sd.s.Username(i, j)
+	for _, name := range sd.s.orgMembers(i) {
 		uid := userIDs[name]
 		if uid == "" {
 			u, err := sd.adm.FindUser(ctx, realm, name)
@@ -806,6 +810,11 @@ func (sd *seeder) completeOrg(ctx context.Context, i int, userIDs map[string]str
 		}
 		if err := sd.adm.AddOrganizationMember(ctx, realm, orgID, uid); err != nil && !errors.Is(err, kc.ErrConflict) {
 			return fmt.Errorf("organization %s: add %s: %w", alias, name, err)
+		}
+	}
+	for _, p := range sd.b.identityProviders(i) {
+		if err := sd.adm.LinkOrganizationIdP(ctx, realm, orgID, p.Alias); err != nil && !errors.Is(err, kc.ErrConflict) {
+			return fmt.Errorf("organization %s: link identity provider %s: %w", alias, p.Alias, err)
 		}
 	}
 	done := sd.b.org(i, false, true)

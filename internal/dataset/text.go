@@ -63,7 +63,11 @@ func (m *Manifest) WriteText(w io.Writer, path string) error {
 	}
 	fmt.Fprintf(tw, "per tenant\t%d users%s, %d clients, %d realm roles, %d client roles per client, %d groups%s\n", s.Content.Users, otp, s.Content.Clients, s.Content.RealmRoles, s.Content.ClientRolesPerClient, s.Content.Groups, uma)
 	if n := s.Content.BrokerUsers; n > 0 {
-		fmt.Fprintf(tw, "identity provider\trealm %s with %d users, brokered by every tenant realm as %s\n", s.IdPRealm(), n, IdPAlias)
+		if s.Mode == ModeOrgs {
+			fmt.Fprintf(tw, "identity provider\trealm %s with %d users a tenant, brokered by each organization as its own (t00001-%s), by email domain\n", s.IdPRealm(), n, IdPAlias)
+		} else {
+			fmt.Fprintf(tw, "identity provider\trealm %s with %d users, brokered by every tenant realm as %s\n", s.IdPRealm(), n, IdPAlias)
+		}
 	}
 	if h := s.Content.Shape; h.Any() {
 		fmt.Fprintf(tw, "shape\t%d realm roles and %d groups a user, %d client roles a user, composite roles %d deep and %d wide, %d claim mappers a backend client\n",

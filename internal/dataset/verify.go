@@ -69,6 +69,9 @@ func (s Spec) Expected() Counts {
 	}
 	if c.BrokerUsers > 0 {
 		e.IdentityProviders, e.BrokerUsers, e.LinkedUsers = n, c.BrokerUsers, n*c.BrokerUsers
+		if s.Mode == ModeOrgs { // the identity-provider realm's users are the tenants'
+			e.BrokerUsers = n * c.BrokerUsers
+		}
 	}
 	e.Clients += n * c.SAMLClients
 	if c.UMAResources > 0 { // the resource server and its role
@@ -78,7 +81,7 @@ func (s Spec) Expected() Counts {
 	if s.Mode == ModeOrgs {
 		e.Realms = 1
 		e.Organizations = n
-		e.OrgMemberships = n * c.Users
+		e.OrgMemberships = n * (c.Users + c.BrokerUsers) // linked users are members
 	} else {
 		e.Realms = n
 	}
@@ -202,11 +205,21 @@ func countTenants(ctx context.Context, adm *kc.Admin, spec Spec, progress func(d
 			return total, 0, err
 		}
 		total.Realms = 1
-		shared, err := countRealm(ctx, adm, realm, func(name string) bool { return tenantOf(name) <= spec.Tenants && tenantOf(name) > 0 }, clients.tick())
+		shared, err := countRealm(ctx, adm, realm, func(name string) bool {
+			return tenantOf(name) <= spec.Tenants && tenantOf(name) > 0 && !strings.Contains(name, linkedMark)
+		}, clients.tick())
 		if err != nil {
 			return total, 0, err
 		}
 		total.add(shared)
+		if spec.Content.BrokerUsers > 0 {
+			if total.IdentityProviders, err = countIdPs(ctx, adm, realm, spec); err == nil {
+				total.LinkedUsers, err = adm.Count(ctx, kc.RealmPath(realm, "users", "count")+"?search="+url.QueryEscape("*"+linkedMark+"*"))
+			}
+			if err != nil {
+				return total, 0, err
+			}
+		}
 		all, err := adm.AllOrganizations(ctx, realm)
 		if err != nil {
 			return total, 0, err
@@ -234,6 +247,9 @@ func countTenants(ctx context.Context, adm *kc.Admin, spec Spec, progress func(d
 			t.add()
 			return err
 		})
+		if err == nil {
+			total.BrokerUsers, err = countBrokerUsers(ctx, adm, spec)
+		}
 		return total, beyond, err
 	}
 	realms, err := adm.Realms(ctx)
@@ -259,7 +275,7 @@ func countTenants(ctx context.Context, adm *kc.Admin, spec Spec, progress func(d
 	err = Parallel(ctx, len(todo), 8, func(ctx context.Context, k int) error {
 		c, err := countRealm(ctx, adm, todo[k], nil, clients.tick())
 		if err == nil && spec.Content.BrokerUsers > 0 {
-			c.IdentityProviders, err = countIdPs(ctx, adm, todo[k])
+			c.IdentityProviders, err = countIdPs(ctx, adm, todo[k], spec)
 			if err == nil {
 				c.LinkedUsers, err = adm.Count(ctx, kc.RealmPath(todo[k], "users", "count")+"?search=broker-")
 			}
@@ -274,30 +290,49 @@ func countTenants(ctx context.Context, adm *kc.Admin, spec Spec, progress func(d
 		t.add()
 		return nil
 	})
-	if err == nil && spec.Content.BrokerUsers > 0 {
-		total.BrokerUsers, err = adm.Count(ctx, kc.RealmPath(spec.IdPRealm(), "users", "count")+"?search=broker-")
-		if errors.Is(err, kc.ErrNotFound) {
-			err = nil // no identity-provider realm: counted 0
-		}
+	if err == nil {
+		total.BrokerUsers, err = countBrokerUsers(ctx, adm, spec)
 	}
 	return total, beyond, err
 }
 
+// countBrokerUsers counts the identity-provider realm's users (0 when
+// the spec or the server has none).
+func countBrokerUsers(ctx context.Context, adm *kc.Admin, spec Spec) (int, error) {
+	if spec.Content.BrokerUsers == 0 {
+		return 0, nil
+	}
+	search := "broker-"
+	if spec.Mode == ModeOrgs {
+		search = "*" + linkedMark + "*"
+	}
+	n, err := adm.Count(ctx, kc.RealmPath(spec.IdPRealm(), "users", "count")+"?search="+url.QueryEscape(search))
+	if errors.Is(err, kc.ErrNotFound) {
+		err = nil // no identity-provider realm: counted 0
+	}
+	return n, err
+}
+
 // countIdPs counts a tenant realm's identity providers of the dataset
 // (IdPAlias).
-func countIdPs(ctx context.Context, adm *kc.Admin, realm string) (int, error) {
+func countIdPs(ctx context.Context, adm *kc.Admin, realm string, spec Spec) (int, error) {
 	var ps []kc.IdentityProviderRep
-	if err := adm.Do(ctx, http.MethodGet, kc.RealmPath(realm, "identity-provider", "instances"), nil, &ps); err != nil {
+	if err := adm.Do(ctx, http.MethodGet, kc.RealmPath(realm, "identity-provider", "instances")+"?first=0&max=1000000", nil, &ps); err != nil {
 		return 0, err
 	}
 	n := 0
 	for _, p := range ps {
-		if p.Alias == IdPAlias {
+		i := tenantOf(p.Alias)
+		if (spec.Mode == ModeRealms && p.Alias == IdPAlias) || (spec.Mode == ModeOrgs && i > 0 && i <= spec.Tenants && p.Alias == spec.IdPAliasOf(i)) {
 			n++
 		}
 	}
 	return n, nil
 }
+
+// linkedMark is in the names of the users linked to an identity
+// provider, and only in theirs.
+const linkedMark = "-broker-"
 
 // tenantsBeyond counts the tenant ids (tNNNNN) among names numbered above
 // n.

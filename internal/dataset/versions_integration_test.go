@@ -118,6 +118,7 @@ func cloneLikeFast(t *testing.T, e *env) {
 			content := dataset.DefaultContent
 			content.UMAResources = 2 // authorization services' tables cloned too
 			content.SAMLClients = 1  // a SAML client, its attributes cloned
+			content.BrokerUsers = 2  // identity providers (orgs mode: an organization's, by domain), linked users
 			// a shape: composite roles, several roles and groups a user,
 			// client roles, claim mappers (their rows cloned too)
 			content.Shape = dataset.Shape{RolesPerUser: 2, ClientRolesPerUser: 1, GroupsPerUser: 2, CompositeDepth: 2, CompositeWidth: 2, MappersPerClient: 3}
@@ -179,6 +180,9 @@ func cloneLikeFast(t *testing.T, e *env) {
 				if err := e.samlLogin(cs, i, cm.Username(i, 3), cm.Password); err != nil {
 					t.Errorf("cloned tenant %d: SAML login: %v", i, err)
 				}
+				if i == 3 {
+					e.brokered(cs, tn)
+				}
 			}
 			e.seededSessions(cm, filepath.Join(dir, "clone.json"))
 			if mode == dataset.ModeRealms {
@@ -234,12 +238,15 @@ func (e *env) bulkLikeFast(pol dataset.Policy) {
 // brokered logs identity-provider user 1 in to tenant tn through its
 // identity provider, each time in a new browser: as the linked user the
 // dataset holds, then (that user deleted) through first-broker-login,
-// then as the user that made and linked.
+// then as the user that made and linked. In orgs mode the provider is
+// the organization's, which Keycloak's identity-first login chooses by
+// the email's domain, and the user made by first-broker-login is a
+// member of the organization.
 func (e *env) brokered(s dataset.Spec, tn dataset.Tenant) {
 	t := e.t
 	for k, wantFirst := range []bool{false, true, false} {
 		if wantFirst {
-			u, err := e.adm.FindUser(e.ctx, tn.Realm, s.BrokerUsername(1))
+			u, err := e.adm.FindUser(e.ctx, tn.Realm, s.BrokerUsername(tn.Index, 1))
 			if err == nil && u != nil {
 				err = e.adm.DeleteUser(e.ctx, tn.Realm, u.ID)
 			}
@@ -249,11 +256,19 @@ func (e *env) brokered(s dataset.Spec, tn dataset.Tenant) {
 		}
 		b := e.c.NewBrowser()
 		ar := kc.NewAuthRequest(tn.WebClient, dataset.RedirectURI, kc.ScopeOpenID)
-		page, err := b.OpenBrokered(e.ctx, tn.Realm, dataset.IdPAlias, ar)
+		var page *kc.LoginPage
+		var err error
+		if s.Mode == dataset.ModeOrgs {
+			if page, err = b.OpenLogin(e.ctx, tn.Realm, ar); err == nil {
+				page, err = b.SubmitEmailForIdP(e.ctx, page, ar, s.BrokerEmail(tn.Index, 1))
+			}
+		} else {
+			page, err = b.OpenBrokered(e.ctx, tn.Realm, dataset.IdPAlias, ar)
+		}
 		if err != nil {
 			t.Fatalf("brokered login %d: page: %v", k+1, err)
 		}
-		endpoint, err := b.SubmitIdPLogin(e.ctx, page, s.BrokerUsername(1), s.Password())
+		endpoint, err := b.SubmitIdPLogin(e.ctx, page, s.BrokerUsername(tn.Index, 1), s.Password())
 		if err != nil {
 			t.Fatalf("brokered login %d: identity provider's form: %v", k+1, err)
 		}
@@ -263,6 +278,16 @@ func (e *env) brokered(s dataset.Spec, tn dataset.Tenant) {
 		}
 		if err != nil || first != wantFirst {
 			t.Fatalf("brokered login %d: first-broker-login %v (want %v), %v", k+1, first, wantFirst, err)
+		}
+	}
+	if s.Mode == dataset.ModeOrgs {
+		orgs, err := e.adm.Organizations(e.ctx, tn.Realm, tn.Org, 0, 2)
+		if err != nil || len(orgs) != 1 {
+			t.Fatalf("organization %s: %v, %v", tn.Org, orgs, err)
+		}
+		n, err := e.adm.Count(e.ctx, kc.RealmPath(tn.Realm, "organizations", orgs[0].ID, "members", "count"))
+		if want := s.Content.Users + s.Content.BrokerUsers; err != nil || n != want {
+			t.Errorf("organization %s after a first visit: %d members, %v; want %d (the user first-broker-login made is one)", tn.Org, n, err, want)
 		}
 	}
 }

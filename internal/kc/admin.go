@@ -191,6 +191,13 @@ func (a *Admin) AddOrganizationMember(ctx context.Context, realm, orgID, userID 
 	return a.Do(ctx, http.MethodPost, RealmPath(realm, "organizations", orgID, "members"), rawBody(userID), nil)
 }
 
+// LinkOrganizationIdP links the realm's identity provider alias to an
+// organization (as the bare alias: Keycloak 26.0 does not strip a JSON
+// string's quotes).
+func (a *Admin) LinkOrganizationIdP(ctx context.Context, realm, orgID, alias string) error {
+	return a.Do(ctx, http.MethodPost, RealmPath(realm, "organizations", orgID, "identity-providers"), rawBody(alias), nil)
+}
+
 // OrganizationMembers lists an organization's members.
 func (a *Admin) OrganizationMembers(ctx context.Context, realm, orgID string, first, max int) ([]UserRep, error) {
 	var us []UserRep

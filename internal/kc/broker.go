@@ -32,6 +32,32 @@ func (b *Browser) OpenBrokered(ctx context.Context, realm, alias string, ar Auth
 	return page, err
 }
 
+// SubmitEmailForIdP types email into an identity-first login form (the
+// username step Keycloak shows in a realm with organizations) and follows
+// Keycloak's redirect, to the identity provider of the organization of
+// the email's domain, to that provider's login form.
+func (b *Browser) SubmitEmailForIdP(ctx context.Context, page *LoginPage, ar AuthRequest, email string) (*LoginPage, error) {
+	const what = "identity-first login form"
+	f := form{b: make([]byte, 0, 64)}
+	f.add("username", email)
+	loc, resp, err := b.submit(ctx, page, f, what)
+	if err != nil {
+		return nil, err
+	}
+	if resp != nil {
+		next, err := readLoginPage(resp)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", what, err)
+		}
+		return nil, fmt.Errorf("%s: Keycloak showed a form (message %q) instead of sending %s to an identity provider (is one linked to the organization of its domain, with redirect on email match?)", what, next.Message, email)
+	}
+	next, _, _, err := b.follow(ctx, loc, ar, "brokered login page")
+	if err == nil && next == nil {
+		err = fmt.Errorf("%s: redirected to the client without the identity provider's form (an SSO session?)", what)
+	}
+	return next, err
+}
+
 // SubmitIdPLogin posts username and password to the identity provider's
 // login form and returns where it redirects (the realm's broker
 // endpoint). Refused credentials give a *LoginError.

@@ -210,6 +210,14 @@ type OrganizationRep struct {
 	Domains    []OrgDomainRep      `json:"domains,omitempty"`
 	Members    []OrgMemberRep      `json:"members,omitempty"`
 	Attributes map[string][]string `json:"attributes,omitempty"`
+	// IdentityProviders link identity providers of the realm (by alias) to
+	// the organization, in a realm import.
+	IdentityProviders []OrgIdPRep `json:"identityProviders,omitempty"`
+}
+
+// OrgIdPRep names an organization's identity provider.
+type OrgIdPRep struct {
+	Alias string `json:"alias"`
 }
 
 // OrgDomainRep is an organization's domain.
@@ -231,6 +239,8 @@ type PartialImportRep struct {
 	Clients          []ClientRep `json:"clients,omitempty"`
 	Groups           []GroupRep  `json:"groups,omitempty"`
 	Roles            *RolesRep   `json:"roles,omitempty"`
+	// IdentityProviders the realm brokers.
+	IdentityProviders []IdentityProviderRep `json:"identityProviders,omitempty"`
 }
 
 // PartialImportResult is partialImport's answer.

@@ -24,8 +24,11 @@ import (
 // endpoint), the broker endpoint through to the redirect with the code,
 // where Keycloak redeems the provider's code over the back channel and
 // finds the tenant's user linked to the provider's (results.OpBrokerLogin),
-// and the code exchange (results.OpCodeExchange). Each iteration starts
-// with an empty cookie jar. The dataset links every provider user in
+// and the code exchange (results.OpCodeExchange). In orgs mode the
+// provider is the tenant organization's, which Keycloak chooses by the
+// email the user types into its identity-first login form (see
+// openBrokered). Each iteration starts with an empty cookie jar. The
+// dataset links every provider user in
 // every tenant, as returning users are; with Env.BrokerFirstPct that
 // percentage of the iterations is a first visit instead: the linked user
 // is deleted through the admin API (untimed), and Keycloak's
@@ -101,7 +104,7 @@ func (u *brokerUser) Iterate(ctx context.Context, rec load.OpRecorder) error {
 		return err
 	}
 	defer u.s.release(t, j)
-	user := p.spec.BrokerUsername(j)
+	user := p.spec.BrokerUsername(t.Index, j)
 	firstVisit := env.BrokerFirstPct > 0 && u.rng.Float64()*100 < env.BrokerFirstPct
 	if firstVisit {
 		if err := u.s.unlink(ctx, t, j); err != nil {
@@ -111,13 +114,11 @@ func (u *brokerUser) Iterate(ctx context.Context, rec load.OpRecorder) error {
 	u.b.ClearCookies()
 	cl := web(t)
 	ar := kc.NewAuthRequest(cl.ID, p.redirect, kc.ScopeOpenID)
-	start := time.Now()
-	page, err := u.b.OpenBrokered(ctx, t.Realm, dataset.IdPAlias, ar)
-	rec.Record(results.OpBrokerPage, start, err)
+	page, err := u.openBrokered(ctx, t, j, ar, rec)
 	if err != nil {
 		return err
 	}
-	start = time.Now()
+	start := time.Now()
 	endpoint, err := u.b.SubmitIdPLogin(ctx, page, user, p.password)
 	var le *kc.LoginError
 	if errors.As(err, &le) {
@@ -146,6 +147,35 @@ func (u *brokerUser) Iterate(ctx context.Context, rec load.OpRecorder) error {
 	return err
 }
 
+// openBrokered opens tenant t's login through its identity provider to
+// the provider's login form: in realms mode the authorization endpoint
+// with kc_idp_hint (results.OpBrokerPage); in orgs mode the
+// identity-first login form (results.OpLoginPage), then the user's email,
+// which Keycloak answers with a redirect to the provider of the
+// organization of its domain (results.OpBrokerPage).
+func (u *brokerUser) openBrokered(ctx context.Context, t *dataset.Tenant, j int, ar kc.AuthRequest, rec load.OpRecorder) (*kc.LoginPage, error) {
+	spec := u.s.env.Pool.spec
+	if spec.Mode == dataset.ModeRealms {
+		start := time.Now()
+		page, err := u.b.OpenBrokered(ctx, t.Realm, dataset.IdPAlias, ar)
+		rec.Record(results.OpBrokerPage, start, err)
+		return page, err
+	}
+	start := time.Now()
+	page, err := u.b.OpenLogin(ctx, t.Realm, ar)
+	if err == nil && page.Code != "" {
+		err = fmt.Errorf("login page: Keycloak redirected with a code (an SSO session?)")
+	}
+	rec.Record(results.OpLoginPage, start, err)
+	if err != nil {
+		return nil, err
+	}
+	start = time.Now()
+	page, err = u.b.SubmitEmailForIdP(ctx, page, ar, spec.BrokerEmail(t.Index, j))
+	rec.Record(results.OpBrokerPage, start, err)
+	return page, err
+}
+
 func (s *brokerLogin) setMissing(t *dataset.Tenant, j int, missing bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -159,7 +189,7 @@ func (s *brokerLogin) setMissing(t *dataset.Tenant, j int, missing bool) {
 // unlink deletes tenant t's user linked to the provider's j-th user, so
 // that the next login is its first visit.
 func (s *brokerLogin) unlink(ctx context.Context, t *dataset.Tenant, j int) error {
-	name := s.env.Pool.spec.BrokerUsername(j)
+	name := s.env.Pool.spec.BrokerUsername(t.Index, j)
 	usr, err := s.env.Admin.FindUser(ctx, t.Realm, name)
 	if err == nil && usr != nil {
 		s.setMissing(t, j, true)
@@ -178,11 +208,12 @@ func (s *brokerLogin) prepare(ctx context.Context, _ int) error {
 	env := s.env
 	base := env.Client.BaseURL()
 	for _, t := range env.Pool.tenants {
-		path := kc.RealmPath(t.Realm, "identity-provider", "instances", dataset.IdPAlias)
+		alias := env.Pool.spec.IdPAliasOf(t.Index)
+		path := kc.RealmPath(t.Realm, "identity-provider", "instances", alias)
 		var idp kc.IdentityProviderRep
 		if err := env.Admin.Do(ctx, http.MethodGet, path, nil, &idp); err != nil {
 			if errors.Is(err, kc.ErrNotFound) {
-				return fmt.Errorf("%s: realm %s has no identity provider %s: seed --broker-users N", results.ScenarioBrokerLogin, t.Realm, dataset.IdPAlias)
+				return fmt.Errorf("%s: realm %s has no identity provider %s: seed --broker-users N", results.ScenarioBrokerLogin, t.Realm, alias)
 			}
 			return fmt.Errorf("%s: realm %s: %w", results.ScenarioBrokerLogin, t.Realm, err)
 		}
@@ -213,17 +244,40 @@ func (s *brokerLogin) finish(ctx context.Context) error {
 			if k[0] != t.Index {
 				continue
 			}
-			u := p.spec.LinkedUser(t.Realm, k[1])
-			if usr, err := s.env.Admin.FindUser(ctx, t.Realm, u.Username); err == nil && usr != nil {
-				continue // made by a login after all
-			}
-			if _, err := s.env.Admin.Create(ctx, kc.RealmPath(t.Realm, "users"), u); err != nil && !errors.Is(err, kc.ErrConflict) {
-				errs = append(errs, fmt.Errorf("realm %s: make the linked user %s again: %w", t.Realm, u.Username, err))
+			if err := s.remake(ctx, &t, k[1]); err != nil {
+				errs = append(errs, err)
 			}
 		}
 	}
 	if len(errs) > 0 {
 		return fmt.Errorf("%s: %w", results.ScenarioBrokerLogin, errors.Join(errs[:min(len(errs), 3)]...))
+	}
+	return nil
+}
+
+// remake makes tenant t's user linked to the provider's j-th user again
+// (a member of its organization, in orgs mode), unless a login made it.
+func (s *brokerLogin) remake(ctx context.Context, t *dataset.Tenant, j int) error {
+	u := s.env.Pool.spec.LinkedUser(t.Index, j)
+	if usr, err := s.env.Admin.FindUser(ctx, t.Realm, u.Username); err == nil && usr != nil {
+		return nil // made by a login after all
+	}
+	id, err := s.env.Admin.Create(ctx, kc.RealmPath(t.Realm, "users"), u)
+	if err != nil && !errors.Is(err, kc.ErrConflict) {
+		return fmt.Errorf("realm %s: make the linked user %s again: %w", t.Realm, u.Username, err)
+	}
+	if t.Org == "" || id == "" {
+		return nil
+	}
+	orgs, err := s.env.Admin.Organizations(ctx, t.Realm, t.Org, 0, 2)
+	if err == nil && len(orgs) == 0 {
+		err = kc.ErrNotFound
+	}
+	if err == nil {
+		err = s.env.Admin.AddOrganizationMember(ctx, t.Realm, orgs[0].ID, id)
+	}
+	if err != nil && !errors.Is(err, kc.ErrConflict) {
+		return fmt.Errorf("organization %s: make %s a member again: %w", t.Org, u.Username, err)
 	}
 	return nil
 }
