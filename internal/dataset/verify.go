@@ -197,60 +197,7 @@ func countTenants(ctx context.Context, adm *kc.Admin, spec Spec, progress func(d
 		clients, progress = newTally(progress, spec.Expected().Clients), nil
 	}
 	if spec.Mode == ModeOrgs {
-		realm := spec.SharedRealm()
-		if _, err := adm.GetRealm(ctx, realm); err != nil {
-			if isNotFound(err) {
-				return total, 0, nil
-			}
-			return total, 0, err
-		}
-		total.Realms = 1
-		shared, err := countRealm(ctx, adm, realm, func(name string) bool {
-			return tenantOf(name) <= spec.Tenants && tenantOf(name) > 0 && !strings.Contains(name, linkedMark)
-		}, clients.tick())
-		if err != nil {
-			return total, 0, err
-		}
-		total.add(shared)
-		if spec.Content.BrokerUsers > 0 {
-			if total.IdentityProviders, err = countIdPs(ctx, adm, realm, spec); err == nil {
-				total.LinkedUsers, err = adm.Count(ctx, kc.RealmPath(realm, "users", "count")+"?search="+url.QueryEscape("*"+linkedMark+"*"))
-			}
-			if err != nil {
-				return total, 0, err
-			}
-		}
-		all, err := adm.AllOrganizations(ctx, realm)
-		if err != nil {
-			return total, 0, err
-		}
-		orgs := map[string]string{}
-		var aliases []string
-		for _, o := range all {
-			orgs[o.Alias] = o.ID
-			aliases = append(aliases, o.Alias)
-		}
-		beyond = tenantsBeyond(aliases, spec.Tenants)
-		var ids []string
-		for i := 1; i <= spec.Tenants; i++ {
-			if id := orgs[TenantID(i)]; id != "" {
-				ids = append(ids, id)
-			}
-		}
-		total.Organizations = len(ids)
-		t := newTally(progress, len(ids))
-		err = Parallel(ctx, len(ids), 8, func(ctx context.Context, k int) error {
-			n, err := adm.Count(ctx, kc.RealmPath(realm, "organizations", ids[k], "members", "count"))
-			mu.Lock()
-			total.OrgMemberships += n
-			mu.Unlock()
-			t.add()
-			return err
-		})
-		if err == nil {
-			total.BrokerUsers, err = countBrokerUsers(ctx, adm, spec)
-		}
-		return total, beyond, err
+		return countOrgTenants(ctx, adm, spec, progress, clients)
 	}
 	realms, err := adm.Realms(ctx)
 	if err != nil {
@@ -289,6 +236,66 @@ func countTenants(ctx context.Context, adm *kc.Admin, spec Spec, progress func(d
 		mu.Unlock()
 		t.add()
 		return nil
+	})
+	if err == nil {
+		total.BrokerUsers, err = countBrokerUsers(ctx, adm, spec)
+	}
+	return total, beyond, err
+}
+
+// countOrgTenants is countTenants in orgs mode; clients ticks as the
+// shared realm's clients are counted.
+func countOrgTenants(ctx context.Context, adm *kc.Admin, spec Spec, progress func(done, total int), clients *tally) (total Counts, beyond int, err error) {
+	var mu sync.Mutex
+	realm := spec.SharedRealm()
+	if _, err := adm.GetRealm(ctx, realm); err != nil {
+		if isNotFound(err) {
+			return total, 0, nil
+		}
+		return total, 0, err
+	}
+	total.Realms = 1
+	shared, err := countRealm(ctx, adm, realm, func(name string) bool {
+		return tenantOf(name) <= spec.Tenants && tenantOf(name) > 0 && !strings.Contains(name, linkedMark)
+	}, clients.tick())
+	if err != nil {
+		return total, 0, err
+	}
+	total.add(shared)
+	if spec.Content.BrokerUsers > 0 {
+		if total.IdentityProviders, err = countIdPs(ctx, adm, realm, spec); err == nil {
+			total.LinkedUsers, err = adm.Count(ctx, kc.RealmPath(realm, "users", "count")+"?search="+url.QueryEscape("*"+linkedMark+"*"))
+		}
+		if err != nil {
+			return total, 0, err
+		}
+	}
+	all, err := adm.AllOrganizations(ctx, realm)
+	if err != nil {
+		return total, 0, err
+	}
+	orgs := map[string]string{}
+	var aliases []string
+	for _, o := range all {
+		orgs[o.Alias] = o.ID
+		aliases = append(aliases, o.Alias)
+	}
+	beyond = tenantsBeyond(aliases, spec.Tenants)
+	var ids []string
+	for i := 1; i <= spec.Tenants; i++ {
+		if id := orgs[TenantID(i)]; id != "" {
+			ids = append(ids, id)
+		}
+	}
+	total.Organizations = len(ids)
+	t := newTally(progress, len(ids))
+	err = Parallel(ctx, len(ids), 8, func(ctx context.Context, k int) error {
+		n, err := adm.Count(ctx, kc.RealmPath(realm, "organizations", ids[k], "members", "count"))
+		mu.Lock()
+		total.OrgMemberships += n
+		mu.Unlock()
+		t.add()
+		return err
 	})
 	if err == nil {
 		total.BrokerUsers, err = countBrokerUsers(ctx, adm, spec)
