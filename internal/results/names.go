@@ -70,9 +70,12 @@ const (
 	OpSAMLLogin = "saml_login" // POST the credentials: the page posting the signed SAML response
 	// admin-console's screens: each the admin requests the console sends
 	// for it, at once, until the last answer
-	OpConsoleUsers   = "console_users"   // a realm's users list
-	OpConsoleUser    = "console_user"    // one user's page
-	OpConsoleClients = "console_clients" // a realm's clients list
+	OpConsoleUsers = "console_users" // a realm's users list
+	OpConsoleUser  = "console_user"  // one user's page
+	// the user's role mapping tab: its effective roles, composites
+	// expanded (Keycloak 26.4 and later: recorded from their consoles)
+	OpConsoleUserRoles = "console_user_roles"
+	OpConsoleClients   = "console_clients" // a realm's clients list
 	// admin-write's calls
 	OpAdminCreateUser   = "admin_create_user"
 	OpAdminUpdateUser   = "admin_update_user"

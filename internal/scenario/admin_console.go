@@ -26,7 +26,7 @@ import (
 // TestAdminConsoleRecording (adminconsole/<line>.json), not guessed. A
 // screen's requests go out at once, as the browser sends them, and the
 // screen is one operation (results.OpConsoleUsers, OpConsoleUser,
-// OpConsoleClients) timed until the last answer.
+// OpConsoleUserRoles, OpConsoleClients) timed until the last answer.
 type adminConsole struct {
 	env  *Env
 	once sync.Once
@@ -120,6 +120,7 @@ func (u *adminConsoleUser) screen(ctx context.Context, sc consoleScreen, realm, 
 var consoleOps = map[string]string{
 	"users":   results.OpConsoleUsers,
 	"user":    results.OpConsoleUser,
+	"roles":   results.OpConsoleUserRoles,
 	"clients": results.OpConsoleClients,
 }
 

@@ -100,7 +100,7 @@ func differs(want, got *consoleRecording) string {
 
 // recordConsole logs in to the admin console at base, on realm's users
 // list, and clicks, each once the console has gone quiet, on user id, on
-// Clients and on Users; it returns the admin requests each screen sent,
+// its role mapping tab, on Clients and on Users; it returns the admin requests each screen sent,
 // their realm and user made placeholders.
 func recordConsole(t *testing.T, exe, base, user, password, realm, id string) *consoleRecording {
 	t.Helper()
@@ -170,10 +170,11 @@ func recordConsole(t *testing.T, exe, base, user, password, realm, id string) *c
 	if err != nil {
 		t.Fatalf("the admin console's login in Chromium: %v", err)
 	}
-	// From the users list the login lands on: a click on the user, on
-	// Clients, on Users, as an administrator goes.
+	// From the users list the login lands on: a click on the user, on its
+	// role mapping tab, on Clients, on Users, as an administrator goes.
 	for _, s := range []struct{ name, link string }{
 		{"user", `a[href$="/users/` + id + `/settings"]`},
+		{"roles", `[data-testid="role-mapping-tab"]`},
 		{"clients", "a#nav-item-clients"},
 		{"users", "a#nav-item-users"},
 	} {
@@ -196,7 +197,7 @@ func recordConsole(t *testing.T, exe, base, user, password, realm, id string) *c
 	}
 	mu.Unlock()
 	out := &consoleRecording{}
-	for _, name := range []string{"users", "user", "clients"} {
+	for _, name := range []string{"users", "user", "roles", "clients"} {
 		rs := done[name]
 		slices.Sort(rs)
 		if len(rs) == 0 {

@@ -159,7 +159,7 @@ func registry() map[string]entry {
 		results.ScenarioOffline:           {"an offline_access password grant, then a refresh of the offline token", plain(newOffline)},
 		results.ScenarioAdminAPI:          {"admin REST: list realms, get the realm, list users (orgs: list organizations, get one, list members)", plain(newAdminAPI)},
 		results.ScenarioAdminSearch:       {"admin console's user list: search a user (brief, a page of 10), count the search, open a later page", plain(newAdminSearch)},
-		results.ScenarioAdminConsole:      {"the admin console's requests (recorded from its UI in Chromium, per Keycloak line) for a realm's users list, one user, the clients list: a screen an operation", plain(newAdminConsole)},
+		results.ScenarioAdminConsole:      {"the admin console's requests (recorded from its UI in Chromium, per Keycloak line) for a realm's users list, one user, its role mapping tab, the clients list: a screen an operation", plain(newAdminConsole)},
 		results.ScenarioAdminWrite:        {"admin REST writes: create, update and delete a user (with a role and a group), a group, a client; --admin-write-pct of iterations write, the others read", plain(newAdminWrite)},
 		results.ScenarioOTPLogin:          {"browser login with a second factor: the login form, the password, a TOTP code (seed --otp-users), the code exchange", plain(newOTPLogin)},
 		results.ScenarioRegistration:      {"self-registration through the registration form, then the code exchange; the users made are deleted when the run ends", plain(newRegistration)},

@@ -153,7 +153,7 @@ func TestScenariosRealms(t *testing.T) {
 		results.ScenarioOffline:           {results.OpOfflineGrant: 1, results.OpOfflineRefresh: 1},
 		results.ScenarioAdminAPI:          {results.OpAdminListRealms: 1, results.OpAdminGetRealm: 1, results.OpAdminListUsers: 1},
 		results.ScenarioAdminSearch:       {results.OpAdminSearchUsers: 1, results.OpAdminCountUsers: 1}, // 10 users: one page
-		results.ScenarioAdminConsole:      {results.OpConsoleUsers: 1, results.OpConsoleUser: 1, results.OpConsoleClients: 1},
+		results.ScenarioAdminConsole:      {results.OpConsoleUsers: 1, results.OpConsoleUser: 1, results.OpConsoleUserRoles: 1, results.OpConsoleClients: 1},
 		results.ScenarioMix:               {results.OpRefresh: -1, results.OpClientCredentials: -1},
 	}
 	runCases(t, env, cases)
@@ -206,7 +206,7 @@ func TestScenariosOrgs(t *testing.T) {
 		results.ScenarioAdminAPI:      {results.OpAdminListOrgs: 1, results.OpAdminGetOrg: 1, results.OpAdminListMembers: 1, results.OpAdminFindOrg: -1},
 		// 2 tenants of 10 users in one realm: a second page.
 		results.ScenarioAdminSearch:  {results.OpAdminSearchUsers: 1, results.OpAdminCountUsers: 1, results.OpAdminUsersPage: 1},
-		results.ScenarioAdminConsole: {results.OpConsoleUsers: 1, results.OpConsoleUser: 1, results.OpConsoleClients: 1},
+		results.ScenarioAdminConsole: {results.OpConsoleUsers: 1, results.OpConsoleUser: 1, results.OpConsoleUserRoles: 1, results.OpConsoleClients: 1},
 	}
 	runCases(t, env, cases)
 }
