@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -110,9 +111,7 @@ func (b builder) names(i int) []string {
 			n = append(n, cr.Name)
 		}
 	}
-	for k := 1; k <= s.Content.Groups; k++ {
-		n = append(n, s.Group(i, k))
-	}
+	n = append(n, s.GroupNames(i)...)
 	for j := 1; j <= s.Content.Users; j++ {
 		n = append(n, strings.ToLower(s.Username(i, j)), strings.ToLower(s.Email(i, j)), userLastName(i, j))
 	}
@@ -276,8 +275,7 @@ func (b builder) roles(i int) *kc.RolesRep {
 func (b builder) groups(i int) []kc.GroupRep {
 	var gs []kc.GroupRep
 	for k := 1; k <= b.s.Content.Groups; k++ {
-		n := b.s.Group(i, k)
-		gs = append(gs, kc.GroupRep{Name: n, Path: "/" + n})
+		gs = append(gs, b.s.GroupTree(i, k))
 	}
 	return gs
 }
@@ -335,19 +333,11 @@ func (b builder) userRange(i, lo, hi int) []kc.UserRep {
 			LastName:      userLastName(i, j),
 			Credentials:   []kc.CredentialRep{b.credential(i, j)},
 			RealmRoles:    append(s.UserRoles(i, j), "default-roles-"+realm),
-			Groups:        groupPaths(s.UserGroups(i, j)),
+			Groups:        s.UserGroupPaths(i, j),
 			ClientRoles:   s.userClientRoles(i),
 		})
 	}
 	return us
-}
-
-func groupPaths(names []string) []string {
-	ps := make([]string, len(names))
-	for k, n := range names {
-		ps[k] = "/" + n
-	}
-	return ps
 }
 
 // userClientRoles are the client roles every user of tenant i holds
@@ -373,10 +363,12 @@ func (s Spec) shapeMappers() []kc.ProtocolMapperRep {
 			Config: map[string]string{"claim.name": fmt.Sprintf("kcb_%d", k), "claim.value": fmt.Sprintf("value-%d", k), "jsonType.label": "String",
 				"access.token.claim": "true", "id.token.claim": "true", "introspection.token.claim": "true"}})
 	}
-	if s.Content.GroupsPerUser > 0 {
+	if s.Content.GroupsPerUser > 0 || s.Content.GroupDepth > 0 {
+		// With group trees, full paths: a token's issuance walks each
+		// group up to its root.
 		ms = append(ms, kc.ProtocolMapperRep{Name: "groups", Protocol: "openid-connect", ProtocolMapper: "oidc-group-membership-mapper",
-			Config: map[string]string{"claim.name": "groups", "full.path": "false", "access.token.claim": "true", "id.token.claim": "true",
-				"introspection.token.claim": "true"}})
+			Config: map[string]string{"claim.name": "groups", "full.path": strconv.FormatBool(s.Content.GroupDepth > 0), "access.token.claim": "true",
+				"id.token.claim": "true", "introspection.token.claim": "true"}})
 	}
 	return ms
 }

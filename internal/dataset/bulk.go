@@ -47,7 +47,7 @@ func bulkHeadOf(s Spec) bulkHead {
 		return h
 	}
 	c := s.Content
-	if p := lcm(c.RealmRoles, c.Groups); c.Users > partUsers && p < c.Users && p <= maxBulkPeriod {
+	if p := lcm(lcm(c.RealmRoles, c.Groups), c.groupLeaves()); c.Users > partUsers && p < c.Users && p <= maxBulkPeriod {
 		h.users = p
 	}
 	if c.Clients > partClients {

@@ -929,9 +929,7 @@ func (sd *seeder) templateRoots(ctx context.Context, conn *pgx.Conn, i int) ([]s
 			roles = append(roles, cr.Name)
 		}
 	}
-	for k := 1; k <= sd.s.Content.Groups; k++ {
-		groups = append(groups, sd.s.Group(i, k))
-	}
+	groups = append(groups, sd.s.GroupNames(i)...)
 	for j := 1; j <= sd.s.Content.Users; j++ {
 		users = append(users, strings.ToLower(sd.s.Username(i, j)))
 	}

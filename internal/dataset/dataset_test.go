@@ -358,3 +358,18 @@ func TestVerifyProgress(t *testing.T) {
 		t.Error("a tally without progress ticks")
 	}
 }
+
+// Orgs mode gives each tenant identity-provider users of its own: their
+// total is bounded.
+func TestOrgBrokerUsersBound(t *testing.T) {
+	c := DefaultContent
+	c.BrokerUsers = 10_000
+	s := Spec{Mode: ModeOrgs, Tenants: 101, Content: c, Prefix: "kcb", Seed: 1}
+	if err := s.Validate(); err == nil || !strings.Contains(err.Error(), "10000 a tenant × 101 tenants = 1010000") {
+		t.Errorf("101 organizations of 10,000 provider users: %v", err)
+	}
+	s.Mode = ModeRealms // one realm of 10,000 shared by all
+	if err := s.Validate(); err != nil {
+		t.Errorf("realms mode: %v", err)
+	}
+}

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/kcbench/kcbench/internal/kc"
 )
 
 // Mode is how tenants map onto Keycloak.
@@ -86,6 +88,13 @@ type Shape struct {
 	// MappersPerClient are hard-coded claim mappers on each backend
 	// client (claims kcb_1, kcb_2, … in its tokens).
 	MappersPerClient int `json:"mappers_per_client,omitempty" yaml:"mappers_per_client"`
+	// GroupDepth and GroupFanout make every group the root of a tree:
+	// GroupFanout subgroups each, this many levels deep (Groups × (1 + F +
+	// … + F^D) groups). A user is then a member of a leaf of each of its
+	// groups' trees, and the backend clients' groups claim carries full
+	// paths.
+	GroupDepth  int `json:"group_depth,omitempty" yaml:"group_depth"`
+	GroupFanout int `json:"group_fanout,omitempty" yaml:"group_fanout"`
 }
 
 // Any reports whether the shape differs from the default one.
@@ -96,24 +105,48 @@ func (h Shape) String() string {
 	if !h.Any() {
 		return ""
 	}
-	return fmt.Sprintf("roles-per-user=%d,client-roles-per-user=%d,groups-per-user=%d,composite=%dx%d,mappers-per-client=%d",
+	s := fmt.Sprintf("roles-per-user=%d,client-roles-per-user=%d,groups-per-user=%d,composite=%dx%d,mappers-per-client=%d",
 		h.RolesPerUser, h.ClientRolesPerUser, h.GroupsPerUser, h.CompositeDepth, h.CompositeWidth, h.MappersPerClient)
+	if h.GroupDepth > 0 { // absent before group trees: fingerprints stay
+		s += fmt.Sprintf(",group-tree=%dx%d", h.GroupDepth, h.GroupFanout)
+	}
+	return s
 }
 
-// compositesPerRole is how many roles a realm role's composites add
-// (W + W² + … + W^D), as a float: validate bounds it before anything
-// counts it as an int (1000 wide and 10 deep would overflow one).
-func (h Shape) compositesPerRole() float64 {
+// subgroupsPerGroup is how many groups a group's tree adds below it
+// (F + F² + … + F^D), as a float (see compositesPerRole).
+func (h Shape) subgroupsPerGroup() float64 { return geometric(h.GroupFanout, h.GroupDepth) }
+
+// groupLeaves is how many leaves a group's tree has (1: no tree).
+func (h Shape) groupLeaves() int {
+	n := 1
+	for range h.GroupDepth {
+		n *= h.GroupFanout
+	}
+	return n
+}
+
+// geometric is w + w² + … + w^d.
+func geometric(w, d int) float64 {
 	n, level := 0.0, 1.0
-	for range h.CompositeDepth {
-		level *= float64(h.CompositeWidth)
+	for range d {
+		level *= float64(w)
 		n += level
 	}
 	return n
 }
 
-// MaxShapeRoles bounds the realm roles a tenant's composites make.
-const MaxShapeRoles = 100_000
+// compositesPerRole is how many roles a realm role's composites add
+// (W + W² + … + W^D), as a float: validate bounds it before anything
+// counts it as an int (1000 wide and 10 deep would overflow one).
+func (h Shape) compositesPerRole() float64 { return geometric(h.CompositeWidth, h.CompositeDepth) }
+
+// MaxShapeRoles bounds the realm roles a tenant's composites make, and
+// MaxShapeGroups the groups its group trees make.
+const (
+	MaxShapeRoles  = 100_000
+	MaxShapeGroups = 100_000
+)
 
 // validate checks the shape against the content's counts.
 func (h Shape) validate(c Content) []error {
@@ -138,6 +171,13 @@ func (h Shape) validate(c Content) []error {
 	} else if extra := float64(c.RealmRoles) * h.compositesPerRole(); extra > MaxShapeRoles {
 		errs = append(errs, fmt.Errorf("composite roles %d deep, %d wide: %.3g realm roles a tenant (at most %d; about 1 KB of database each)",
 			h.CompositeDepth, h.CompositeWidth, float64(c.RealmRoles)+extra, MaxShapeRoles))
+	}
+	if h.GroupDepth < 0 || h.GroupFanout < 0 {
+		errs = append(errs, fmt.Errorf("group depth %d, fan-out %d: must be >= 0", h.GroupDepth, h.GroupFanout))
+	} else if (h.GroupDepth > 0) != (h.GroupFanout > 0) {
+		errs = append(errs, fmt.Errorf("group depth %d and fan-out %d: set both or neither", h.GroupDepth, h.GroupFanout))
+	} else if n := float64(c.Groups) * (1 + h.subgroupsPerGroup()); n > MaxShapeGroups {
+		errs = append(errs, fmt.Errorf("group trees %d deep, %d wide: %.3g groups a tenant (at most %d)", h.GroupDepth, h.GroupFanout, n, MaxShapeGroups))
 	}
 	return errs
 }
@@ -274,6 +314,9 @@ func (s Spec) Validate() error {
 	if err := s.Policy.Validate(); err != nil {
 		errs = append(errs, err)
 	}
+	if n := s.Tenants * s.Content.BrokerUsers; s.Mode == ModeOrgs && n > maxOrgBrokerUsers {
+		errs = append(errs, fmt.Errorf("identity-provider users: %d a tenant × %d tenants = %d (orgs mode gives each tenant its own): at most %d", s.Content.BrokerUsers, s.Tenants, n, maxOrgBrokerUsers))
+	}
 	if s.Prefix == "" || strings.ContainsAny(s.Prefix, " /\\?#%") {
 		errs = append(errs, fmt.Errorf("prefix %q: must be non-empty, without spaces or URL characters", s.Prefix))
 	}
@@ -355,6 +398,10 @@ func (s Spec) BackendClient(i, k int) string {
 // the service provider's entity id.
 func (s Spec) SAMLClient(i, k int) string { return s.name(i, fmt.Sprintf("saml-%d", k)) }
 
+// maxOrgBrokerUsers bounds the identity-provider realm of an orgs-mode
+// dataset (Content.BrokerUsers a tenant).
+const maxOrgBrokerUsers = 1_000_000
+
 // maxSAMLClients bounds Content.SAMLClients.
 const maxSAMLClients = 1000
 
@@ -422,6 +469,77 @@ func (s Spec) UserRoles(i, j int) []string {
 		rs = append(rs, s.RealmRole(i, (j-1+m)%s.Content.RealmRoles+1))
 	}
 	return rs
+}
+
+// UserGroupPaths are the paths of the groups user j is a member of: those
+// of UserGroups, or with group trees (Shape.GroupDepth) the leaf
+// (j−1) mod leaves of each of their trees.
+func (s Spec) UserGroupPaths(i, j int) []string {
+	var ps []string
+	for _, g := range s.UserGroups(i, j) {
+		ps = append(ps, "/"+strings.Join(s.leafPath(g, (j-1)%s.Content.groupLeaves()), "/"))
+	}
+	return ps
+}
+
+// UserGroupNames are the names of the groups user j is a member of (the
+// last names of UserGroupPaths).
+func (s Spec) UserGroupNames(i, j int) []string {
+	var ns []string
+	for _, g := range s.UserGroups(i, j) {
+		p := s.leafPath(g, (j-1)%s.Content.groupLeaves())
+		ns = append(ns, p[len(p)-1])
+	}
+	return ns
+}
+
+// leafPath is the names from group top down to its tree's leaf m
+// (0-based): top, top.d1, top.d1.d2, … (just top without a tree).
+func (s Spec) leafPath(top string, m int) []string {
+	d, f := s.Content.GroupDepth, s.Content.GroupFanout
+	digits := make([]int, d)
+	for l := d - 1; l >= 0; l-- {
+		digits[l], m = m%f, m/f
+	}
+	names := []string{top}
+	for _, x := range digits {
+		names = append(names, subgroup(names[len(names)-1], x+1))
+	}
+	return names
+}
+
+// subgroup names group parent's k-th subgroup (from 1).
+func subgroup(parent string, k int) string { return parent + "." + strconv.Itoa(k) }
+
+// GroupTree is tenant i's group k (from 1) with its tree of subgroups.
+func (s Spec) GroupTree(i, k int) kc.GroupRep {
+	n := s.Group(i, k)
+	return s.groupTree(n, "/"+n, s.Content.GroupDepth)
+}
+
+func (s Spec) groupTree(name, path string, depth int) kc.GroupRep {
+	g := kc.GroupRep{Name: name, Path: path}
+	for k := 1; depth > 0 && k <= s.Content.GroupFanout; k++ {
+		c := subgroup(name, k)
+		g.SubGroups = append(g.SubGroups, s.groupTree(c, path+"/"+c, depth-1))
+	}
+	return g
+}
+
+// GroupNames are the names of all of tenant i's groups, trees included.
+func (s Spec) GroupNames(i int) []string {
+	var ns []string
+	var walk func(g kc.GroupRep)
+	walk = func(g kc.GroupRep) {
+		ns = append(ns, g.Name)
+		for _, c := range g.SubGroups {
+			walk(c)
+		}
+	}
+	for k := 1; k <= s.Content.Groups; k++ {
+		walk(s.GroupTree(i, k))
+	}
+	return ns
 }
 
 // UserGroups are user j's groups: UserGroup and the next ones, as many as

@@ -280,7 +280,7 @@ func (o SeedOptions) resolve(spec Spec) (SeedOptions, error) {
 		}
 	}
 	if spec.Content.Shape.Any() && (o.Strategy == Rest || o.LDAP != nil) {
-		return o, errors.New("the data shape flags (--roles-per-user, --groups-per-user, --client-roles-per-user, --composite-depth/--composite-width, --mappers-per-client) are seeded by the clone and fast strategies, into Keycloak's own users: not with --strategy rest or users in LDAP")
+		return o, errors.New("the data shape flags (--roles-per-user, --groups-per-user, --client-roles-per-user, --composite-depth/--composite-width, --mappers-per-client, --group-depth/--group-fanout) are seeded by the clone and fast strategies, into Keycloak's own users: not with --strategy rest or users in LDAP")
 	}
 	if o.LDAP != nil && o.Strategy != Fast {
 		if o.Logf != nil {

@@ -213,11 +213,54 @@ func TestShape(t *testing.T) {
 		{Shape{CompositeDepth: 2}, "set both or neither"},
 		{Shape{CompositeDepth: 4, CompositeWidth: 20}, "composite roles 4 deep, 20 wide: 8.42e+05 realm roles a tenant (at most 100000"},
 		{Shape{MappersPerClient: -1}, "must be >= 0"},
+		{Shape{GroupDepth: 2}, "group depth 2 and fan-out 0: set both or neither"},
+		{Shape{GroupDepth: 5, GroupFanout: 10}, "group trees 5 deep, 10 wide: 2.22e+05 groups a tenant (at most 100000)"},
 	} {
 		c2 := DefaultContent
 		c2.Shape = c.shape
 		if err := c2.Validate(); err == nil || !strings.Contains(err.Error(), c.err) {
 			t.Errorf("%+v: %v, want %q", c.shape, err, c.err)
 		}
+	}
+}
+
+// Group trees: every group the root of one, named level by level, users
+// in their leaves round robin, counted by Expected; a shape without trees
+// keeps its fingerprint.
+func TestGroupTrees(t *testing.T) {
+	s := Spec{Mode: ModeOrgs, Tenants: 2, Content: DefaultContent, Prefix: "kcb", Seed: 1}
+	s.Content.Shape = Shape{RolesPerUser: 2, GroupsPerUser: 2, CompositeDepth: 2, CompositeWidth: 2, MappersPerClient: 3}
+	if got := s.Content.Shape.String(); strings.Contains(got, "group-tree") {
+		t.Errorf("a shape without group trees says %s (its fingerprint would change)", got)
+	}
+	s.Content.GroupDepth, s.Content.GroupFanout = 2, 3
+	if err := s.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	names := s.GroupNames(1)
+	if len(names) != 2*(1+3+9) || names[0] != "t00001-group-1" || names[1] != "t00001-group-1.1" || names[2] != "t00001-group-1.1.1" {
+		t.Errorf("%d groups, first %v", len(names), names[:3])
+	}
+	if e := s.Expected(); e.Groups != 2*2*13 || e.GroupMemberships != 2*10*2 {
+		t.Errorf("expected %d groups (want 52), %d memberships (want 40)", e.Groups, e.GroupMemberships)
+	}
+	// user 6: leaf 5 of 9 (digits 1, 2: the second child's third child)
+	if got := strings.Join(s.UserGroupPaths(1, 6), " "); got != "/t00001-group-2/t00001-group-2.2/t00001-group-2.2.3 /t00001-group-1/t00001-group-1.2/t00001-group-1.2.3" {
+		t.Errorf("user 6's groups: %s", got)
+	}
+	if got := strings.Join(s.UserGroupNames(1, 10), " "); got != "t00001-group-2.1.1 t00001-group-1.1.1" {
+		t.Errorf("user 10's groups (leaf 0 again): %s", got)
+	}
+	g := s.GroupTree(1, 2)
+	if len(g.SubGroups) != 3 || g.SubGroups[2].Path != "/t00001-group-2/t00001-group-2.3" || len(g.SubGroups[2].SubGroups[0].SubGroups) != 0 {
+		t.Errorf("group 2's tree: %+v", g)
+	}
+	for _, m := range newBuilder(s).clients(1)[1].ProtocolMappers {
+		if m.Name == "groups" && m.Config["full.path"] != "true" {
+			t.Errorf("the groups claim with trees: full.path %q", m.Config["full.path"])
+		}
+	}
+	if h := bulkHeadOf(Spec{Mode: ModeRealms, Content: Content{RealmRoles: 5, Groups: 2, Users: 1000, Clients: 2, Shape: Shape{GroupDepth: 2, GroupFanout: 3}}}); h.users != 90 {
+		t.Errorf("a big tenant with group trees: a head of %d users, want lcm(5, 2, 9) = 90", h.users)
 	}
 }

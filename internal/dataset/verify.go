@@ -62,7 +62,7 @@ func (s Spec) Expected() Counts {
 		Clients:          n * c.Clients,
 		ClientRoles:      n * c.Clients * c.ClientRolesPerClient,
 		RealmRoles:       n * c.RealmRoles * (1 + int(c.compositesPerRole())),
-		Groups:           n * c.Groups,
+		Groups:           n * c.Groups * (1 + int(c.subgroupsPerGroup())),
 		Users:            n * (c.Users + c.OTPUsers),
 		GroupMemberships: n * c.Users * max(1, c.GroupsPerUser),
 		UMAResources:     n * c.UMAResources,
@@ -444,16 +444,41 @@ func countRealm(ctx context.Context, adm *kc.Admin, realm string, keep func(stri
 		if !keep(g.Name) {
 			continue
 		}
-		c.Groups++
-		n, err := countMembers(ctx, adm, realm, g.ID)
+		n, m, err := countGroupTree(ctx, adm, realm, g)
 		if err != nil {
 			return c, err
 		}
-		c.GroupMemberships += n
+		c.Groups += n
+		c.GroupMemberships += m
 	}
 	n, err := countUsers(ctx, adm, realm, keep, own)
 	c.Users = n
 	return c, err
+}
+
+// countGroupTree counts group g and its subgroups, and their members.
+func countGroupTree(ctx context.Context, adm *kc.Admin, realm string, g kc.GroupRep) (groups, members int, err error) {
+	groups = 1
+	if members, err = countMembers(ctx, adm, realm, g.ID); err != nil || g.SubGroupCount == 0 {
+		return groups, members, err
+	}
+	const page = 1000
+	for first := 0; ; first += page {
+		cs, err := adm.GroupChildren(ctx, realm, g.ID, first, page)
+		if err != nil {
+			return groups, members, err
+		}
+		for _, c := range cs {
+			n, m, err := countGroupTree(ctx, adm, realm, c)
+			if err != nil {
+				return groups, members, err
+			}
+			groups, members = groups+n, members+m
+		}
+		if len(cs) < page {
+			return groups, members, nil
+		}
+	}
 }
 
 // countMembers counts a group's members: a page of 1,000, and past that by

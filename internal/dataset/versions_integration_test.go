@@ -121,7 +121,7 @@ func cloneLikeFast(t *testing.T, e *env) {
 			content.BrokerUsers = 2  // identity providers (orgs mode: an organization's, by domain), linked users
 			// a shape: composite roles, several roles and groups a user,
 			// client roles, claim mappers (their rows cloned too)
-			content.Shape = dataset.Shape{RolesPerUser: 2, ClientRolesPerUser: 1, GroupsPerUser: 2, CompositeDepth: 2, CompositeWidth: 2, MappersPerClient: 3}
+			content.Shape = dataset.Shape{RolesPerUser: 2, ClientRolesPerUser: 1, GroupsPerUser: 2, CompositeDepth: 2, CompositeWidth: 2, MappersPerClient: 3, GroupDepth: 2, GroupFanout: 2}
 			fs := dataset.Spec{Mode: mode, Tenants: 3, Content: content, Policy: pol, Prefix: "lf" + string(mode[0]), Seed: 11}
 			cs := fs
 			cs.Prefix, cs.UniqueSalts = "lc"+string(mode[0]), true
@@ -205,7 +205,7 @@ func (e *env) bulkLikeFast(pol dataset.Policy) {
 	content := dataset.DefaultContent
 	content.Users, content.Clients = 130, 53 // 120 users and 50 clients copied
 	content.BrokerUsers = 2                  // an identity-provider realm, its provider copied
-	content.Shape = dataset.Shape{RolesPerUser: 2, ClientRolesPerUser: 1, GroupsPerUser: 2, CompositeDepth: 2, CompositeWidth: 2, MappersPerClient: 3}
+	content.Shape = dataset.Shape{RolesPerUser: 2, ClientRolesPerUser: 1, GroupsPerUser: 2, CompositeDepth: 2, CompositeWidth: 2, MappersPerClient: 3, GroupDepth: 2, GroupFanout: 2}
 	fs := dataset.Spec{Mode: dataset.ModeRealms, Tenants: 1, Content: content, Policy: pol, Prefix: "bf", Seed: 13}
 	cs := fs
 	cs.Prefix, cs.UniqueSalts = "bc", true
@@ -349,8 +349,14 @@ func shapeInToken(t *testing.T, s dataset.Spec, i, j int, backend, token string)
 			t.Errorf("tenant %d: the token's realm roles %v lack %s", i, c.Realm.Roles, r)
 		}
 	}
-	if !slices.Contains(c.Resource[backend].Roles, dataset.ClientRole(1)) || len(c.Groups) != 2 || c.Kcb1 != "value-1" || c.Kcb3 != "value-3" {
-		t.Errorf("tenant %d: client roles %v, groups %v, claims %q %q", i, c.Resource[backend].Roles, c.Groups, c.Kcb1, c.Kcb3)
+	groups := s.UserGroupNames(i, j) // the leaves' names, or with trees their full paths
+	if s.Content.GroupDepth > 0 {
+		groups = s.UserGroupPaths(i, j)
+	}
+	slices.Sort(groups)
+	slices.Sort(c.Groups)
+	if !slices.Contains(c.Resource[backend].Roles, dataset.ClientRole(1)) || !slices.Equal(c.Groups, groups) || c.Kcb1 != "value-1" || c.Kcb3 != "value-3" {
+		t.Errorf("tenant %d: client roles %v, groups %v (want %v), claims %q %q", i, c.Resource[backend].Roles, c.Groups, groups, c.Kcb1, c.Kcb3)
 	}
 }
 

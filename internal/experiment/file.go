@@ -292,6 +292,8 @@ type ShapeOverride struct {
 	CompositeDepth     *int `yaml:"composite_depth"`
 	CompositeWidth     *int `yaml:"composite_width"`
 	MappersPerClient   *int `yaml:"mappers_per_client"`
+	GroupDepth         *int `yaml:"group_depth"`
+	GroupFanout        *int `yaml:"group_fanout"`
 }
 
 // shapeOf is variant v's data shape: the dataset's, with v's keys.
@@ -307,6 +309,7 @@ func (f *File) shapeOf(v Variant) dataset.Shape {
 		RolesPerUser: pick(d.RolesPerUser, o.RolesPerUser), ClientRolesPerUser: pick(d.ClientRolesPerUser, o.ClientRolesPerUser),
 		GroupsPerUser: pick(d.GroupsPerUser, o.GroupsPerUser), CompositeDepth: pick(d.CompositeDepth, o.CompositeDepth),
 		CompositeWidth: pick(d.CompositeWidth, o.CompositeWidth), MappersPerClient: pick(d.MappersPerClient, o.MappersPerClient),
+		GroupDepth: pick(d.GroupDepth, o.GroupDepth), GroupFanout: pick(d.GroupFanout, o.GroupFanout),
 	}
 }
 

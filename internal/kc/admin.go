@@ -298,6 +298,17 @@ func (a *Admin) Groups(ctx context.Context, realm string) ([]GroupRep, error) {
 	return gs, nil
 }
 
+// GroupChildren lists a page of a group's subgroups (their subgroup
+// counts included).
+func (a *Admin) GroupChildren(ctx context.Context, realm, id string, first, max int) ([]GroupRep, error) {
+	var gs []GroupRep
+	p := RealmPath(realm, "groups", id, "children") + fmt.Sprintf("?first=%d&max=%d&briefRepresentation=true", first, max)
+	if err := a.Do(ctx, http.MethodGet, p, nil, &gs); err != nil {
+		return nil, err
+	}
+	return gs, nil
+}
+
 // UserCredentials lists a user's credentials (secret data is not returned).
 func (a *Admin) UserCredentials(ctx context.Context, realm, userID string) ([]CredentialRep, error) {
 	var cs []CredentialRep

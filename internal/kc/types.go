@@ -88,6 +88,10 @@ type GroupRep struct {
 	Name       string   `json:"name"`
 	Path       string   `json:"path,omitempty"`
 	RealmRoles []string `json:"realmRoles,omitempty"`
+	// SubGroups are the group's subgroups (a realm import's tree);
+	// SubGroupCount how many it has (the admin API's lists).
+	SubGroups     []GroupRep `json:"subGroups,omitempty"`
+	SubGroupCount int        `json:"subGroupCount,omitempty"`
 }
 
 // ClientRep is a ClientRepresentation.
