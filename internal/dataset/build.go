@@ -112,6 +112,9 @@ func (b builder) names(i int) []string {
 		}
 	}
 	n = append(n, s.GroupNames(i)...)
+	for k := 1; k <= s.Content.ScopesPerClient; k++ {
+		n = append(n, s.ClientScope(i, k))
+	}
 	for j := 1; j <= s.Content.Users; j++ {
 		n = append(n, strings.ToLower(s.Username(i, j)), strings.ToLower(s.Email(i, j)), userLastName(i, j))
 	}
@@ -462,7 +465,24 @@ const (
 // big says whether the spec's realms-mode tenants are made in parts.
 func (b builder) big() bool {
 	c := b.s.Content
-	return c.Users+c.OTPUsers+c.BrokerUsers > partUsers || c.Clients > partClients
+	// Client scopes come through the admin API after the import (a
+	// realm import with clientScopes makes none of Keycloak's own), so
+	// the realm is marked complete after them.
+	return c.Users+c.OTPUsers+c.BrokerUsers > partUsers || c.Clients > partClients || c.ScopesPerClient > 0
+}
+
+// clientScopes are tenant i's client scopes (Shape.ScopesPerClient): a
+// hard-coded claim each, in the access token.
+func (s Spec) clientScopes(i int) []kc.ClientScopeRep {
+	var cs []kc.ClientScopeRep
+	for k := 1; k <= s.Content.ScopesPerClient; k++ {
+		cs = append(cs, kc.ClientScopeRep{Name: s.ClientScope(i, k), Protocol: "openid-connect",
+			Attributes: map[string]string{"include.in.token.scope": "true", "display.on.consent.screen": "false"},
+			ProtocolMappers: []kc.ProtocolMapperRep{{Name: "claim", Protocol: "openid-connect", ProtocolMapper: "oidc-hardcoded-claim-mapper",
+				Config: map[string]string{"claim.name": fmt.Sprintf("kcb_scope_%d", k), "claim.value": fmt.Sprintf("value-%d", k), "jsonType.label": "String",
+					"access.token.claim": "true", "id.token.claim": "false", "introspection.token.claim": "true"}}}})
+	}
+	return cs
 }
 
 // tenantParts is tenant i in parts (see partUsers): the realm, marked
@@ -539,7 +559,9 @@ func (b builder) sharedRealm(tenants []int) kc.RealmRep {
 		r.Users = append(r.Users, b.users(i)...)
 		r.Users = append(r.Users, b.s.linkedUsers(i)...)
 		r.IdentityProviders = append(r.IdentityProviders, b.identityProviders(i)...)
-		r.Organizations = append(r.Organizations, b.org(i, true, true))
+		// Client scopes follow through the admin API: the organization is
+		// complete after them.
+		r.Organizations = append(r.Organizations, b.org(i, true, b.s.Content.ScopesPerClient == 0))
 	}
 	return r
 }

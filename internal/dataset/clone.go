@@ -930,6 +930,10 @@ func (sd *seeder) templateRoots(ctx context.Context, conn *pgx.Conn, i int) ([]s
 		}
 	}
 	groups = append(groups, sd.s.GroupNames(i)...)
+	var scopes []string
+	for k := 1; k <= sd.s.Content.ScopesPerClient; k++ {
+		scopes = append(scopes, sd.s.ClientScope(i, k))
+	}
 	for j := 1; j <= sd.s.Content.Users; j++ {
 		users = append(users, strings.ToLower(sd.s.Username(i, j)))
 	}
@@ -948,6 +952,7 @@ func (sd *seeder) templateRoots(ctx context.Context, conn *pgx.Conn, i int) ([]s
 		{`SELECT id FROM client WHERE realm_id = $1 AND client_id = ANY($2)`, clients},
 		{`SELECT id FROM keycloak_role WHERE realm_id = $1 AND NOT client_role AND name = ANY($2)`, roles},
 		{`SELECT id FROM keycloak_group WHERE realm_id = $1 AND name = ANY($2)`, groups},
+		{`SELECT id FROM client_scope WHERE realm_id = $1 AND name = ANY($2)`, scopes},
 		{`SELECT id FROM user_entity WHERE realm_id = $1 AND username = ANY($2)`, users},
 	} {
 		rows, err := conn.Query(ctx, q.sql, realmID, q.names)

@@ -44,6 +44,7 @@ func (f *SpecFlags) RegisterFlags(fs *flag.FlagSet) {
 	fs.IntVar(&f.shape.CompositeWidth, "composite-width", 0, "roles each composite role is made of, at each level (with --composite-depth)")
 	fs.IntVar(&f.shape.GroupDepth, "group-depth", 0, "make every group the root of a tree of subgroups, this many levels deep (with --group-fanout; users in its leaves; default 0: flat groups)")
 	fs.IntVar(&f.shape.GroupFanout, "group-fanout", 0, "subgroups of each group of a tree (with --group-depth)")
+	fs.IntVar(&f.shape.ScopesPerClient, "scopes-per-client", 0, "client scopes of each tenant (kcb-scope-1 …, a hard-coded claim each) that are default scopes of every backend client (default 0)")
 	fs.IntVar(&f.shape.MappersPerClient, "mappers-per-client", 0, "hard-coded claim mappers on each backend client (claims kcb_1, kcb_2, …; default 0)")
 	fs.StringVar(&f.policy, "password-policy", "default", "password hashing: default (argon2), argon2, pbkdf2-sha512:27500, pbkdf2-sha256:1, …")
 	fs.StringVar(&f.prefix, "prefix", "kcb", "prefix of every realm the dataset creates")
@@ -103,6 +104,7 @@ func (f *SpecFlags) Spec() (Spec, error) {
 	set(&s.Content.CompositeWidth, "composite-width", f.shape.CompositeWidth, 0)
 	set(&s.Content.MappersPerClient, "mappers-per-client", f.shape.MappersPerClient, 0)
 	set(&s.Content.GroupDepth, "group-depth", f.shape.GroupDepth, 0)
+	set(&s.Content.ScopesPerClient, "scopes-per-client", f.shape.ScopesPerClient, 0)
 	set(&s.Content.GroupFanout, "group-fanout", f.shape.GroupFanout, 0)
 	for _, c := range []struct {
 		flag     string
@@ -126,6 +128,7 @@ func (f *SpecFlags) Spec() (Spec, error) {
 		{"composite-width", f.shape.CompositeWidth, 0, 0, 1000},
 		{"mappers-per-client", f.shape.MappersPerClient, 0, 0, 1000},
 		{"group-depth", f.shape.GroupDepth, 0, 0, 10},
+		{"scopes-per-client", f.shape.ScopesPerClient, 0, 0, maxScopesPerClient},
 		{"group-fanout", f.shape.GroupFanout, 0, 0, 1000},
 	} {
 		if f.given(c.flag, c.v, c.unset) && (c.v < c.lo || c.v > c.hi) {

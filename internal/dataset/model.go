@@ -95,6 +95,10 @@ type Shape struct {
 	// paths.
 	GroupDepth  int `json:"group_depth,omitempty" yaml:"group_depth"`
 	GroupFanout int `json:"group_fanout,omitempty" yaml:"group_fanout"`
+	// ScopesPerClient are client scopes of the tenant (ClientScope), each
+	// with a hard-coded claim mapper (kcb_scope_1 …), that are default
+	// scopes of every backend client: each token evaluates them all.
+	ScopesPerClient int `json:"scopes_per_client,omitempty" yaml:"scopes_per_client"`
 }
 
 // Any reports whether the shape differs from the default one.
@@ -109,6 +113,9 @@ func (h Shape) String() string {
 		h.RolesPerUser, h.ClientRolesPerUser, h.GroupsPerUser, h.CompositeDepth, h.CompositeWidth, h.MappersPerClient)
 	if h.GroupDepth > 0 { // absent before group trees: fingerprints stay
 		s += fmt.Sprintf(",group-tree=%dx%d", h.GroupDepth, h.GroupFanout)
+	}
+	if h.ScopesPerClient > 0 {
+		s += fmt.Sprintf(",scopes-per-client=%d", h.ScopesPerClient)
 	}
 	return s
 }
@@ -171,6 +178,9 @@ func (h Shape) validate(c Content) []error {
 	} else if extra := float64(c.RealmRoles) * h.compositesPerRole(); extra > MaxShapeRoles {
 		errs = append(errs, fmt.Errorf("composite roles %d deep, %d wide: %.3g realm roles a tenant (at most %d; about 1 KB of database each)",
 			h.CompositeDepth, h.CompositeWidth, float64(c.RealmRoles)+extra, MaxShapeRoles))
+	}
+	if h.ScopesPerClient < 0 || h.ScopesPerClient > maxScopesPerClient {
+		errs = append(errs, fmt.Errorf("client scopes per client = %d: must be between 0 and %d", h.ScopesPerClient, maxScopesPerClient))
 	}
 	if h.GroupDepth < 0 || h.GroupFanout < 0 {
 		errs = append(errs, fmt.Errorf("group depth %d, fan-out %d: must be >= 0", h.GroupDepth, h.GroupFanout))
@@ -401,6 +411,12 @@ func (s Spec) SAMLClient(i, k int) string { return s.name(i, fmt.Sprintf("saml-%
 // maxOrgBrokerUsers bounds the identity-provider realm of an orgs-mode
 // dataset (Content.BrokerUsers a tenant).
 const maxOrgBrokerUsers = 1_000_000
+
+// ClientScope is tenant i's k-th client scope (Shape.ScopesPerClient).
+func (s Spec) ClientScope(i, k int) string { return s.name(i, fmt.Sprintf("kcb-scope-%d", k)) }
+
+// maxScopesPerClient bounds Shape.ScopesPerClient.
+const maxScopesPerClient = 100
 
 // maxSAMLClients bounds Content.SAMLClients.
 const maxSAMLClients = 1000

@@ -280,7 +280,7 @@ func (o SeedOptions) resolve(spec Spec) (SeedOptions, error) {
 		}
 	}
 	if spec.Content.Shape.Any() && (o.Strategy == Rest || o.LDAP != nil) {
-		return o, errors.New("the data shape flags (--roles-per-user, --groups-per-user, --client-roles-per-user, --composite-depth/--composite-width, --mappers-per-client, --group-depth/--group-fanout) are seeded by the clone and fast strategies, into Keycloak's own users: not with --strategy rest or users in LDAP")
+		return o, errors.New("the data shape flags (--roles-per-user, --groups-per-user, --client-roles-per-user, --composite-depth/--composite-width, --mappers-per-client, --group-depth/--group-fanout, --scopes-per-client) are seeded by the clone and fast strategies, into Keycloak's own users: not with --strategy rest or users in LDAP")
 	}
 	if o.LDAP != nil && o.Strategy != Fast {
 		if o.Logf != nil {
@@ -599,10 +599,16 @@ func (sd *seeder) fast(ctx context.Context, todo []int) error {
 		if err := sd.adm.CreateRealm(ctx, sd.b.sharedRealm(first)); err != nil {
 			return fmt.Errorf("realm %s: %w", realm, err)
 		}
+		sd.orgIDs = map[string]string{}
 		for _, i := range first {
+			if sd.s.Content.ScopesPerClient > 0 { // the organization is complete after its client scopes
+				if err := sd.completeOrg(ctx, i, nil); err != nil {
+					return err
+				}
+				continue
+			}
 			sd.markDone(i)
 		}
-		sd.orgIDs = map[string]string{}
 		todo = todo[len(first):]
 	}
 	// Growth: a partial import per batch, then organizations and members;
@@ -673,6 +679,10 @@ func (sd *seeder) fastRealm(ctx context.Context, i int) error {
 	if sd.b.big() && !complete {
 		if err := sd.importParts(ctx, rep.Realm, parts); err != nil {
 			return fmt.Errorf("tenant %s: %w", TenantID(i), err)
+		}
+		// Before the copies: a copy of a client copies its scopes.
+		if err := sd.ensureClientScopes(ctx, rep.Realm, i); err != nil {
+			return err
 		}
 		if err := sd.bulkCopy(ctx, i); err != nil {
 			return err
@@ -817,6 +827,9 @@ func (sd *seeder) completeOrg(ctx context.Context, i int, userIDs map[string]str
 			return fmt.Errorf("organization %s: link identity provider %s: %w", alias, p.Alias, err)
 		}
 	}
+	if err := sd.ensureClientScopes(ctx, realm, i); err != nil {
+		return err
+	}
 	done := sd.b.org(i, false, true)
 	done.ID = orgID
 	if err := sd.adm.Do(ctx, http.MethodPut, kc.RealmPath(realm, "organizations", orgID), done, nil); err != nil {
@@ -824,6 +837,61 @@ func (sd *seeder) completeOrg(ctx context.Context, i int, userIDs map[string]str
 	}
 	sd.markDone(i)
 	return nil
+}
+
+// ensureClientScopes makes tenant i's client scopes in realm, when the
+// shape has them (Shape.ScopesPerClient), and makes them default scopes
+// of its backend clients that the admin API made (the copies of a big
+// tenant's clients copy them). Every step tolerates an earlier attempt.
+func (sd *seeder) ensureClientScopes(ctx context.Context, realm string, i int) error {
+	want := sd.s.clientScopes(i)
+	if len(want) == 0 {
+		return nil
+	}
+	ids, err := sd.scopeIDs(ctx, realm)
+	if err != nil {
+		return err
+	}
+	for _, c := range want {
+		if ids[c.Name] != "" {
+			continue
+		}
+		if ids[c.Name], err = created(sd.adm.Create(ctx, kc.RealmPath(realm, "client-scopes"), c)); err != nil {
+			return fmt.Errorf("tenant %s: client scope %s: %w", TenantID(i), c.Name, err)
+		}
+	}
+	if ids, err = sd.scopeIDs(ctx, realm); err != nil {
+		return err
+	}
+	for _, cl := range sd.b.clients(i) {
+		if !cl.ServiceAccountsEnabled || cl.AuthorizationServicesEnabled {
+			continue // not a backend client
+		}
+		cs, err := sd.adm.Clients(ctx, realm, cl.ClientID)
+		if err != nil || len(cs) == 0 {
+			return fmt.Errorf("tenant %s: client %s: %v", TenantID(i), cl.ClientID, err)
+		}
+		for _, c := range want {
+			p := kc.RealmPath(realm, "clients", cs[0].ID, "default-client-scopes", ids[c.Name])
+			if err := sd.adm.Do(ctx, http.MethodPut, p, nil, nil); err != nil {
+				return fmt.Errorf("tenant %s: client %s: default scope %s: %w", TenantID(i), cl.ClientID, c.Name, err)
+			}
+		}
+	}
+	return nil
+}
+
+// scopeIDs are realm's client scopes' ids by name.
+func (sd *seeder) scopeIDs(ctx context.Context, realm string) (map[string]string, error) {
+	var have []kc.ClientScopeRep
+	if err := sd.adm.Do(ctx, http.MethodGet, kc.RealmPath(realm, "client-scopes"), nil, &have); err != nil {
+		return nil, err
+	}
+	ids := map[string]string{}
+	for _, c := range have {
+		ids[c.Name] = c.ID
+	}
+	return ids, nil
 }
 
 // ensureOrg returns the id of tenant i's organization, made (not yet

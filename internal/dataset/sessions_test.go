@@ -264,3 +264,30 @@ func TestGroupTrees(t *testing.T) {
 		t.Errorf("a big tenant with group trees: a head of %d users, want lcm(5, 2, 9) = 90", h.users)
 	}
 }
+
+// Client scopes per client: named per tenant, a claim each, counted by
+// Expected; a realms-mode tenant with them is made in parts (its realm
+// complete after them).
+func TestClientScopesShape(t *testing.T) {
+	s := Spec{Mode: ModeOrgs, Tenants: 3, Content: DefaultContent, Prefix: "kcb", Seed: 1}
+	plain := s.Fingerprint()
+	s.Content.ScopesPerClient = 2
+	if s.Fingerprint() == plain {
+		t.Error("client scopes do not change the fingerprint")
+	}
+	cs := s.clientScopes(2)
+	if len(cs) != 2 || cs[1].Name != "t00002-kcb-scope-2" || cs[1].ProtocolMappers[0].Config["claim.name"] != "kcb_scope_2" {
+		t.Errorf("tenant 2's client scopes: %+v", cs)
+	}
+	if e := s.Expected(); e.ClientScopes != 6 {
+		t.Errorf("expected %d client scopes, want 6", e.ClientScopes)
+	}
+	if !newBuilder(Spec{Mode: ModeRealms, Tenants: 1, Content: s.Content, Prefix: "kcb"}).big() {
+		t.Error("a tenant with client scopes is not made in parts")
+	}
+	c := DefaultContent
+	c.ScopesPerClient = 101
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "client scopes per client = 101") {
+		t.Errorf("101 scopes: %v", err)
+	}
+}

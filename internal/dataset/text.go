@@ -70,8 +70,8 @@ func (m *Manifest) WriteText(w io.Writer, path string) error {
 		}
 	}
 	if h := s.Content.Shape; h.Any() {
-		fmt.Fprintf(tw, "shape\t%d realm roles and %d groups a user, %d client roles a user, composite roles %d deep and %d wide, %d claim mappers a backend client, group trees %d deep and %d wide\n",
-			max(1, h.RolesPerUser), max(1, h.GroupsPerUser), h.ClientRolesPerUser, h.CompositeDepth, h.CompositeWidth, h.MappersPerClient, h.GroupDepth, h.GroupFanout)
+		fmt.Fprintf(tw, "shape\t%d realm roles and %d groups a user, %d client roles a user, composite roles %d deep and %d wide, %d claim mappers a backend client, group trees %d deep and %d wide, %d client scopes a backend client\n",
+			max(1, h.RolesPerUser), max(1, h.GroupsPerUser), h.ClientRolesPerUser, h.CompositeDepth, h.CompositeWidth, h.MappersPerClient, h.GroupDepth, h.GroupFanout, h.ScopesPerClient)
 	}
 	if st := m.Sessions; st != nil {
 		fmt.Fprintf(tw, "sessions\t%d online, %d offline, written %s in %.1f s\n", st.Online, st.Offline, st.At.Format("2006-01-02 15:04:05"), st.Seconds)

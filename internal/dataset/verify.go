@@ -37,6 +37,8 @@ type Counts struct {
 	BrokerUsers       int `json:"broker_users,omitempty"`
 	// LinkedUsers are the tenant realms' users linked to those.
 	LinkedUsers int `json:"linked_users,omitempty"`
+	// ClientScopes are the tenants' client scopes (Shape.ScopesPerClient).
+	ClientScopes int `json:"client_scopes,omitempty"`
 }
 
 func (c *Counts) add(o Counts) {
@@ -53,6 +55,7 @@ func (c *Counts) add(o Counts) {
 	c.IdentityProviders += o.IdentityProviders
 	c.BrokerUsers += o.BrokerUsers
 	c.LinkedUsers += o.LinkedUsers
+	c.ClientScopes += o.ClientScopes
 }
 
 // Expected is what spec's tenants hold.
@@ -66,6 +69,7 @@ func (s Spec) Expected() Counts {
 		Users:            n * (c.Users + c.OTPUsers),
 		GroupMemberships: n * c.Users * max(1, c.GroupsPerUser),
 		UMAResources:     n * c.UMAResources,
+		ClientScopes:     n * c.ScopesPerClient,
 	}
 	if c.BrokerUsers > 0 {
 		e.IdentityProviders, e.BrokerUsers, e.LinkedUsers = n, c.BrokerUsers, n*c.BrokerUsers
@@ -337,6 +341,10 @@ func countIdPs(ctx context.Context, adm *kc.Admin, realm string, spec Spec) (int
 	return n, nil
 }
 
+// scopeMark starts the names of the dataset's client scopes (after the
+// tenant's prefix in orgs mode).
+const scopeMark = "kcb-scope-"
+
 // linkedMark is in the names of the users linked to an identity
 // provider, and only in theirs.
 const linkedMark = "-broker-"
@@ -369,7 +377,7 @@ func tenantOf(name string) int {
 // ours tells the dataset's entities from Keycloak's built-in ones in a
 // realms-mode realm.
 func ours(name string) bool {
-	for _, p := range []string{"web", "backend", "saml-", "role-", "group-", "user-", "otp-user-"} {
+	for _, p := range []string{"web", "backend", "saml-", "role-", "group-", "user-", "otp-user-", scopeMark} {
 		if strings.HasPrefix(name, p) {
 			return true
 		}
@@ -439,6 +447,15 @@ func countRealm(ctx context.Context, adm *kc.Admin, realm string, keep func(stri
 	groups, err := adm.Groups(ctx, realm)
 	if err != nil {
 		return c, err
+	}
+	var scopes []kc.ClientScopeRep
+	if err := adm.Do(ctx, http.MethodGet, kc.RealmPath(realm, "client-scopes"), nil, &scopes); err != nil {
+		return c, err
+	}
+	for _, s := range scopes {
+		if keep(s.Name) && strings.Contains(s.Name, scopeMark) {
+			c.ClientScopes++
+		}
 	}
 	for _, g := range groups {
 		if !keep(g.Name) {
@@ -693,8 +710,8 @@ func (v Verification) WriteText(w io.Writer) {
 	json.Unmarshal(b, &act)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "entity\tmanifest\ttarget\t\t")
-	for _, k := range []string{"realms", "organizations", "clients", "client_roles", "realm_roles", "groups", "users", "group_memberships", "org_memberships", "uma_resources", "identity_providers", "broker_users", "linked_users"} {
-		if (k == "uma_resources" || k == "identity_providers" || k == "broker_users" || k == "linked_users") && exp[k] == 0 && act[k] == 0 {
+	for _, k := range []string{"realms", "organizations", "clients", "client_roles", "realm_roles", "groups", "users", "group_memberships", "org_memberships", "uma_resources", "identity_providers", "broker_users", "linked_users", "client_scopes"} {
+		if (k == "uma_resources" || k == "identity_providers" || k == "broker_users" || k == "linked_users" || k == "client_scopes") && exp[k] == 0 && act[k] == 0 {
 			continue // a dataset without resource servers: no row
 		}
 		mark := "ok"

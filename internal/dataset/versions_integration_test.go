@@ -121,7 +121,7 @@ func cloneLikeFast(t *testing.T, e *env) {
 			content.BrokerUsers = 2  // identity providers (orgs mode: an organization's, by domain), linked users
 			// a shape: composite roles, several roles and groups a user,
 			// client roles, claim mappers (their rows cloned too)
-			content.Shape = dataset.Shape{RolesPerUser: 2, ClientRolesPerUser: 1, GroupsPerUser: 2, CompositeDepth: 2, CompositeWidth: 2, MappersPerClient: 3, GroupDepth: 2, GroupFanout: 2}
+			content.Shape = dataset.Shape{RolesPerUser: 2, ClientRolesPerUser: 1, GroupsPerUser: 2, CompositeDepth: 2, CompositeWidth: 2, MappersPerClient: 3, GroupDepth: 2, GroupFanout: 2, ScopesPerClient: 2}
 			fs := dataset.Spec{Mode: mode, Tenants: 3, Content: content, Policy: pol, Prefix: "lf" + string(mode[0]), Seed: 11}
 			cs := fs
 			cs.Prefix, cs.UniqueSalts = "lc"+string(mode[0]), true
@@ -205,7 +205,7 @@ func (e *env) bulkLikeFast(pol dataset.Policy) {
 	content := dataset.DefaultContent
 	content.Users, content.Clients = 130, 53 // 120 users and 50 clients copied
 	content.BrokerUsers = 2                  // an identity-provider realm, its provider copied
-	content.Shape = dataset.Shape{RolesPerUser: 2, ClientRolesPerUser: 1, GroupsPerUser: 2, CompositeDepth: 2, CompositeWidth: 2, MappersPerClient: 3, GroupDepth: 2, GroupFanout: 2}
+	content.Shape = dataset.Shape{RolesPerUser: 2, ClientRolesPerUser: 1, GroupsPerUser: 2, CompositeDepth: 2, CompositeWidth: 2, MappersPerClient: 3, GroupDepth: 2, GroupFanout: 2, ScopesPerClient: 2}
 	fs := dataset.Spec{Mode: dataset.ModeRealms, Tenants: 1, Content: content, Policy: pol, Prefix: "bf", Seed: 13}
 	cs := fs
 	cs.Prefix, cs.UniqueSalts = "bc", true
@@ -224,8 +224,15 @@ func (e *env) bulkLikeFast(pol dataset.Policy) {
 	cm := mustManifest(t, filepath.Join(dir, "clone.json"))
 	tn := cm.Tenant(1)
 	last := kc.OAuthClient{ID: cs.BackendClient(1, content.Clients-1), Secret: cs.ClientSecret(1, cs.BackendClient(1, content.Clients-1))}
-	if _, err := e.c.ClientCredentials(e.ctx, tn.Realm, last, ""); err != nil {
+	if tr, err := e.c.ClientCredentials(e.ctx, tn.Realm, last, ""); err != nil {
 		t.Errorf("the last client (a copy): client credentials: %v", err)
+	} else {
+		var c struct {
+			Scope1 string `json:"kcb_scope_1"`
+		}
+		if err := kc.TokenClaims(tr.AccessToken, &c); err != nil || c.Scope1 != "value-1" {
+			t.Errorf("the last client (a copy): its token's claim of client scope 1: %q, %v", c.Scope1, err)
+		}
 	}
 	tr, err := e.c.PasswordGrant(e.ctx, tn.Realm, kc.OAuthClient{ID: tn.Backend, Secret: tn.BackendSecret}, cm.Username(1, content.Users), cm.Password, "")
 	if err != nil {
@@ -336,6 +343,7 @@ func shapeInToken(t *testing.T, s dataset.Spec, i, j int, backend, token string)
 		Groups []string `json:"groups"`
 		Kcb1   string   `json:"kcb_1"`
 		Kcb3   string   `json:"kcb_3"`
+		Scope2 string   `json:"kcb_scope_2"`
 	}
 	if err := kc.TokenClaims(token, &c); err != nil {
 		t.Fatal(err)
@@ -357,6 +365,9 @@ func shapeInToken(t *testing.T, s dataset.Spec, i, j int, backend, token string)
 	slices.Sort(c.Groups)
 	if !slices.Contains(c.Resource[backend].Roles, dataset.ClientRole(1)) || !slices.Equal(c.Groups, groups) || c.Kcb1 != "value-1" || c.Kcb3 != "value-3" {
 		t.Errorf("tenant %d: client roles %v, groups %v (want %v), claims %q %q", i, c.Resource[backend].Roles, c.Groups, groups, c.Kcb1, c.Kcb3)
+	}
+	if s.Content.ScopesPerClient >= 2 && c.Scope2 != "value-2" {
+		t.Errorf("tenant %d: the claim of client scope 2: %q", i, c.Scope2)
 	}
 }
 

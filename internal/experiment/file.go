@@ -294,6 +294,7 @@ type ShapeOverride struct {
 	MappersPerClient   *int `yaml:"mappers_per_client"`
 	GroupDepth         *int `yaml:"group_depth"`
 	GroupFanout        *int `yaml:"group_fanout"`
+	ScopesPerClient    *int `yaml:"scopes_per_client"`
 }
 
 // shapeOf is variant v's data shape: the dataset's, with v's keys.
@@ -310,6 +311,7 @@ func (f *File) shapeOf(v Variant) dataset.Shape {
 		GroupsPerUser: pick(d.GroupsPerUser, o.GroupsPerUser), CompositeDepth: pick(d.CompositeDepth, o.CompositeDepth),
 		CompositeWidth: pick(d.CompositeWidth, o.CompositeWidth), MappersPerClient: pick(d.MappersPerClient, o.MappersPerClient),
 		GroupDepth: pick(d.GroupDepth, o.GroupDepth), GroupFanout: pick(d.GroupFanout, o.GroupFanout),
+		ScopesPerClient: pick(d.ScopesPerClient, o.ScopesPerClient),
 	}
 }
 

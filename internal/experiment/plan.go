@@ -84,7 +84,8 @@ func ShapeParams(h dataset.Shape) map[string]string {
 	m := map[string]string{}
 	for k, v := range map[string]int{"roles_per_user": h.RolesPerUser, "client_roles_per_user": h.ClientRolesPerUser,
 		"groups_per_user": h.GroupsPerUser, "composite_depth": h.CompositeDepth, "composite_width": h.CompositeWidth,
-		"mappers_per_client": h.MappersPerClient, "group_depth": h.GroupDepth, "group_fanout": h.GroupFanout} {
+		"mappers_per_client": h.MappersPerClient, "group_depth": h.GroupDepth, "group_fanout": h.GroupFanout,
+		"scopes_per_client": h.ScopesPerClient} {
 		if v != 0 {
 			m[k] = fmt.Sprint(v)
 		}

@@ -219,6 +219,15 @@ type OrganizationRep struct {
 	IdentityProviders []OrgIdPRep `json:"identityProviders,omitempty"`
 }
 
+// ClientScopeRep is a ClientScopeRepresentation.
+type ClientScopeRep struct {
+	ID              string              `json:"id,omitempty"`
+	Name            string              `json:"name"`
+	Protocol        string              `json:"protocol,omitempty"`
+	Attributes      map[string]string   `json:"attributes,omitempty"`
+	ProtocolMappers []ProtocolMapperRep `json:"protocolMappers,omitempty"`
+}
+
 // OrgIdPRep names an organization's identity provider.
 type OrgIdPRep struct {
 	Alias string `json:"alias"`
