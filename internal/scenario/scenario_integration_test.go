@@ -23,6 +23,7 @@ import (
 	"github.com/kcbench/kcbench/internal/load"
 	"github.com/kcbench/kcbench/internal/observe"
 	"github.com/kcbench/kcbench/internal/results"
+	"github.com/kcbench/kcbench/internal/stack"
 	"github.com/kcbench/kcbench/internal/stack/stacktest"
 )
 
@@ -32,7 +33,14 @@ import (
 
 var shared stacktest.Shared
 
-func TestMain(m *testing.M) { os.Exit(stacktest.Main(m, &shared)) }
+// TestMain shares one stack; with slapd installed it keeps a private
+// directory too (TestAdminSearchLDAP).
+func TestMain(m *testing.M) {
+	if slapdInstalled() {
+		shared.Configure = func(c *stack.Config) { c.LDAP.Server = stack.LDAPSlapd }
+	}
+	os.Exit(stacktest.Main(m, &shared))
+}
 
 // fixture is the stack with its datasets, seeded once.
 type fixture struct {
