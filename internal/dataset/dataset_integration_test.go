@@ -30,7 +30,7 @@ var shared stacktest.Shared
 // TestMain shares one stack; with slapd installed it keeps a private
 // directory too (TestLDAPUsers), and after down no slapd may be left.
 func TestMain(m *testing.M) {
-	if slapdInstalled() {
+	if stacktest.SlapdInstalled() {
 		shared.Configure = func(c *stack.Config) { c.LDAP.Server = stack.LDAPSlapd }
 	}
 	code := stacktest.Main(m, &shared)

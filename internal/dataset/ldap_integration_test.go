@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -20,14 +19,6 @@ import (
 	"github.com/kcbench/kcbench/internal/stack"
 	"github.com/kcbench/kcbench/internal/stack/stacktest"
 )
-
-func slapdInstalled() bool {
-	if _, err := exec.LookPath("slapd"); err == nil {
-		return true
-	}
-	_, err := os.Stat("/usr/sbin/slapd")
-	return err == nil
-}
 
 // TestLDAPUsers seeds realms whose users live only in the shared stack's
 // private slapd (tenant 1 by LDAP adds, tenant 2 by slapadd while slapd is

@@ -4,22 +4,11 @@ package scenario
 
 import (
 	"context"
-	"os"
-	"os/exec"
 	"testing"
 
 	"github.com/kcbench/kcbench/internal/dataset"
 	"github.com/kcbench/kcbench/internal/results"
 )
-
-// slapdInstalled says whether the shared stack can keep a private slapd.
-func slapdInstalled() bool {
-	if _, err := exec.LookPath("slapd"); err == nil {
-		return true
-	}
-	_, err := os.Stat("/usr/sbin/slapd")
-	return err == nil
-}
 
 // admin-search on realms whose users live in LDAP (the shared stack's
 // private slapd, no import): Keycloak searches, counts and pages through

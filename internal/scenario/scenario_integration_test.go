@@ -36,7 +36,7 @@ var shared stacktest.Shared
 // TestMain shares one stack; with slapd installed it keeps a private
 // directory too (TestAdminSearchLDAP).
 func TestMain(m *testing.M) {
-	if slapdInstalled() {
+	if stacktest.SlapdInstalled() {
 		shared.Configure = func(c *stack.Config) { c.LDAP.Server = stack.LDAPSlapd }
 	}
 	os.Exit(stacktest.Main(m, &shared))

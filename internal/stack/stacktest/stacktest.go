@@ -9,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
 	"testing"
 	"time"
 
@@ -127,4 +128,14 @@ func Long(t testing.TB) {
 	if os.Getenv("KCBENCH_TEST_LONG") == "" {
 		t.Skip("a second-opinion test: run by make test-long (KCBENCH_TEST_LONG=1)")
 	}
+}
+
+// SlapdInstalled says whether slapd is installed, so that a package's
+// shared stack can keep a private directory (stack.LDAPSlapd).
+func SlapdInstalled() bool {
+	if _, err := exec.LookPath("slapd"); err == nil {
+		return true
+	}
+	_, err := os.Stat("/usr/sbin/slapd")
+	return err == nil
 }
