@@ -514,7 +514,7 @@ type pointRun struct {
 	man       results.Manifest
 	sum       *results.Summary
 	timelines [][]results.TimelineRow
-	samples   []observe.Sample
+	samples   []results.ObserveSample
 	recs      []*load.Recorder
 }
 
@@ -705,7 +705,7 @@ func (r *Runner) proveCold(ctx context.Context, p Point) error {
 
 // serverFigures fills a workload's server figures from the samples over
 // its run.
-func serverFigures(w *results.Workload, samples []observe.Sample) {
+func serverFigures(w *results.Workload, samples []results.ObserveSample) {
 	sp := observe.SpanOf(samples, w.Stats.Start, w.Stats.Start.Add(w.Stats.Elapsed))
 	if !math.IsNaN(sp.MaxRSSBytes) {
 		w.MaxRSSBytes = int64(sp.MaxRSSBytes)
@@ -833,7 +833,7 @@ func (r *Runner) pgDSN() kc.Secret {
 }
 
 // writePoint writes the point's files, summary.json last.
-func writePoint(dir string, man results.Manifest, sum *results.Summary, timelines [][]results.TimelineRow, samples []observe.Sample, recs []*load.Recorder) error {
+func writePoint(dir string, man results.Manifest, sum *results.Summary, timelines [][]results.TimelineRow, samples []results.ObserveSample, recs []*load.Recorder) error {
 	if err := fileutil.WriteJSON(filepath.Join(dir, results.ManifestFile), man, 0o644); err != nil {
 		return err
 	}
@@ -849,7 +849,7 @@ func writePoint(dir string, man results.Manifest, sum *results.Summary, timeline
 	}
 	if len(samples) > 0 {
 		if err := fileutil.WriteFile(filepath.Join(dir, results.ObserveFile), 0o644, func(w io.Writer) error {
-			return observe.WriteCSV(w, samples)
+			return results.WriteObserveCSV(w, samples)
 		}); err != nil {
 			return err
 		}

@@ -3,6 +3,7 @@ package observe
 import (
 	"context"
 	"fmt"
+	"github.com/kcbench/kcbench/internal/results"
 	"io"
 	"math"
 	"net/http"
@@ -322,11 +323,11 @@ func (s *MetricsSource) Name() string {
 	return "keycloak metrics (" + strings.TrimRight(s.URL, "/") + "/metrics)"
 }
 
-// Sample implements Source. Counter rates start with the second sample.
-func (s *MetricsSource) Sample(ctx context.Context) (Sample, error) {
+// results.ObserveSample implements Source. Counter rates start with the second sample.
+func (s *MetricsSource) Sample(ctx context.Context) (results.ObserveSample, error) {
 	m, err := Scrape(ctx, s.Client, s.URL)
 	now := time.Now()
-	out := Blank(now)
+	out := results.BlankObserveSample(now)
 	if err != nil {
 		return out, err
 	}

@@ -5,6 +5,7 @@ package observe
 import (
 	"context"
 	"fmt"
+	"github.com/kcbench/kcbench/internal/results"
 	"math"
 	"net/url"
 	"os"
@@ -45,7 +46,7 @@ func TestObserveRealStack(t *testing.T) {
 	rec.SetPhase("idle")
 	stop := rec.Start(ctx)
 
-	waitRows(t, rec, func(rows []Sample) bool { return len(rows) >= 2 }, "two idle rows")
+	waitRows(t, rec, func(rows []results.ObserveSample) bool { return len(rows) >= 2 }, "two idle rows")
 	rec.SetPhase("load")
 	c := kc.NewFor(target)
 	cl := kc.OAuthClient{ID: "admin-cli"}
@@ -59,14 +60,14 @@ func TestObserveRealStack(t *testing.T) {
 	// PostgreSQL flushes its statistics now and then, and Keycloak's
 	// request counter is read once a row: wait for load rows that count
 	// commits and at least half the grants.
-	waitRows(t, rec, func(rows []Sample) bool {
+	waitRows(t, rec, func(rows []results.ObserveSample) bool {
 		var reqs float64
 		for _, r := range rows {
 			if r.Phase == "load" && !math.IsNaN(r.HTTPRequests) {
 				reqs += r.HTTPRequests
 			}
 		}
-		return reqs >= float64(grants)/2 && slices.ContainsFunc(rows, func(r Sample) bool { return r.Phase == "load" && r.PGCommits > 0 })
+		return reqs >= float64(grants)/2 && slices.ContainsFunc(rows, func(r results.ObserveSample) bool { return r.Phase == "load" && r.PGCommits > 0 })
 	}, "load rows with commits and the grants' requests")
 	rows := stop()
 	t.Logf("%d grants, %d rows, unavailable: %q", grants, len(rows), rec.Unavailable())
@@ -105,10 +106,10 @@ func TestObserveRealStack(t *testing.T) {
 	}
 
 	var b strings.Builder
-	if err := WriteCSV(&b, rows); err != nil {
+	if err := results.WriteObserveCSV(&b, rows); err != nil {
 		t.Fatal(err)
 	}
-	back, err := ReadCSV(strings.NewReader(b.String()))
+	back, err := results.ReadObserveCSV(strings.NewReader(b.String()))
 	if err != nil || len(back) != len(rows) {
 		t.Fatalf("csv round trip: %d rows, %v", len(back), err)
 	}
@@ -116,7 +117,7 @@ func TestObserveRealStack(t *testing.T) {
 
 // waitRows polls the recorder's rows until ok holds, or fails the test
 // after a deadline.
-func waitRows(t *testing.T, rec *Recorder, ok func([]Sample) bool, what string) {
+func waitRows(t *testing.T, rec *Recorder, ok func([]results.ObserveSample) bool, what string) {
 	t.Helper()
 	for deadline := time.Now().Add(30 * time.Second); !ok(rec.Rows()); time.Sleep(100 * time.Millisecond) {
 		if time.Now().After(deadline) {

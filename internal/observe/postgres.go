@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/kcbench/kcbench/internal/results"
 	"math"
 	"time"
 
@@ -109,9 +110,9 @@ func (p *PGSource) connect(ctx context.Context) error {
 	return nil
 }
 
-// Sample implements Source. Rates start with the second sample.
-func (p *PGSource) Sample(ctx context.Context) (Sample, error) {
-	out := Blank(time.Now())
+// results.ObserveSample implements Source. Rates start with the second sample.
+func (p *PGSource) Sample(ctx context.Context) (results.ObserveSample, error) {
+	out := results.BlankObserveSample(time.Now())
 	if p.conn == nil {
 		if err := p.connect(ctx); err != nil {
 			return out, err

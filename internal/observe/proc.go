@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/kcbench/kcbench/internal/results"
 	"io/fs"
 	"math"
 	"strconv"
@@ -234,8 +235,8 @@ func (p *ProcSource) Name() string {
 	return fmt.Sprintf("%s process trees (/proc/%v)", p.Which, p.PIDs)
 }
 
-// Sample implements Source. The first sample has RSS but no CPU %.
-func (p *ProcSource) Sample(context.Context) (Sample, error) {
+// results.ObserveSample implements Source. The first sample has RSS but no CPU %.
+func (p *ProcSource) Sample(context.Context) (results.ObserveSample, error) {
 	var u TreeUsage
 	var err error
 	for _, pid := range p.PIDs {
@@ -248,7 +249,7 @@ func (p *ProcSource) Sample(context.Context) (Sample, error) {
 		u.CPU += t.CPU
 	}
 	now := time.Now()
-	s := Blank(now)
+	s := results.BlankObserveSample(now)
 	if err != nil {
 		return s, err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/kcbench/kcbench/internal/results"
 	"io"
 	"io/fs"
 	"net/http"
@@ -17,7 +18,7 @@ import (
 // DefaultInterval is the time between two samples.
 const DefaultInterval = time.Second
 
-// Source is one thing the Recorder samples. Sample returns a Sample with
+// Source is one thing the Recorder samples. results.ObserveSample returns a results.ObserveSample with
 // the values the source observes set and every other one NaN (start from
 // Blank); the Recorder merges the sources' samples into one row. A source
 // is never called concurrently with itself, so it may keep state (the
@@ -26,7 +27,7 @@ type Source interface {
 	// Name says what the source observes, for Unavailable. It must not
 	// hold secrets.
 	Name() string
-	Sample(ctx context.Context) (Sample, error)
+	Sample(ctx context.Context) (results.ObserveSample, error)
 }
 
 // gapReporter is implemented by sources that can tell, after sampling,
@@ -115,7 +116,7 @@ type Recorder struct {
 
 	mu      sync.Mutex
 	phase   string
-	rows    []Sample
+	rows    []results.ObserveSample
 	gaps    []string
 	health  []sourceHealth // one per source
 	started bool
@@ -185,7 +186,7 @@ func (r *Recorder) sample(ctx context.Context) {
 	r.mu.Lock()
 	phase := r.phase
 	r.mu.Unlock()
-	got := make([]Sample, len(r.sources))
+	got := make([]results.ObserveSample, len(r.sources))
 	errs := make([]error, len(r.sources))
 	var wg sync.WaitGroup
 	for i, s := range r.sources {
@@ -199,7 +200,7 @@ func (r *Recorder) sample(ctx context.Context) {
 	if ctx.Err() != nil {
 		return
 	}
-	row := Blank(t)
+	row := results.BlankObserveSample(t)
 	row.Phase = phase
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -214,21 +215,21 @@ func (r *Recorder) sample(ctx context.Context) {
 			h.last = errs[i]
 			continue
 		}
-		row.fill(&got[i])
+		row.Fill(&got[i])
 	}
 	r.rows = append(r.rows, row)
 }
 
 // Start runs Run in a goroutine. stop ends it, waits for it and returns
 // the rows.
-func (r *Recorder) Start(ctx context.Context) (stop func() []Sample) {
+func (r *Recorder) Start(ctx context.Context) (stop func() []results.ObserveSample) {
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		r.Run(ctx)
 	}()
-	return func() []Sample {
+	return func() []results.ObserveSample {
 		cancel()
 		<-done
 		return r.Rows()
@@ -236,10 +237,10 @@ func (r *Recorder) Start(ctx context.Context) (stop func() []Sample) {
 }
 
 // Rows returns a copy of the rows so far.
-func (r *Recorder) Rows() []Sample {
+func (r *Recorder) Rows() []results.ObserveSample {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return append([]Sample(nil), r.rows...)
+	return append([]results.ObserveSample(nil), r.rows...)
 }
 
 // Unavailable says what was not observed and why, one line each: sources

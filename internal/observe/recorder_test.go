@@ -3,6 +3,7 @@ package observe
 import (
 	"context"
 	"errors"
+	"github.com/kcbench/kcbench/internal/results"
 	"math"
 	"strings"
 	"sync/atomic"
@@ -17,7 +18,7 @@ import (
 // in fail (0-based) and blocking until its deadline on those in hang.
 type fakeSource struct {
 	name       string
-	fill       func(s *Sample, call int)
+	fill       func(s *results.ObserveSample, call int)
 	fail, hang map[int]bool
 	gaps       []string
 
@@ -27,10 +28,10 @@ type fakeSource struct {
 
 func (f *fakeSource) Name() string { return f.name }
 
-func (f *fakeSource) Sample(ctx context.Context) (Sample, error) {
+func (f *fakeSource) Sample(ctx context.Context) (results.ObserveSample, error) {
 	call := f.calls
 	f.calls++
-	s := Blank(time.Now())
+	s := results.BlankObserveSample(time.Now())
 	if f.hang[call] {
 		<-ctx.Done()
 		return s, ctx.Err()
@@ -49,15 +50,15 @@ func (f *fakeSource) Close() error          { f.closed.Store(true); return nil }
 func TestRecorderRun(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		start := time.Now()
-		kcs := &fakeSource{name: "kc", fill: func(s *Sample, call int) {
+		kcs := &fakeSource{name: "kc", fill: func(s *results.ObserveSample, call int) {
 			s.KCCPUPct = float64(call)
 			s.KCRSSBytes = 1000
 		}, fail: map[int]bool{2: true}, gaps: []string{"kc metric x: not exposed"}}
-		pg := &fakeSource{name: "pg", fill: func(s *Sample, call int) {
+		pg := &fakeSource{name: "pg", fill: func(s *results.ObserveSample, call int) {
 			s.PGCommits = 5
 			s.KCRSSBytes = 1 // overlaps kc: the first source wins
 		}, hang: map[int]bool{1: true}}
-		down := &fakeSource{name: "down", fill: func(*Sample, int) {}, fail: map[int]bool{0: true, 1: true, 2: true, 3: true, 4: true, 5: true}}
+		down := &fakeSource{name: "down", fill: func(*results.ObserveSample, int) {}, fail: map[int]bool{0: true, 1: true, 2: true, 3: true, 4: true, 5: true}}
 
 		rec := NewRecorder(time.Second, kcs, pg, down)
 		rec.SetPhase("cold")
@@ -121,7 +122,7 @@ func TestRecorderRun(t *testing.T) {
 
 func TestRecorderStopsCleanly(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		slow := &fakeSource{name: "slow", fill: func(*Sample, int) {}, hang: map[int]bool{0: true}}
+		slow := &fakeSource{name: "slow", fill: func(*results.ObserveSample, int) {}, hang: map[int]bool{0: true}}
 		ctx, cancel := context.WithTimeout(t.Context(), 500*time.Millisecond)
 		defer cancel()
 		rec := NewRecorder(0, slow) // DefaultInterval

@@ -1,6 +1,7 @@
 package observe
 
 import (
+	"github.com/kcbench/kcbench/internal/results"
 	"math"
 	"time"
 )
@@ -29,7 +30,7 @@ func (s Span) MeanGCPauseMs() float64 {
 }
 
 // SpanOf summarizes the rows (in time order) whose T lies in [from, to].
-func SpanOf(rows []Sample, from, to time.Time) Span {
+func SpanOf(rows []results.ObserveSample, from, to time.Time) Span {
 	sp := Span{MaxRSSBytes: math.NaN(), MeanCPUPct: math.NaN(), MeanHeapBytes: math.NaN()}
 	var cpuN, heapN int
 	var cpu, heap float64

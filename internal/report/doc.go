@@ -23,12 +23,12 @@
 // drive a short run against an httptest server), and hands it the final
 // report.html when the run ends.
 //
-// report imports results (every file format it reads, capacity.json
-// and the per-op stats included), capacity/gate (the one regression
-// judge, which Compare shares with kcbench gate), observe (observe.csv's
-// reader only), cliutil (the dashboard's flags) and fileutil; it must not
-// import the stages that drive a server (stack, kc, dataset, scenario,
-// load) nor the experiment runner: go list -deps ./internal/report shows
-// no internal/load. The CLI's report and compare commands are Rebuild
+// report imports results (every file format it reads, capacity.json,
+// the per-op stats and observe.csv included), capacity/gate (the one
+// regression judge, which Compare shares with kcbench gate), cliutil (the
+// dashboard's flags) and fileutil; it must not import the stages that
+// drive or watch a server (stack, kc, dataset, scenario, load, observe)
+// nor the experiment runner: go list -deps ./internal/report shows no
+// internal/load. The CLI's report and compare commands are Rebuild
 // and CompareDirs (cli.go), with their help.
 package report

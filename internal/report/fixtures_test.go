@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kcbench/kcbench/internal/observe"
 	"github.com/kcbench/kcbench/internal/results"
 )
 
@@ -166,13 +165,13 @@ func writePoint(t *testing.T, dir, experiment string, p pt) {
 func writeObserve(t *testing.T, path string, sum results.Summary) {
 	t.Helper()
 	first := sum.Workloads[0].Stats.Start
-	var rows []observe.Sample
+	var rows []results.ObserveSample
 	rss := 500.0 * mib
 	if sum.Boot != nil {
 		rss = float64(sum.Boot.RSSBytes)
 	}
 	for ts := first.Add(-10 * time.Second); ts.Before(t0.Add(time.Duration(sum.Seconds * float64(time.Second)))); ts = ts.Add(2 * time.Second) {
-		s := observe.Blank(ts)
+		s := results.BlankObserveSample(ts)
 		s.Phase = "boot"
 		s.KCCPUPct, s.PGCPUPct = 90, 5
 		for _, w := range sum.Workloads {
@@ -189,7 +188,7 @@ func writeObserve(t *testing.T, path string, sum results.Summary) {
 		rows = append(rows, s)
 	}
 	var buf bytes.Buffer
-	if err := observe.WriteCSV(&buf, rows); err != nil {
+	if err := results.WriteObserveCSV(&buf, rows); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {

@@ -9,13 +9,12 @@ import (
 	"time"
 
 	"github.com/kcbench/kcbench/internal/fileutil"
-	"github.com/kcbench/kcbench/internal/observe"
 	"github.com/kcbench/kcbench/internal/results"
 )
 
 // readObserve reads a point's observe.csv; ok is false when the point has
 // none.
-func readObserve(p *results.Point) (rows []observe.Sample, ok bool, err error) {
+func readObserve(p *results.Point) (rows []results.ObserveSample, ok bool, err error) {
 	f, err := fileutil.Open(filepath.Join(p.Dir, results.ObserveFile), fileutil.MaxResultFile)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, false, nil
@@ -24,7 +23,7 @@ func readObserve(p *results.Point) (rows []observe.Sample, ok bool, err error) {
 		return nil, false, err
 	}
 	defer f.Close()
-	rows, err = observe.ReadCSV(f)
+	rows, err = results.ReadObserveCSV(f)
 	if err != nil {
 		return nil, true, fmt.Errorf("%s: %w", results.ObserveFile, err)
 	}
@@ -75,7 +74,7 @@ func (b *builder) observeCharts(p *results.Point, id, title, stem string, sub []
 			last = r.Phase
 		}
 	}
-	series := func(label string, color int, scale float64, get func(*observe.Sample) float64) lineSeries {
+	series := func(label string, color int, scale float64, get func(*results.ObserveSample) float64) lineSeries {
 		var pts []xy
 		for i := range rows {
 			if v := get(&rows[i]); !math.IsNaN(v) {
@@ -97,18 +96,18 @@ func (b *builder) observeCharts(p *results.Point, id, title, stem string, sub []
 	b.add(stem+"-server-cpu", ct, sub, lineChart{
 		title: ct, sub: sub, xLabel: x, yLabel: "% of one core", zeroY: true, headroom: true, marks: marks,
 		series: []lineSeries{
-			series("Keycloak", 0, 1, func(s *observe.Sample) float64 { return s.KCCPUPct }),
-			series(db, 1, 1, func(s *observe.Sample) float64 { return s.PGCPUPct }),
+			series("Keycloak", 0, 1, func(s *results.ObserveSample) float64 { return s.KCCPUPct }),
+			series(db, 1, 1, func(s *results.ObserveSample) float64 { return s.PGCPUPct }),
 		},
 	})
 	mt := title + ": server memory over time"
 	b.add(stem+"-server-memory", mt, sub, lineChart{
 		title: mt, sub: sub, xLabel: x, yLabel: "MiB", zeroY: true, headroom: true, marks: marks,
 		series: []lineSeries{
-			series("Keycloak RSS", 0, 1.0/mib, func(s *observe.Sample) float64 { return s.KCRSSBytes }),
-			series("JVM heap used", 2, 1.0/mib, func(s *observe.Sample) float64 { return s.HeapUsed }),
-			series("JVM heap committed", 3, 1.0/mib, func(s *observe.Sample) float64 { return s.HeapCommitted }),
-			series(db+" RSS", 1, 1.0/mib, func(s *observe.Sample) float64 { return s.PGRSSBytes }),
+			series("Keycloak RSS", 0, 1.0/mib, func(s *results.ObserveSample) float64 { return s.KCRSSBytes }),
+			series("JVM heap used", 2, 1.0/mib, func(s *results.ObserveSample) float64 { return s.HeapUsed }),
+			series("JVM heap committed", 3, 1.0/mib, func(s *results.ObserveSample) float64 { return s.HeapCommitted }),
+			series(db+" RSS", 1, 1.0/mib, func(s *results.ObserveSample) float64 { return s.PGRSSBytes }),
 		},
 	})
 	return false
