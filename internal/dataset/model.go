@@ -492,8 +492,8 @@ func (s Spec) UserRoles(i, j int) []string {
 // (j−1) mod leaves of each of their trees.
 func (s Spec) UserGroupPaths(i, j int) []string {
 	var ps []string
-	for _, g := range s.UserGroups(i, j) {
-		ps = append(ps, "/"+strings.Join(s.leafPath(g, (j-1)%s.Content.groupLeaves()), "/"))
+	for _, p := range s.userGroupTrails(i, j) {
+		ps = append(ps, "/"+strings.Join(p, "/"))
 	}
 	return ps
 }
@@ -502,11 +502,20 @@ func (s Spec) UserGroupPaths(i, j int) []string {
 // last names of UserGroupPaths).
 func (s Spec) UserGroupNames(i, j int) []string {
 	var ns []string
-	for _, g := range s.UserGroups(i, j) {
-		p := s.leafPath(g, (j-1)%s.Content.groupLeaves())
+	for _, p := range s.userGroupTrails(i, j) {
 		ns = append(ns, p[len(p)-1])
 	}
 	return ns
+}
+
+// userGroupTrails are, for each of UserGroups, the names from it down to
+// the group user j is a member of.
+func (s Spec) userGroupTrails(i, j int) [][]string {
+	var ts [][]string
+	for _, g := range s.UserGroups(i, j) {
+		ts = append(ts, s.leafPath(g, (j-1)%s.Content.groupLeaves()))
+	}
+	return ts
 }
 
 // leafPath is the names from group top down to its tree's leaf m

@@ -848,19 +848,13 @@ func (sd *seeder) ensureClientScopes(ctx context.Context, realm string, i int) e
 	if len(want) == 0 {
 		return nil
 	}
-	ids, err := sd.scopeIDs(ctx, realm)
-	if err != nil {
-		return err
-	}
-	for _, c := range want {
-		if ids[c.Name] != "" {
-			continue
-		}
-		if ids[c.Name], err = created(sd.adm.Create(ctx, kc.RealmPath(realm, "client-scopes"), c)); err != nil {
+	for _, c := range want { // one made by an earlier attempt: a conflict, taken
+		if _, err := created(sd.adm.Create(ctx, kc.RealmPath(realm, "client-scopes"), c)); err != nil {
 			return fmt.Errorf("tenant %s: client scope %s: %w", TenantID(i), c.Name, err)
 		}
 	}
-	if ids, err = sd.scopeIDs(ctx, realm); err != nil {
+	ids, err := sd.scopeIDs(ctx, realm)
+	if err != nil {
 		return err
 	}
 	for _, cl := range sd.b.clients(i) {
