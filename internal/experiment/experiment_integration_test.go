@@ -146,7 +146,12 @@ func TestTinyExperimentFilesReportResume(t *testing.T) {
 	}
 	p2 := pts[1].Summary
 	if p2.Seed == nil || p2.Seed.Tenants != 3 || p2.Boot == nil || p2.Boot.Seconds <= 0 || p2.Boot.RSSBytes <= 0 {
-		t.Errorf("point 2 seed/boot: %+v %+v", p2.Seed, p2.Boot)
+		t.Fatalf("point 2 seed/boot: %+v %+v", p2.Seed, p2.Boot)
+	}
+	// A full GC at ready (jcmd GC.run): the heap live is some MiB, less
+	// than the process's RSS.
+	if h := p2.Boot.HeapAfterGCBytes; h < 10<<20 || h >= p2.Boot.RSSBytes {
+		t.Errorf("point 2: heap after GC at ready %d, RSS %d (unobserved: %v)", h, p2.Boot.RSSBytes, p2.Unobserved)
 	}
 	for i, p := range pts {
 		sd := p.Summary.Seed
@@ -182,7 +187,10 @@ func TestTinyExperimentFilesReportResume(t *testing.T) {
 			t.Errorf("workload %s: max RSS %d, mean heap %d, %.1f GC pauses of %.2f ms, %d clients in use",
 				w.Name, w.MaxRSSBytes, w.MeanHeapBytes, w.GCPauses, w.GCPauseMeanMs, w.ClientsInUse)
 		}
-		t.Logf("workload %s: mean heap %d MiB, %.1f GC pauses of %.2f ms", w.Name, w.MeanHeapBytes>>20, w.GCPauses, w.GCPauseMeanMs)
+		if w.HeapAfterGCBytes < 10<<20 || w.HeapAfterGCBytes >= w.MaxRSSBytes {
+			t.Errorf("workload %s: heap after GC %d, max RSS %d", w.Name, w.HeapAfterGCBytes, w.MaxRSSBytes)
+		}
+		t.Logf("workload %s: mean heap %d MiB, after GC %d MiB, %.1f GC pauses of %.2f ms", w.Name, w.MeanHeapBytes>>20, w.HeapAfterGCBytes>>20, w.GCPauses, w.GCPauseMeanMs)
 	}
 	if len(p2.Capacity) != 1 || !p2.Capacity[0].Found || p2.Capacity[0].MaxRate != 60 || p2.Capacity[0].CPUMsPerOp <= 0 {
 		t.Errorf("capacity search at point 2: %+v", p2.Capacity)
@@ -210,6 +218,9 @@ func TestTinyExperimentFilesReportResume(t *testing.T) {
 		t.Fatal(err)
 	}
 	html, _ := os.ReadFile(filepath.Join(dir, "report.html"))
+	if !strings.Contains(string(html), "heap after GC at ready MiB") || !strings.Contains(string(html), "heap after GC MiB") {
+		t.Error("the report shows no heap after GC")
+	}
 	// interactive charts: one element per chart the page draws
 	if n := strings.Count(string(html), "data-chart="); n < capCharts {
 		t.Errorf("the report has %d charts, want at least the %d capacity charts", n, capCharts)

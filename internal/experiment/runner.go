@@ -493,7 +493,7 @@ func (r *Runner) runPoint(ctx context.Context, p Point) (*results.Summary, error
 		sum.Status, sum.Reason = results.StatusFailed, runErr.Error()
 	}
 	for i := range sum.Workloads {
-		serverFigures(&sum.Workloads[i], pr.samples)
+		serverFigures(&sum.Workloads[i], pr.timelines[i], pr.samples)
 	}
 	sum.Seconds = time.Since(pr.start).Seconds()
 	man.End = time.Now().UTC()
@@ -516,6 +516,9 @@ type pointRun struct {
 	timelines [][]results.TimelineRow
 	samples   []results.ObserveSample
 	recs      []*load.Recorder
+	// noLiveHeap: a full GC or the heap after it could not be had
+	// (said once in the summary's unobserved list); not tried again.
+	noLiveHeap bool
 }
 
 // records starts the point's manifest and summary.
@@ -572,6 +575,7 @@ func (r *Runner) measure(ctx context.Context, cancel context.CancelCauseFunc, pr
 	stopWatch()
 	stopWatch = r.watchRSS(ctx, cancel, maxRSS)
 	sum.Boot = &results.Boot{Seconds: br.Duration.Seconds(), RSSBytes: br.RSS, CPUSeconds: br.CPU.Seconds()}
+	sum.Boot.HeapAfterGCBytes = r.liveHeap(ctx, pr)
 	r.stackParams(pr)
 	m, err := dataset.ReadManifest(r.manifestPath())
 	if err != nil {
@@ -670,6 +674,7 @@ func (r *Runner) runWorkload(ctx context.Context, pr *pointRun, phase string, w 
 	res.DB.RecordDurable(pr.man.Params)
 	pr.timelines = append(pr.timelines, res.Stats.Timeline)
 	pr.recs = append(pr.recs, res.Recorder)
+	pr.sum.Workloads[len(pr.sum.Workloads)-1].HeapAfterGCBytes = r.liveHeap(ctx, pr)
 	if lim, _ := ParsePercent(r.File.Watchdog.MaxErrorRate); r.File.Watchdog.MaxErrorRate != "" {
 		// time-outs are a measured outcome (the admin API at a thousand
 		// realms), not a broken run: they do not count
@@ -703,9 +708,52 @@ func (r *Runner) proveCold(ctx context.Context, p Point) error {
 	return nil
 }
 
+// liveHeap is Keycloak's heap in use right after a full garbage
+// collection, summed over its nodes: what it holds live. 0 when it cannot
+// be had (the first reason why goes to the point's unobserved list, and
+// it is not tried again at the point).
+func (r *Runner) liveHeap(ctx context.Context, pr *pointRun) int64 {
+	if pr.noLiveHeap || r.st == nil {
+		return 0
+	}
+	n, err := r.heapAfterGC(ctx)
+	if err != nil {
+		pr.noLiveHeap = true
+		pr.sum.Unobserved = append(pr.sum.Unobserved, "heap after a full GC: "+err.Error())
+		return 0
+	}
+	return n
+}
+
+// heapAfterGC runs a full collection in every Keycloak node and reads
+// their heap in use from their metrics at once after.
+func (r *Runner) heapAfterGC(ctx context.Context) (int64, error) {
+	urls, err := r.st.CollectGarbage(ctx)
+	if err != nil {
+		return 0, err
+	}
+	hc := r.st.Target().HTTPClient(observe.DefaultScrapeTimeout)
+	var sum float64
+	for _, u := range urls {
+		m, err := observe.Scrape(ctx, hc, u)
+		if err != nil {
+			return 0, err
+		}
+		if math.IsNaN(m.HeapUsed) {
+			return 0, fmt.Errorf("%s has no heap figures", observe.MetricsURL(u))
+		}
+		sum += m.HeapUsed
+	}
+	return int64(sum), nil
+}
+
 // serverFigures fills a workload's server figures from the samples over
-// its run.
-func serverFigures(w *results.Workload, samples []results.ObserveSample) {
+// its run, and from those and its timeline how long it took to warm.
+func serverFigures(w *results.Workload, tl []results.TimelineRow, samples []results.ObserveSample) {
+	if after, ok := observe.WarmAfter(tl, w.Stats.Start, samples, results.WarmWindow, results.WarmTolerance); ok {
+		s := after.Seconds()
+		w.WarmAfterSeconds = &s
+	}
 	sp := observe.SpanOf(samples, w.Stats.Start, w.Stats.Start.Add(w.Stats.Elapsed))
 	if !math.IsNaN(sp.MaxRSSBytes) {
 		w.MaxRSSBytes = int64(sp.MaxRSSBytes)

@@ -310,6 +310,10 @@ type wlAgg struct {
 	// (observe.csv), and the confidential clients its grants drew from
 	heapMiB, gcPauseMs Stat
 	clientsInUse       int
+	// Keycloak's heap in use after a full GC once the workload ended, and
+	// how long the workload ran before Keycloak served it at its warm
+	// cost (summary.json's heap_after_gc_bytes, warm_after_s)
+	liveMiB, warmS Stat
 }
 
 // hasTimeouts reports whether any workload of e had requests cut off by
@@ -341,6 +345,17 @@ func (e *experiment) hasDB() bool {
 // pauses.
 func (e *experiment) hasMemory() bool {
 	return e.hasStat(func(w *wlAgg) Stat { return w.heapMiB }) || e.hasStat(func(w *wlAgg) Stat { return w.gcPauseMs })
+}
+
+// hasLiveHeapAtReady reports whether any configuration of e has Keycloak's
+// heap after a full GC at ready.
+func (e *experiment) hasLiveHeapAtReady() bool {
+	for _, c := range e.configs {
+		if c.pointFigures().liveMiB.Known() {
+			return true
+		}
+	}
+	return false
 }
 
 // hasStat reports whether any workload of e has stat.
@@ -377,6 +392,7 @@ func (c *config) workloads() []*wlAgg {
 		timeouts                                 []float64
 		dbCPU, dbXacts, dbWAL, dbBlks, dir       []float64
 		heap, gcPause                            []float64
+		live, warm                               []float64
 	}
 	var order []wlKey
 	accs := map[wlKey]*acc{}
@@ -422,6 +438,12 @@ func (c *config) workloads() []*wlAgg {
 			if w.GCPauses > 0 {
 				a.gcPause = append(a.gcPause, w.GCPauseMeanMs)
 			}
+			if w.HeapAfterGCBytes > 0 {
+				a.live = append(a.live, float64(w.HeapAfterGCBytes)/mib)
+			}
+			if w.WarmAfterSeconds != nil {
+				a.warm = append(a.warm, *w.WarmAfterSeconds)
+			}
 			a.agg.clientsInUse = max(a.agg.clientsInUse, w.ClientsInUse)
 			if d := w.Database; d != nil && d.Available && d.Ops > 0 {
 				if d.CPUMeasured {
@@ -450,6 +472,7 @@ func (c *config) workloads() []*wlAgg {
 		g.dbCPUMs, g.dbXacts, g.dbWALKiB, g.dbBlksRead = statOf(a.dbCPU), statOf(a.dbXacts), statOf(a.dbWAL), statOf(a.dbBlks)
 		g.dirCPUMs = statOf(a.dir)
 		g.heapMiB, g.gcPauseMs = statOf(a.heap), statOf(a.gcPause)
+		g.liveMiB, g.warmS = statOf(a.live), statOf(a.warm)
 		out = append(out, g)
 	}
 	return out
@@ -458,6 +481,8 @@ func (c *config) workloads() []*wlAgg {
 // pointAgg is the point-level figures of a configuration.
 type pointAgg struct {
 	seedS, seedAdded, bootS, rssMiB, wallS Stat
+	// liveMiB is Keycloak's heap in use after a full GC at ready.
+	liveMiB Stat
 	// sampleS is the seconds per tenant of the admin-API sample,
 	// sampleN its tenants (results.Seed.AdminAPISample).
 	sampleS, sampleN Stat
@@ -466,7 +491,7 @@ type pointAgg struct {
 }
 
 func (c *config) pointFigures() pointAgg {
-	var seed, added, boot, rss, wall, sample, sampleN []float64
+	var seed, added, boot, rss, live, wall, sample, sampleN []float64
 	var restored, recorded bool
 	for _, p := range c.done {
 		if p.Summary.Seconds > 0 {
@@ -493,10 +518,13 @@ func (c *config) pointFigures() pointAgg {
 			if b.RSSBytes > 0 {
 				rss = append(rss, float64(b.RSSBytes)/mib)
 			}
+			if b.HeapAfterGCBytes > 0 {
+				live = append(live, float64(b.HeapAfterGCBytes)/mib)
+			}
 		}
 	}
-	return pointAgg{seedS: statOf(seed), seedAdded: statOf(added), bootS: statOf(boot), rssMiB: statOf(rss), wallS: statOf(wall),
-		sampleS: statOf(sample), sampleN: statOf(sampleN), restored: restored, recorded: recorded}
+	return pointAgg{seedS: statOf(seed), seedAdded: statOf(added), bootS: statOf(boot), rssMiB: statOf(rss), liveMiB: statOf(live),
+		wallS: statOf(wall), sampleS: statOf(sample), sampleN: statOf(sampleN), restored: restored, recorded: recorded}
 }
 
 // workloadOrder lists every workload key of the experiment in the order

@@ -58,6 +58,11 @@ func (b *builder) sweepTables() {
 	if total := b.e.wallSeconds(); total > 0 {
 		t.Caption += fmt.Sprintf(" All %d point runs: %s of wall time.", len(b.e.points), (time.Duration(total) * time.Second).String())
 	}
+	live := b.e.hasLiveHeapAtReady()
+	if live {
+		t.Caption += " " + liveAtReadyCaption
+		t.Header = append(t.Header, "heap after GC at ready MiB")
+	}
 	sampled := b.e.adminAPISampled()
 	if sampled {
 		t.Caption += " Admin API s/tenant: the point's last tenants (their count in brackets) were made through Keycloak's admin API, one REST call per tenant, and timed; the seed time holds them and the rest, made by the clone strategy."
@@ -70,6 +75,9 @@ func (b *builder) sweepTables() {
 			c.series, strconv.Itoa(c.tenants), runsText(c), statusText(c),
 			seed, fmtStat(pa.seedAdded, fmtFixed(0)), fmtStat(pa.bootS, fmtFixed(1)), fmtStat(pa.rssMiB, fmtFixed(0)),
 			fmtStat(pa.wallS, fmtFixed(0)),
+		}
+		if live {
+			row = append(row, fmtStat(pa.liveMiB, fmtFixed(0)))
 		}
 		if sampled {
 			cell := "-"
@@ -90,14 +98,23 @@ func (b *builder) variantTables() {
 		Caption: "Seed: seconds to reach the dataset at this point (tenants added); boot: restart to ready; RSS of Keycloak at ready; point: wall time of the whole point. " + spreadNote,
 		Header:  []string{"variant", "runs", "status", "seed s", "added", "boot s", "RSS at ready MiB", "point s"},
 	}
+	live := b.e.hasLiveHeapAtReady()
+	if live {
+		t.Caption += " " + liveAtReadyCaption
+		t.Header = append(t.Header, "heap after GC at ready MiB")
+	}
 	for _, c := range b.e.configs {
 		pa := c.pointFigures()
 		seed := pa.seedCell()
-		t.Rows = append(t.Rows, []string{
+		row := []string{
 			c.label, runsText(c), statusText(c),
 			seed, fmtStat(pa.seedAdded, fmtFixed(0)), fmtStat(pa.bootS, fmtFixed(1)), fmtStat(pa.rssMiB, fmtFixed(0)),
 			fmtStat(pa.wallS, fmtFixed(0)),
-		})
+		}
+		if live {
+			row = append(row, fmtStat(pa.liveMiB, fmtFixed(0)))
+		}
+		t.Rows = append(t.Rows, row)
 	}
 	b.m.Tables = append(b.m.Tables, t)
 	b.workloadTables([]string{"variant"}, func(c *config) []string { return []string{c.label} })
@@ -122,6 +139,13 @@ func (b *builder) workloadTables(head []string, key func(*config) []string) {
 		if mem {
 			t.Header = append(t.Header, "mean heap MiB", "mean GC pause ms")
 		}
+		live, warm := b.e.hasStat(func(w *wlAgg) Stat { return w.liveMiB }), b.e.hasStat(func(w *wlAgg) Stat { return w.warmS })
+		if live {
+			t.Header = append(t.Header, "heap after GC MiB")
+		}
+		if warm {
+			t.Header = append(t.Header, "warm after s")
+		}
 		for _, c := range b.e.configs {
 			for _, w := range c.workloads() {
 				if w.key != k {
@@ -145,6 +169,12 @@ func (b *builder) workloadTables(head []string, key func(*config) []string) {
 				if mem {
 					row = append(row, fmtStat(w.heapMiB, fmtFixed(0)), fmtStat(w.gcPauseMs, fmtFixed(2)))
 				}
+				if live {
+					row = append(row, fmtStat(w.liveMiB, fmtFixed(0)))
+				}
+				if warm {
+					row = append(row, fmtStat(w.warmS, fmtFixed(0)))
+				}
 				t.Rows = append(t.Rows, row)
 			}
 		}
@@ -162,9 +192,19 @@ func (b *builder) workloadTables(head []string, key func(*config) []string) {
 		if mem {
 			t.Caption += " Mean heap is the JVM heap in use on average over the workload, mean GC pause the garbage-collection pauses' mean length (Keycloak's jvm_memory_used_bytes and jvm_gc_pause_seconds)."
 		}
+		if live {
+			t.Caption += " Heap after GC: Keycloak's heap in use right after a full garbage collection (jcmd GC.run) once the workload ended, what it holds live."
+		}
+		if warm {
+			t.Caption += fmt.Sprintf(" Warm after: how long the workload ran, warm-up included, before every %s window's Keycloak CPU per iteration stayed within %.0f %% of its cost over the run's last half (of a point's first workload after its restart: how long a restarted node takes to warm).",
+				results.WarmWindow, 100*results.WarmTolerance)
+		}
 		b.m.Tables = append(b.m.Tables, t)
 	}
 }
+
+// liveAtReadyCaption explains the points tables' heap after GC at ready.
+const liveAtReadyCaption = "Heap after GC at ready: Keycloak's heap in use right after a full garbage collection (jcmd GC.run) once it was ready, before any load: what it holds live."
 
 // timeoutText is a workload's time-outs and the limit in force.
 func timeoutText(w *wlAgg) string {

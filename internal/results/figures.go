@@ -92,7 +92,8 @@ func (w *Workload) checkFigures() error {
 		name string
 		v    float64
 	}{{"server_cpu_ms_per_op", w.ServerCPUMsPerOp}, {"max_rss_bytes", float64(w.MaxRSSBytes)}, {"mean_cpu_pct", w.MeanCPUPct},
-		{"mean_heap_bytes", float64(w.MeanHeapBytes)}, {"gc_pauses", w.GCPauses}, {"gc_pause_mean_ms", w.GCPauseMeanMs}} {
+		{"mean_heap_bytes", float64(w.MeanHeapBytes)}, {"gc_pauses", w.GCPauses}, {"gc_pause_mean_ms", w.GCPauseMeanMs},
+		{"heap_after_gc_bytes", float64(w.HeapAfterGCBytes)}, {"warm_after_s", derefOr0(w.WarmAfterSeconds)}} {
 		if c.v < 0 {
 			errs = append(errs, impossible(c.name, c.v, "cannot be negative"))
 		}
@@ -131,4 +132,12 @@ func (r *CapacityResult) checkFigures() error {
 		errs = append(errs, impossible("p95_ms", r.P95, fmt.Sprintf("above p99_ms %v", r.P99)))
 	}
 	return errors.Join(errs...)
+}
+
+// derefOr0 is *p, or 0 for nil.
+func derefOr0(p *float64) float64 {
+	if p == nil {
+		return 0
+	}
+	return *p
 }

@@ -17,6 +17,7 @@ const (
 	ScenarioOffline           = "offline"
 	ScenarioAdminAPI          = "admin-api"
 	ScenarioAdminSearch       = "admin-search"
+	ScenarioAdminSessions     = "admin-sessions"
 	ScenarioTokenExchange     = "token-exchange"
 	ScenarioAdminWrite        = "admin-write"
 	ScenarioAdminConsole      = "admin-console"
@@ -55,11 +56,15 @@ const (
 	OpAdminSearchUsers  = "admin_search_users" // the admin console's user search
 	OpAdminCountUsers   = "admin_count_users"  // the search's count
 	OpAdminUsersPage    = "admin_users_page"   // a page of the user list past the first
-	OpTokenExchange     = "token_exchange"     // standard token exchange (RFC 8693)
-	OpOTPSubmit         = "otp_submit"         // POST the one-time code: the redirect with the code
-	OpRegisterPage      = "register_page"      // GET the registration form
-	OpRegisterSubmit    = "register_submit"    // POST the new user: the redirect with the code
-	OpUMAGrant          = "uma_grant"          // authorization services' uma-ticket grant: an RPT
+	// admin-sessions' reads
+	OpAdminSessionStats   = "admin_session_stats"   // client-session-stats: each client's session counts
+	OpAdminRealmSessions  = "admin_realm_sessions"  // the console's sessions screen, first page
+	OpAdminClientSessions = "admin_client_sessions" // a client's user sessions, first page
+	OpTokenExchange       = "token_exchange"        // standard token exchange (RFC 8693)
+	OpOTPSubmit           = "otp_submit"            // POST the one-time code: the redirect with the code
+	OpRegisterPage        = "register_page"         // GET the registration form
+	OpRegisterSubmit      = "register_submit"       // POST the new user: the redirect with the code
+	OpUMAGrant            = "uma_grant"             // authorization services' uma-ticket grant: an RPT
 	// broker-login's steps
 	OpBrokerPage       = "broker_page"        // GET the realm with kc_idp_hint: redirects to the identity provider's form
 	OpIdPLogin         = "idp_login"          // POST the credentials to the identity provider: the redirect back

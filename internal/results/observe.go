@@ -207,3 +207,11 @@ func ReadObserveCSV(r io.Reader) ([]ObserveSample, error) {
 		rows = append(rows, s)
 	}
 }
+
+// WarmWindow and WarmTolerance are how a workload's warm_after_s is
+// judged (observe.WarmAfter): windows of 10 s, within 20 % of the warm
+// cost.
+const (
+	WarmWindow    = 10 * time.Second
+	WarmTolerance = 0.2
+)

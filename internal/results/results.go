@@ -132,6 +132,10 @@ type Boot struct {
 	Seconds    float64 `json:"seconds"`
 	RSSBytes   int64   `json:"rss_bytes"`
 	CPUSeconds float64 `json:"cpu_s"`
+	// HeapAfterGCBytes is Keycloak's heap in use right after a full
+	// garbage collection at ready (summed over its nodes): what it holds
+	// live before any load; 0 when unknown.
+	HeapAfterGCBytes int64 `json:"heap_after_gc_bytes,omitempty"`
 }
 
 // Workload is one workload run in one phase.
@@ -154,6 +158,15 @@ type Workload struct {
 	MeanHeapBytes int64   `json:"mean_heap_bytes,omitempty"`
 	GCPauses      float64 `json:"gc_pauses,omitempty"`
 	GCPauseMeanMs float64 `json:"gc_pause_mean_ms,omitempty"`
+	// HeapAfterGCBytes is Keycloak's heap in use right after a full
+	// garbage collection once the workload ended (summed over its nodes):
+	// what the workload left live; 0 when unknown.
+	HeapAfterGCBytes int64 `json:"heap_after_gc_bytes,omitempty"`
+	// WarmAfterSeconds is how long the workload ran, warm-up included,
+	// before Keycloak served it at its warm cost (observe.WarmAfter); nil
+	// when unknown. Of a point's first workload after its restart: how
+	// long a restarted node takes to warm.
+	WarmAfterSeconds *float64 `json:"warm_after_s,omitempty"`
 	// ClientsInUse is how many confidential clients the workload's grants
 	// drew from (the sizing guide sizes the caches by it); 0: not
 	// recorded.

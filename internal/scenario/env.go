@@ -118,6 +118,7 @@ func (e *Env) validate(name string) error {
 // adminScenario reports whether scenario name drives the admin API.
 func adminScenario(name string) bool {
 	return name == results.ScenarioAdminAPI || name == results.ScenarioAdminSearch || name == results.ScenarioAdminWrite ||
+		name == results.ScenarioAdminSessions ||
 		name == results.ScenarioRegistration || name == results.ScenarioAdminConsole || name == results.ScenarioBrokerLogin
 }
 
@@ -159,6 +160,7 @@ func registry() map[string]entry {
 		results.ScenarioOffline:           {"an offline_access password grant, then a refresh of the offline token", plain(newOffline)},
 		results.ScenarioAdminAPI:          {"admin REST: list realms, get the realm, list users (orgs: list organizations, get one, list members)", plain(newAdminAPI)},
 		results.ScenarioAdminSearch:       {"admin console's user list: search a user (brief, a page of 10), count the search, open a later page", plain(newAdminSearch)},
+		results.ScenarioAdminSessions:     {"admin console's sessions: the realm's sessions per client, the first page of the realm's sessions screen (online and offline), a backend client's user sessions", plain(newAdminSessions)},
 		results.ScenarioAdminConsole:      {"the admin console's requests (recorded from its UI in Chromium, per Keycloak line) for a realm's users list, one user, its role mapping tab, the clients list: a screen an operation", plain(newAdminConsole)},
 		results.ScenarioAdminWrite:        {"admin REST writes: create, update and delete a user (with a role and a group), a group, a client; --admin-write-pct of iterations write, the others read", plain(newAdminWrite)},
 		results.ScenarioOTPLogin:          {"browser login with a second factor: the login form, the password, a TOTP code (seed --otp-users), the code exchange", plain(newOTPLogin)},

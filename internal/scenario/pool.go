@@ -31,6 +31,9 @@ type Pool struct {
 	// first spread confidential clients (SpreadClients).
 	spec   *dataset.Spec
 	spread int
+	// offline: the dataset seeded offline sessions (seed
+	// --offline-sessions), which do not idle out in a run's time.
+	offline bool
 }
 
 // Single is one realm, client and user given by hand, for a run without a
@@ -85,6 +88,7 @@ func NewManifestPool(m *dataset.Manifest, skew float64) (*Pool, error) {
 		spec := m.Spec
 		p.spec = &spec
 	}
+	p.offline = m.Sessions != nil && m.Sessions.Offline > 0
 	p.tenants = make([]dataset.Tenant, n)
 	for i := range n {
 		p.tenants[i] = m.Tenant(i + 1)
@@ -132,6 +136,11 @@ func (p *Pool) missing(name string) error {
 	case results.ScenarioAdminSearch:
 		if p.username(1, 1) == "" {
 			return fmt.Errorf("%s needs a username to search for", name)
+		}
+		return nil
+	case results.ScenarioAdminSessions:
+		if t.Backend == "" {
+			return fmt.Errorf("%s needs a client id, whose sessions it lists", name)
 		}
 		return nil
 	}
@@ -187,6 +196,10 @@ func (p *Pool) umaResources() int {
 	}
 	return p.spec.Content.UMAResources
 }
+
+// seededOffline reports whether the dataset's tenants hold seeded
+// offline sessions.
+func (p *Pool) seededOffline() bool { return p.offline }
 
 // realmUsers is how many of the dataset's users t's realm holds: the
 // tenant's, or in orgs mode every tenant's (one realm holds them all).

@@ -161,6 +161,7 @@ func TestScenariosRealms(t *testing.T) {
 		results.ScenarioOffline:           {results.OpOfflineGrant: 1, results.OpOfflineRefresh: 1},
 		results.ScenarioAdminAPI:          {results.OpAdminListRealms: 1, results.OpAdminGetRealm: 1, results.OpAdminListUsers: 1},
 		results.ScenarioAdminSearch:       {results.OpAdminSearchUsers: 1, results.OpAdminCountUsers: 1}, // 10 users: one page
+		results.ScenarioAdminSessions:     {results.OpAdminSessionStats: 1, results.OpAdminRealmSessions: 1, results.OpAdminClientSessions: 1},
 		results.ScenarioAdminConsole:      {results.OpConsoleUsers: 1, results.OpConsoleUser: 1, results.OpConsoleUserRoles: 1, results.OpConsoleClients: 1},
 		results.ScenarioMix:               {results.OpRefresh: -1, results.OpClientCredentials: -1},
 	}
@@ -213,10 +214,63 @@ func TestScenariosOrgs(t *testing.T) {
 		results.ScenarioPasswordGrant: {results.OpPasswordGrant: 1},
 		results.ScenarioAdminAPI:      {results.OpAdminListOrgs: 1, results.OpAdminGetOrg: 1, results.OpAdminListMembers: 1, results.OpAdminFindOrg: -1},
 		// 2 tenants of 10 users in one realm: a second page.
-		results.ScenarioAdminSearch:  {results.OpAdminSearchUsers: 1, results.OpAdminCountUsers: 1, results.OpAdminUsersPage: 1},
-		results.ScenarioAdminConsole: {results.OpConsoleUsers: 1, results.OpConsoleUser: 1, results.OpConsoleUserRoles: 1, results.OpConsoleClients: 1},
+		results.ScenarioAdminSearch:   {results.OpAdminSearchUsers: 1, results.OpAdminCountUsers: 1, results.OpAdminUsersPage: 1},
+		results.ScenarioAdminConsole:  {results.OpConsoleUsers: 1, results.OpConsoleUser: 1, results.OpConsoleUserRoles: 1, results.OpConsoleClients: 1},
+		results.ScenarioAdminSessions: {results.OpAdminSessionStats: 1, results.OpAdminRealmSessions: 1, results.OpAdminClientSessions: 1},
 	}
 	runCases(t, env, cases)
+}
+
+// admin-sessions lists the offline sessions Keycloak made (the offline
+// scenario's, in a tenant realm: every iteration passes the check that a
+// realm with offline sessions lists some), and a realm without any, taken
+// for one that holds seeded offline sessions, fails that check every
+// iteration.
+func TestAdminSessions(t *testing.T) {
+	f := setup(t)
+	ctx := context.Background()
+	tn := f.realms.Tenant(1)
+	one, err := NewSinglePool(Single{Realm: tn.Realm, ClientID: tn.Backend, ClientSecret: tn.BackendSecret,
+		Username: f.realms.Username(1, 1), Password: f.realms.Password})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := Env{Client: f.client, Admin: f.admin, Pool: one, Seed: DefaultSeed}
+	off, err := ByName(results.ScenarioOffline, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	expectOps(t, run(t, off, lowRate), map[string]int{results.OpOfflineGrant: 1, results.OpOfflineRefresh: 1})
+	one.offline = true
+	sc, err := ByName(results.ScenarioAdminSessions, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := run(t, sc, load.ConstantVUs{VUs: 1, Duration: time.Second})
+	it, _ := s.Op(results.IterationOp)
+	if it.Count == 0 || it.Errors != 0 {
+		t.Fatalf("%d iterations, errors %v: want every one to find the offline sessions", it.Count, it.ErrorClasses)
+	}
+
+	const realm, client = "kcb-no-sessions", "backend"
+	rep := map[string]any{"realm": realm, "enabled": true, "clients": []map[string]any{{"clientId": client, "secret": "s3cret-s3cret"}}}
+	if err := f.admin.CreateRealm(ctx, rep); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.admin.DeleteRealm(context.WithoutCancel(ctx), realm) })
+	p, err := NewSinglePool(Single{Realm: realm, ClientID: client, ClientSecret: "s3cret-s3cret"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.offline = true
+	if sc, err = ByName(results.ScenarioAdminSessions, Env{Client: f.client, Admin: f.admin, Pool: p}); err != nil {
+		t.Fatal(err)
+	}
+	s = run(t, sc, load.ConstantVUs{VUs: 1, Duration: time.Second})
+	it, _ = s.Op(results.IterationOp)
+	if it.Count == 0 || it.Errors != it.Count || it.ErrorClasses[load.ClassCheck] != it.Count {
+		t.Errorf("%d iterations, errors %v: want every one a failed check (no sessions listed)", it.Count, it.ErrorClasses)
+	}
 }
 
 // admin-search in a realm without the user it looks for (a dataset that

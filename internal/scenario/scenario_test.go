@@ -189,7 +189,7 @@ func TestByName(t *testing.T) {
 			t.Errorf("%s is called %s", i.Name, sc.Name())
 		}
 	}
-	if len(List()) != 22 {
+	if len(List()) != 23 {
 		t.Errorf("%d scenarios", len(List()))
 	}
 	if _, err := ByName("nope", env); !errors.Is(err, ErrUnknown) {

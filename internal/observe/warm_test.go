@@ -1,0 +1,62 @@
+package observe
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/kcbench/kcbench/internal/results"
+)
+
+// warmRun is a run of secs seconds at 10 iterations a second whose
+// Keycloak CPU is cpu(second) percent of a core.
+func warmRun(secs int, cpu func(int) float64) ([]results.TimelineRow, time.Time, []results.ObserveSample) {
+	start := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	var tl []results.TimelineRow
+	samples := []results.ObserveSample{results.BlankObserveSample(start)}
+	for i := range secs {
+		tl = append(tl, results.TimelineRow{Start: time.Duration(i) * time.Second, End: time.Duration(i+1) * time.Second,
+			Ops: []results.OpInterval{{Op: results.IterationOp, Count: 10}}})
+		s := results.BlankObserveSample(start.Add(time.Duration(i+1)*time.Second - time.Millisecond))
+		s.KCCPUPct = cpu(i)
+		samples = append(samples, s)
+	}
+	return tl, start, samples
+}
+
+func TestWarmAfter(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		secs int
+		cpu  func(int) float64
+		want time.Duration
+		ok   bool
+	}{
+		{"cold for 20 s", 60, func(i int) float64 { return map[bool]float64{true: 100, false: 30}[i < 20] }, 20 * time.Second, true},
+		{"warm at once", 60, func(int) float64 { return 30 }, 0, true},
+		{"within the tolerance", 60, func(i int) float64 { return map[bool]float64{true: 35, false: 30}[i < 10] }, 0, true},
+		{"a late spike", 60, func(i int) float64 { return map[bool]float64{true: 90, false: 30}[i >= 50] }, 60 * time.Second, true},
+		{"too short", 39, func(int) float64 { return 30 }, 0, false},
+		{"no CPU", 60, func(int) float64 { return math.NaN() }, 0, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tl, start, samples := warmRun(c.secs, c.cpu)
+			got, ok := WarmAfter(tl, start, samples, results.WarmWindow, results.WarmTolerance)
+			if got != c.want || ok != c.ok {
+				t.Errorf("WarmAfter = %v, %v; want %v, %v", got, ok, c.want, c.ok)
+			}
+		})
+	}
+}
+
+// A window without a successful iteration (the server down) makes the
+// figure unknown rather than a division by zero.
+func TestWarmAfterIdleWindow(t *testing.T) {
+	tl, start, samples := warmRun(60, func(int) float64 { return 30 })
+	for i := 20; i < 30; i++ {
+		tl[i].Ops[0].Errors = 10
+	}
+	if got, ok := WarmAfter(tl, start, samples, results.WarmWindow, results.WarmTolerance); ok {
+		t.Errorf("WarmAfter = %v, true; want unknown", got)
+	}
+}
