@@ -90,7 +90,7 @@ func TestScenariosCommand(t *testing.T) {
 		t.Fatalf("exit %d", code)
 	}
 	for _, name := range []string{"password-grant", "login-form", "client-credentials", "refresh", "introspect",
-		"userinfo", "jwks", "discovery", "logout", "offline", "admin-api", "admin-console", "admin-search", "token-exchange", "uma", "user-journey", "mix"} {
+		"userinfo", "jwks", "discovery", "logout", "offline", "admin-api", "admin-console", "admin-search", "admin-sessions", "token-exchange", "uma", "user-journey", "mix"} {
 		if !strings.Contains(out, "\n"+name+" ") && !strings.HasPrefix(out, name+" ") {
 			t.Errorf("%s not listed:\n%s", name, out)
 		}
