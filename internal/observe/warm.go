@@ -10,9 +10,10 @@ import (
 // WarmAfter is how long a run went before Keycloak served it at its warm
 // cost: the start of the first window (of width win, counted from start,
 // the run's start with its warm-up) from which on every whole window's
-// Keycloak CPU per iteration is at most (1+tol) times the cost over the
-// run's last half. A run that was warm from its first window gives 0, one
-// that never settled its length. tl is the run's timeline (warm-up rows
+// Keycloak CPU per iteration, smoothed over the window and its neighbours
+// (one noisy window does not undo a warm run), is at most (1+tol) times
+// the cost over the run's last half. A run that was warm from its first
+// window gives 0, one that never settled its length. tl is the run's timeline (warm-up rows
 // included), samples the server's (time order). ok is false when the run
 // has fewer than four whole windows, or a window has no iteration or no
 // CPU sample.
@@ -54,8 +55,16 @@ func WarmAfter(tl []results.TimelineRow, start time.Time, samples []results.Obse
 		}
 	}
 	warm := warmCPU / warmIters
+	smoothed := func(j int) float64 {
+		var c, it float64
+		for k := max(j-1, 0); k <= min(j+1, n-1); k++ {
+			c += cpu[k]
+			it += iters[k]
+		}
+		return c / it
+	}
 	after = time.Duration(n) * win
-	for j := n - 1; j >= 0 && cpu[j]/iters[j] <= (1+tol)*warm; j-- {
+	for j := n - 1; j >= 0 && smoothed(j) <= (1+tol)*warm; j-- {
 		after = time.Duration(j) * win
 	}
 	return after, true

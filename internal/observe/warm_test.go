@@ -32,10 +32,15 @@ func TestWarmAfter(t *testing.T) {
 		want time.Duration
 		ok   bool
 	}{
-		{"cold for 20 s", 60, func(i int) float64 { return map[bool]float64{true: 100, false: 30}[i < 20] }, 20 * time.Second, true},
+		// smoothed over neighbours: the third window, cheap itself, is
+		// judged with the dear second
+		{"cold for 20 s", 60, func(i int) float64 { return map[bool]float64{true: 100, false: 30}[i < 20] }, 30 * time.Second, true},
+		{"one noisy window once warm", 80, func(i int) float64 {
+			return map[bool]float64{true: 100, false: map[bool]float64{true: 40, false: 30}[i >= 60 && i < 70]}[i < 10]
+		}, 20 * time.Second, true},
 		{"warm at once", 60, func(int) float64 { return 30 }, 0, true},
 		{"within the tolerance", 60, func(i int) float64 { return map[bool]float64{true: 35, false: 30}[i < 10] }, 0, true},
-		{"a late spike", 60, func(i int) float64 { return map[bool]float64{true: 90, false: 30}[i >= 50] }, 60 * time.Second, true},
+		{"a late spike", 60, func(i int) float64 { return map[bool]float64{true: 150, false: 30}[i >= 50] }, 60 * time.Second, true},
 		{"too short", 39, func(int) float64 { return 30 }, 0, false},
 		{"no CPU", 60, func(int) float64 { return math.NaN() }, 0, false},
 	} {
