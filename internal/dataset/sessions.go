@@ -643,7 +643,7 @@ func planSessions(m *Manifest, realms []*sessionRealm, want SessionSpec) session
 				total, found = want.Offline, r.found.Offline
 			}
 			for _, t := range r.tenants {
-				n := tenantShare(total, m.Tenants(), t.index)
+				n := TenantShare(total, m.Tenants(), t.index)
 				take := min(n, found)
 				found -= take
 				if n -= take; n > 0 {
@@ -668,8 +668,8 @@ func trimSessions(ctx context.Context, conn *pgx.Conn, m *Manifest, realms []*se
 	for _, r := range realms {
 		var share SessionSpec
 		for _, t := range r.tenants {
-			share.Online += tenantShare(want.Online, m.Tenants(), t.index)
-			share.Offline += tenantShare(want.Offline, m.Tenants(), t.index)
+			share.Online += TenantShare(want.Online, m.Tenants(), t.index)
+			share.Offline += TenantShare(want.Offline, m.Tenants(), t.index)
 		}
 		for _, c := range []struct {
 			flag        string
@@ -692,8 +692,8 @@ func trimSessions(ctx context.Context, conn *pgx.Conn, m *Manifest, realms []*se
 	return nil
 }
 
-// tenantShare is tenant i's share of total sessions spread over n tenants.
-func tenantShare(total, n, i int) int {
+// TenantShare is tenant i's share of total sessions spread over n tenants.
+func TenantShare(total, n, i int) int {
 	s := total / n
 	if i <= total%n {
 		s++

@@ -519,6 +519,8 @@ type pointRun struct {
 	// noLiveHeap: a full GC or the heap after it could not be had
 	// (said once in the summary's unobserved list); not tried again.
 	noLiveHeap bool
+	// obs samples the server while the point's workloads run.
+	obs *observe.Recorder
 }
 
 // records starts the point's manifest and summary.
@@ -583,6 +585,7 @@ func (r *Runner) measure(ctx context.Context, cancel context.CancelCauseFunc, pr
 	}
 	tg := r.st.Target()
 	obs := observe.New(observe.Config{Target: tg, PGPID: tg.DBPID, PGDSN: r.pgDSN()})
+	pr.obs = obs
 	stopObs := obs.Start(ctx)
 	defer func() {
 		pr.samples = stopObs()
@@ -722,6 +725,11 @@ func (r *Runner) liveHeap(ctx context.Context, pr *pointRun) int64 {
 		pr.sum.Unobserved = append(pr.sum.Unobserved, "heap after a full GC: "+err.Error())
 		return 0
 	}
+	if pr.obs != nil {
+		// the collection's pause and CPU go to a sample before the next
+		// workload's start, not into its figures
+		pr.obs.WaitSampleAfter(ctx, time.Now(), 3*observe.DefaultInterval)
+	}
 	return n
 }
 
@@ -750,7 +758,7 @@ func (r *Runner) heapAfterGC(ctx context.Context) (int64, error) {
 // serverFigures fills a workload's server figures from the samples over
 // its run, and from those and its timeline how long it took to warm.
 func serverFigures(w *results.Workload, tl []results.TimelineRow, samples []results.ObserveSample) {
-	if after, ok := observe.WarmAfter(tl, w.Stats.Start, samples, results.WarmWindow, results.WarmTolerance); ok {
+	if after, ok := observe.WarmAfter(tl, w.Stats.Start, w.Stats.Warmup+w.Stats.Duration, samples, results.WarmWindow, results.WarmTolerance); ok {
 		s := after.Seconds()
 		w.WarmAfterSeconds = &s
 	}

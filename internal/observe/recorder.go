@@ -236,6 +236,32 @@ func (r *Recorder) Start(ctx context.Context) (stop func() []results.ObserveSamp
 	}
 }
 
+// WaitSampleAfter waits until the recorder holds a sample taken after t,
+// at most max (or until ctx ends): so that what the server did before t
+// falls in that sample and not in those of what comes next. It reports
+// whether such a sample came.
+func (r *Recorder) WaitSampleAfter(ctx context.Context, t time.Time, max time.Duration) bool {
+	deadline := time.NewTimer(max)
+	defer deadline.Stop()
+	poll := time.NewTicker(20 * time.Millisecond)
+	defer poll.Stop()
+	for {
+		r.mu.Lock()
+		ok := len(r.rows) > 0 && r.rows[len(r.rows)-1].T.After(t)
+		r.mu.Unlock()
+		if ok {
+			return true
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-deadline.C:
+			return false
+		case <-poll.C:
+		}
+	}
+}
+
 // Rows returns a copy of the rows so far.
 func (r *Recorder) Rows() []results.ObserveSample {
 	r.mu.Lock()

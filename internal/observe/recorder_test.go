@@ -201,3 +201,27 @@ func TestPGSourceFailsCleanly(t *testing.T) {
 		p.Close()
 	}
 }
+
+// WaitSampleAfter returns once a sample after t is held, and false when
+// none comes in time.
+func TestWaitSampleAfter(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		src := &fakeSource{name: "kc", fill: func(s *results.ObserveSample, call int) { s.KCCPUPct = 1 }}
+		idle := NewRecorder(time.Second, src)
+		if idle.WaitSampleAfter(t.Context(), time.Now(), 3*time.Second) {
+			t.Error("a recorder that never ran: a sample came")
+		}
+		rec := NewRecorder(time.Second, src)
+		stop := rec.Start(t.Context())
+		defer stop()
+		time.Sleep(1500 * time.Millisecond) // inside the bubble: virtual time
+		t0 := time.Now()
+		if !rec.WaitSampleAfter(t.Context(), t0, 3*time.Second) {
+			t.Fatal("no sample after t0")
+		}
+		rows := rec.Rows()
+		if last := rows[len(rows)-1].T; !last.After(t0) || last.Sub(t0) > time.Second {
+			t.Errorf("the last sample at %v, t0 %v", last, t0)
+		}
+	})
+}

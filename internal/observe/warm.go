@@ -2,6 +2,7 @@ package observe
 
 import (
 	"math"
+	"slices"
 	"time"
 
 	"github.com/kcbench/kcbench/internal/results"
@@ -9,19 +10,23 @@ import (
 
 // WarmAfter is how long a run went before Keycloak served it at its warm
 // cost: the start of the first window (of width win, counted from start,
-// the run's start with its warm-up) from which on every whole window's
-// Keycloak CPU per iteration, smoothed over the window and its neighbours
-// (one noisy window does not undo a warm run), is at most (1+tol) times
-// the cost over the run's last half. A run that was warm from its first
-// window gives 0, one that never settled its length. tl is the run's timeline (warm-up rows
-// included), samples the server's (time order). ok is false when the run
-// has fewer than four whole windows, or a window has no iteration or no
-// CPU sample.
-func WarmAfter(tl []results.TimelineRow, start time.Time, samples []results.ObserveSample, win time.Duration, tol float64) (after time.Duration, ok bool) {
-	if len(tl) == 0 || win <= 0 {
+// the run's start with its warm-up) from which on every window's Keycloak
+// CPU per successful iteration is at most (1+tol) times the cost over the
+// run's last half. Each window is judged by the median cost of itself and
+// its two neighbours (the two nearest at either end): one noisy window
+// neither undoes a warm run nor makes a cold one look warm. end is the
+// run's regular length, warm-up included and graceful stop not: the
+// windows are those whole windows before it; tl is the run's timeline
+// (warm-up rows included) and samples the server's (time order), whose
+// CPU is counted from start on. ok is false when the run has fewer than
+// four windows, a window has no successful iteration or no CPU sample, or
+// the run did not settle within its first half (its last half, the
+// reference, would not be warm).
+func WarmAfter(tl []results.TimelineRow, start time.Time, end time.Duration, samples []results.ObserveSample, win time.Duration, tol float64) (after time.Duration, ok bool) {
+	if win <= 0 {
 		return 0, false
 	}
-	n := int(tl[len(tl)-1].End / win) // whole windows
+	n := int(end / win)
 	if n < 4 {
 		return 0, false
 	}
@@ -31,41 +36,59 @@ func WarmAfter(tl []results.TimelineRow, start time.Time, samples []results.Obse
 			iters[i] += float64(r.Ops[0].Count - r.Ops[0].Errors)
 		}
 	}
-	cpu := make([]float64, n) // CPU seconds
-	seen := make([]bool, n)
-	for i := 1; i < len(samples); i++ {
-		s := &samples[i]
-		w := s.T.Sub(start)
-		if w < 0 || math.IsNaN(s.KCCPUPct) {
-			continue
-		}
-		if j := int(w / win); j < n {
-			cpu[j] += s.KCCPUPct / 100 * s.T.Sub(samples[i-1].T).Seconds()
-			seen[j] = true
-		}
-	}
+	cpu := windowCPU(samples, start, n, win)
 	var warmCPU, warmIters float64
-	for j := n / 2; j < n; j++ {
-		warmCPU += cpu[j]
-		warmIters += iters[j]
-	}
 	for j := range n {
-		if iters[j] == 0 || !seen[j] {
+		if iters[j] == 0 || math.IsNaN(cpu[j]) {
 			return 0, false
+		}
+		if j >= n/2 {
+			warmCPU += cpu[j]
+			warmIters += iters[j]
 		}
 	}
 	warm := warmCPU / warmIters
-	smoothed := func(j int) float64 {
-		var c, it float64
-		for k := max(j-1, 0); k <= min(j+1, n-1); k++ {
-			c += cpu[k]
-			it += iters[k]
-		}
-		return c / it
+	judged := func(j int) float64 {
+		lo := min(max(j-1, 0), n-3)
+		c := []float64{cpu[lo] / iters[lo], cpu[lo+1] / iters[lo+1], cpu[lo+2] / iters[lo+2]}
+		slices.Sort(c)
+		return c[1]
 	}
 	after = time.Duration(n) * win
-	for j := n - 1; j >= 0 && smoothed(j) <= (1+tol)*warm; j-- {
+	for j := n - 1; j >= 0 && judged(j) <= (1+tol)*warm; j-- {
 		after = time.Duration(j) * win
 	}
+	if after > time.Duration(n/2)*win {
+		return 0, false
+	}
 	return after, true
+}
+
+// windowCPU is Keycloak's CPU seconds in each of n windows of width win
+// from start, from samples' CPU rates (each over the time since the
+// sample before, counted from start on); NaN for a window no sample fell
+// in.
+func windowCPU(samples []results.ObserveSample, start time.Time, n int, win time.Duration) []float64 {
+	cpu := make([]float64, n)
+	seen := make([]bool, n)
+	for i := 1; i < len(samples); i++ {
+		s := &samples[i]
+		from := samples[i-1].T
+		if from.Before(start) {
+			from = start
+		}
+		if !s.T.After(from) || math.IsNaN(s.KCCPUPct) {
+			continue
+		}
+		if j := int(s.T.Sub(start) / win); j < n {
+			cpu[j] += s.KCCPUPct / 100 * s.T.Sub(from).Seconds()
+			seen[j] = true
+		}
+	}
+	for j := range n {
+		if !seen[j] {
+			cpu[j] = math.NaN()
+		}
+	}
+	return cpu
 }

@@ -31,9 +31,10 @@ type Pool struct {
 	// first spread confidential clients (SpreadClients).
 	spec   *dataset.Spec
 	spread int
-	// offline: the dataset seeded offline sessions (seed
-	// --offline-sessions), which do not idle out in a run's time.
-	offline bool
+	// offline is how many offline sessions the dataset seeded over its
+	// allTenants tenants (seed --offline-sessions); they do not idle out
+	// in a run's time.
+	offline, allTenants int
 }
 
 // Single is one realm, client and user given by hand, for a run without a
@@ -88,7 +89,9 @@ func NewManifestPool(m *dataset.Manifest, skew float64) (*Pool, error) {
 		spec := m.Spec
 		p.spec = &spec
 	}
-	p.offline = m.Sessions != nil && m.Sessions.Offline > 0
+	if m.Sessions != nil {
+		p.offline, p.allTenants = m.Sessions.Offline, n
+	}
 	p.tenants = make([]dataset.Tenant, n)
 	for i := range n {
 		p.tenants[i] = m.Tenant(i + 1)
@@ -197,9 +200,28 @@ func (p *Pool) umaResources() int {
 	return p.spec.Content.UMAResources
 }
 
-// seededOffline reports whether the dataset's tenants hold seeded
-// offline sessions.
-func (p *Pool) seededOffline() bool { return p.offline }
+// seededOffline reports whether t's realm holds offline sessions the
+// dataset seeded: its tenant's share (dataset.TenantShare), or in orgs
+// mode, where one realm holds every tenant, any.
+func (p *Pool) seededOffline(t *dataset.Tenant) bool {
+	if p.offline == 0 {
+		return false
+	}
+	return p.orgs || dataset.TenantShare(p.offline, p.allTenants, t.Index) > 0
+}
+
+// clientsOf lists the clientIds of t's confidential clients that grants
+// draw from (Pool.client).
+func (p *Pool) clientsOf(t *dataset.Tenant) []string {
+	if p.spread < 2 {
+		return []string{t.Backend}
+	}
+	ids := make([]string, p.spread)
+	for k := range ids {
+		ids[k] = p.spec.BackendClient(t.Index, 1+k)
+	}
+	return ids
+}
 
 // realmUsers is how many of the dataset's users t's realm holds: the
 // tenant's, or in orgs mode every tenant's (one realm holds them all).

@@ -241,7 +241,7 @@ func TestAdminSessions(t *testing.T) {
 		t.Fatal(err)
 	}
 	expectOps(t, run(t, off, lowRate), map[string]int{results.OpOfflineGrant: 1, results.OpOfflineRefresh: 1})
-	one.offline = true
+	one.offline, one.allTenants = 1, 1
 	sc, err := ByName(results.ScenarioAdminSessions, env)
 	if err != nil {
 		t.Fatal(err)
@@ -262,7 +262,7 @@ func TestAdminSessions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.offline = true
+	p.offline, p.allTenants = 1, 1
 	if sc, err = ByName(results.ScenarioAdminSessions, Env{Client: f.client, Admin: f.admin, Pool: p}); err != nil {
 		t.Fatal(err)
 	}

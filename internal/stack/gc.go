@@ -21,16 +21,23 @@ const gcTimeout = 2 * time.Minute
 // node's JVM (jcmd PID GC.run, with the JDK the stack runs) and waits for
 // it to end, so that a JVM's heap in use just after is what it holds live.
 // It returns the management URLs of the nodes collected, to read their
-// heap from. A JDK without jcmd (a bare runtime) is an error that says so.
+// heap from. A JDK without jcmd (a bare runtime), a node not running, or
+// a java option that turns GC.run into less than a full collection is an
+// error that says so.
 func (s *Stack) CollectGarbage(ctx context.Context) ([]string, error) {
+	for _, opt := range s.st.Options.JavaOpts {
+		if opt == "-XX:+DisableExplicitGC" || opt == "-XX:+ExplicitGCInvokesConcurrent" {
+			return nil, fmt.Errorf("java option %s: jcmd GC.run would not run a full collection", opt)
+		}
+	}
 	jcmd := filepath.Join(s.st.Java.Home, "bin", "jcmd")
 	if _, err := os.Stat(jcmd); err != nil {
 		return nil, fmt.Errorf("a full GC needs jcmd, which the JDK at %s lacks (a runtime without the JDK's tools?)", s.st.Java.Home)
 	}
 	var urls []string
-	for _, ns := range s.st.Nodes {
+	for i, ns := range s.st.Nodes {
 		if ns.Proc == nil || !ns.Proc.JVM.Alive() {
-			continue
+			return nil, fmt.Errorf("node %d is not running: its heap would be missing from the sum", i+1)
 		}
 		if err := runGC(ctx, jcmd, ns.Proc.JVM.PID); err != nil {
 			return nil, err
@@ -38,7 +45,7 @@ func (s *Stack) CollectGarbage(ctx context.Context) ([]string, error) {
 		urls = append(urls, ns.MgmtURL())
 	}
 	if len(urls) == 0 {
-		return nil, errors.New("no Keycloak node is running")
+		return nil, errors.New("the stack has no Keycloak node")
 	}
 	return urls, nil
 }
