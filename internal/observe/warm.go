@@ -11,17 +11,19 @@ import (
 // WarmAfter is how long a run went before Keycloak served it at its warm
 // cost: the start of the first window (of width win, counted from start,
 // the run's start with its warm-up) from which on every window's Keycloak
-// CPU per successful iteration is at most (1+tol) times the cost over the
-// run's last half. Each window is judged by the median cost of itself and
-// its two neighbours (the two nearest at either end): one noisy window
-// neither undoes a warm run nor makes a cold one look warm. end is the
-// run's regular length, warm-up included and graceful stop not: the
-// windows are those whole windows before it; tl is the run's timeline
+// CPU per successful iteration is at most (1+tol) times the warm cost, the
+// median cost of the run's last third of windows (at least three). A
+// window is judged by the median cost of itself and its two neighbours,
+// the first window by its own (a cold start is never smoothed away), the
+// last by the last three's: one noisy window neither undoes a warm run
+// nor makes a cold one look warm. A cost that rises to the end is no
+// warm-up: such a run is warm from its start. end is the run's regular
+// length, warm-up included and graceful stop not; tl is its timeline
 // (warm-up rows included) and samples the server's (time order), whose
 // CPU is counted from start on. ok is false when the run has fewer than
 // four windows, a window has no successful iteration or no CPU sample, or
-// the run did not settle within its first half (its last half, the
-// reference, would not be warm).
+// the run settled only inside its last third (the reference would not be
+// warm).
 func WarmAfter(tl []results.TimelineRow, start time.Time, end time.Duration, samples []results.ObserveSample, win time.Duration, tol float64) (after time.Duration, ok bool) {
 	if win <= 0 {
 		return 0, false
@@ -37,31 +39,43 @@ func WarmAfter(tl []results.TimelineRow, start time.Time, end time.Duration, sam
 		}
 	}
 	cpu := windowCPU(samples, start, n, win)
-	var warmCPU, warmIters float64
+	cost := make([]float64, n)
 	for j := range n {
 		if iters[j] == 0 || math.IsNaN(cpu[j]) {
 			return 0, false
 		}
-		if j >= n/2 {
-			warmCPU += cpu[j]
-			warmIters += iters[j]
-		}
+		cost[j] = cpu[j] / iters[j]
 	}
-	warm := warmCPU / warmIters
+	refN := max(n/3, 3)
+	warm := median(cost[n-refN:])
 	judged := func(j int) float64 {
-		lo := min(max(j-1, 0), n-3)
-		c := []float64{cpu[lo] / iters[lo], cpu[lo+1] / iters[lo+1], cpu[lo+2] / iters[lo+2]}
-		slices.Sort(c)
-		return c[1]
+		switch j {
+		case 0:
+			return cost[0]
+		case n - 1:
+			return median(cost[n-3:])
+		}
+		return median(cost[j-1 : j+2])
 	}
 	after = time.Duration(n) * win
 	for j := n - 1; j >= 0 && judged(j) <= (1+tol)*warm; j-- {
 		after = time.Duration(j) * win
 	}
-	if after > time.Duration(n/2)*win {
+	if after > time.Duration(n-refN)*win {
 		return 0, false
 	}
 	return after, true
+}
+
+// median is the middle of xs (the mean of the two middle ones for an even
+// count); xs is not changed.
+func median(xs []float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
 // windowCPU is Keycloak's CPU seconds in each of n windows of width win

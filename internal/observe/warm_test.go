@@ -33,11 +33,22 @@ func TestWarmAfter(t *testing.T) {
 		ok   bool
 	}{
 		{"cold for 20 s", 60, func(i int) float64 { return map[bool]float64{true: 100, false: 30}[i < 20] }, 20 * time.Second, true},
+		{"one noisy window once warm", 80, func(i int) float64 {
+			if i < 10 {
+				return 100
+			}
+			if i >= 60 && i < 70 {
+				return 40
+			}
+			return 30
+		}, 10 * time.Second, true},
 		{"warm at once", 60, func(int) float64 { return 30 }, 0, true},
 		{"within the tolerance", 60, func(i int) float64 { return map[bool]float64{true: 35, false: 30}[i < 10] }, 0, true},
 		{"a noisy last window", 60, func(i int) float64 { return map[bool]float64{true: 150, false: 30}[i >= 50] }, 0, true},
-		{"dear to the end", 60, func(i int) float64 { return map[bool]float64{true: 150, false: 30}[i >= 40] }, 0, false},
-		{"settled in its last half", 60, func(i int) float64 { return map[bool]float64{true: 100, false: 30}[i < 40] }, 0, false},
+		// a cost that rises is no warm-up
+		{"dearer to the end", 60, func(i int) float64 { return map[bool]float64{true: 150, false: 30}[i >= 40] }, 0, true},
+		{"one cold first window", 60, func(i int) float64 { return map[bool]float64{true: 60, false: 30}[i < 10] }, 10 * time.Second, true},
+		{"settled in its last third", 60, func(i int) float64 { return map[bool]float64{true: 100, false: 30}[i < 40] }, 0, false},
 		{"too short", 39, func(int) float64 { return 30 }, 0, false},
 		{"no CPU", 60, func(int) float64 { return math.NaN() }, 0, false},
 	} {
@@ -78,14 +89,15 @@ func TestWarmAfterBounds(t *testing.T) {
 	// the sample before start is 5 s earlier, the one after it at 100 %:
 	// only its last second counts
 	samples[0].T = start.Add(-4 * time.Second)
-	samples[1].KCCPUPct = 100
+	samples[1].KCCPUPct = 50
 	if got, ok := WarmAfter(tl, start, 60*time.Second, samples, results.WarmWindow, results.WarmTolerance); got != 0 || !ok {
 		t.Errorf("WarmAfter = %v, %v; want 0, true", got, ok)
 	}
-	if cpu := windowCPU(samples, start, 6, results.WarmWindow); math.Abs(cpu[0]-(0.999+9*0.3)) > 1e-6 {
-		t.Errorf("the first window's CPU: %.3f s, want %.3f (none of it before the start)", cpu[0], 0.999+9*0.3)
+	if cpu := windowCPU(samples, start, 6, results.WarmWindow); math.Abs(cpu[0]-(0.4995+9*0.3)) > 1e-6 {
+		t.Errorf("the first window's CPU: %.3f s, want %.3f (none of it before the start)", cpu[0], 0.4995+9*0.3)
 	}
-	if got, ok := WarmAfter(tl, start, 85*time.Second, samples, results.WarmWindow, results.WarmTolerance); ok {
-		t.Errorf("with the drain judged: WarmAfter = %v, true; want unknown", got)
+	// the windows are end's: 39 s of a run that went on for 85 are too few
+	if got, ok := WarmAfter(tl, start, 39*time.Second, samples, results.WarmWindow, results.WarmTolerance); ok {
+		t.Errorf("with an end of 39 s: WarmAfter = %v, true; want unknown", got)
 	}
 }

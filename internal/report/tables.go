@@ -196,7 +196,7 @@ func (b *builder) workloadTables(head []string, key func(*config) []string) {
 			t.Caption += " Heap after GC: Keycloak's heap in use right after a full garbage collection (jcmd GC.run) once the workload ended, what it holds live."
 		}
 		if warm {
-			t.Caption += fmt.Sprintf(" Warm after: how long the workload ran, warm-up included, before its Keycloak CPU per successful iteration stayed within %.0f %% of its cost over the run's last half, judged per %s window by the median of the window and its neighbours (of a point's first workload after its restart: how long a restarted node takes to warm).",
+			t.Caption += fmt.Sprintf(" Warm after: how long the workload ran, warm-up included, before its Keycloak CPU per successful iteration stayed within %.0f %% of its warm cost (the median over its last third of %s windows), each window judged by the median of itself and its neighbours (of a point's first workload after its restart: how long a restarted node takes to warm).",
 				100*results.WarmTolerance, results.WarmWindow)
 		}
 		b.m.Tables = append(b.m.Tables, t)
