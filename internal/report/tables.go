@@ -58,11 +58,7 @@ func (b *builder) sweepTables() {
 	if total := b.e.wallSeconds(); total > 0 {
 		t.Caption += fmt.Sprintf(" All %d point runs: %s of wall time.", len(b.e.points), (time.Duration(total) * time.Second).String())
 	}
-	live := b.e.hasLiveHeapAtReady()
-	if live {
-		t.Caption += " " + liveAtReadyCaption
-		t.Header = append(t.Header, "heap after GC at ready MiB")
-	}
+	live := b.liveAtReadyColumn(&t)
 	sampled := b.e.adminAPISampled()
 	if sampled {
 		t.Caption += " Admin API s/tenant: the point's last tenants (their count in brackets) were made through Keycloak's admin API, one REST call per tenant, and timed; the seed time holds them and the rest, made by the clone strategy."
@@ -98,11 +94,7 @@ func (b *builder) variantTables() {
 		Caption: "Seed: seconds to reach the dataset at this point (tenants added); boot: restart to ready; RSS of Keycloak at ready; point: wall time of the whole point. " + spreadNote,
 		Header:  []string{"variant", "runs", "status", "seed s", "added", "boot s", "RSS at ready MiB", "point s"},
 	}
-	live := b.e.hasLiveHeapAtReady()
-	if live {
-		t.Caption += " " + liveAtReadyCaption
-		t.Header = append(t.Header, "heap after GC at ready MiB")
-	}
+	live := b.liveAtReadyColumn(&t)
 	for _, c := range b.e.configs {
 		pa := c.pointFigures()
 		seed := pa.seedCell()
@@ -203,8 +195,17 @@ func (b *builder) workloadTables(head []string, key func(*config) []string) {
 	}
 }
 
-// liveAtReadyCaption explains the points tables' heap after GC at ready.
-const liveAtReadyCaption = "Heap after GC at ready: Keycloak's heap in use right after a full garbage collection (jcmd GC.run) once it was ready, before any load: what it holds live."
+// liveAtReadyColumn adds a points table's column of the heap after GC
+// at ready, with its caption, when any configuration has it; it reports
+// whether it did.
+func (b *builder) liveAtReadyColumn(t *Table) bool {
+	if !b.e.hasLiveHeapAtReady() {
+		return false
+	}
+	t.Caption += " Heap after GC at ready: Keycloak's heap in use right after a full garbage collection (jcmd GC.run) once it was ready, before any load: what it holds live."
+	t.Header = append(t.Header, "heap after GC at ready MiB")
+	return true
+}
 
 // timeoutText is a workload's time-outs and the limit in force.
 func timeoutText(w *wlAgg) string {

@@ -84,9 +84,15 @@ func (s sessionStat) hasOffline() bool { return s.Offline != "" && s.Offline != 
 
 // sessionRep is what kcbench reads of a session in a listing.
 type sessionRep struct {
-	ID       string `json:"id"`
-	Username string `json:"username"`
+	ID string `json:"id"`
 }
+
+// The listings' queries: the console's first page (one more than it
+// shows, to know whether a next page exists), online and offline.
+var (
+	realmSessionsQuery  = url.Values{"first": {"0"}, "max": {strconv.Itoa(consolePage + 1)}, "type": {"ALL"}, "search": {""}}.Encode()
+	clientSessionsQuery = url.Values{"first": {"0"}, "max": {strconv.Itoa(consolePage + 1)}}.Encode()
+)
 
 func (u *adminSessionsUser) Iterate(ctx context.Context, rec load.OpRecorder) error {
 	p, a := u.s.env.Pool, u.s.env.Admin
@@ -107,10 +113,9 @@ func (u *adminSessionsUser) Iterate(ctx context.Context, rec load.OpRecorder) er
 	if err != nil {
 		return err
 	}
-	q := url.Values{"first": {"0"}, "max": {strconv.Itoa(consolePage + 1)}, "type": {"ALL"}, "search": {""}}
 	start = time.Now()
 	var realmPage []sessionRep
-	err = a.Do(ctx, http.MethodGet, kc.RealmPath(t.Realm, "ui-ext", "sessions")+"?"+q.Encode(), nil, &realmPage)
+	err = a.Do(ctx, http.MethodGet, kc.RealmPath(t.Realm, "ui-ext", "sessions")+"?"+realmSessionsQuery, nil, &realmPage)
 	if err == nil {
 		err = checkSessionPage(realmPage, "realm "+t.Realm+"'s sessions")
 	}
@@ -121,10 +126,9 @@ func (u *adminSessionsUser) Iterate(ctx context.Context, rec load.OpRecorder) er
 	if err != nil {
 		return err
 	}
-	q = url.Values{"first": {"0"}, "max": {strconv.Itoa(consolePage + 1)}}
 	start = time.Now()
 	var clientPage []sessionRep
-	err = a.Do(ctx, http.MethodGet, kc.RealmPath(t.Realm, "clients", id, "user-sessions")+"?"+q.Encode(), nil, &clientPage)
+	err = a.Do(ctx, http.MethodGet, kc.RealmPath(t.Realm, "clients", id, "user-sessions")+"?"+clientSessionsQuery, nil, &clientPage)
 	if err == nil {
 		err = checkSessionPage(clientPage, "client "+c.ID+"'s user sessions")
 	}

@@ -56,7 +56,7 @@ func runGC(ctx context.Context, jcmd string, pid int) error {
 	ctx, cancel := context.WithTimeout(ctx, gcTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, jcmd, strconv.Itoa(pid), "GC.run")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = procAttr(false, syscall.SIGKILL)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("full GC of JVM %d (jcmd GC.run): %w: %s", pid, err, strings.TrimSpace(string(out)))
